@@ -1,0 +1,42 @@
+# Two commands matter: `make demo` runs the demo stack, `make test` runs every gate and suite.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export PATH := $(CURDIR)/$(BIN):/usr/sbin:$(PATH)
+
+.PHONY: test demo lint typecheck unit integration scenarios crds bench tools clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	touch $(STAMP)
+
+tools:
+	./scripts/ensure-tools.sh
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/lint-imports
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+test: $(STAMP) tools lint typecheck
+	$(BIN)/pytest -n auto -q
+
+unit: $(STAMP)
+	$(BIN)/pytest -q tests/unit
+
+demo: $(STAMP) tools
+	$(BIN)/haptic-sim demo
+
+crds: $(STAMP)
+	$(BIN)/haptic crds -o deploy/crds
+
+bench: $(STAMP) tools
+	for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,5 @@
+"""Kubernetes-shaped pure helpers: indexed stores, JSONPath, selectors, the Lease elector and the KubeAPI port.
+
+Talks to Kubernetes only through the ``KubeAPI`` protocol it is handed. Must not import
+``haptic.controller``, ``haptic.live``, kopf or the kubernetes client.
+"""

@@ -1,0 +1,1 @@
+"""Subcommands of the ``haptic-sim`` CLI, one module each (same contract as ``haptic.commands``)."""

@@ -1,0 +1,1 @@
+"""A fake HAProxy Dataplane API v3 (ASGI), optionally driving a real haproxy process."""

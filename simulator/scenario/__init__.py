@@ -1,0 +1,1 @@
+"""Scenario format, runner and pytest plugin."""

@@ -1,0 +1,1 @@
+"""pytest plugin collecting ``scenarios/**/*.yaml`` (filled in by the scenarios work)."""
