@@ -95,7 +95,7 @@ class ApiError(Exception):
         klass = _BY_CODE.get(status_code, ApiError)
         if klass is ApiError:
             return ApiError(status_code, reason or "InternalError", message, details)
-        err = klass(message, details)
+        err: ApiError = klass(message, details)
         if reason:
             err.reason = reason
         return err
