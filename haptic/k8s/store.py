@@ -27,6 +27,8 @@ from haptic.k8s.selectors import FieldSelector, parse_field_selector
 
 Identity = tuple[str, str]
 IndexKey = tuple[str, ...]
+Objects = list[Mapping[str, Any]]
+"""A list of stored objects (named so that annotations are not shadowed by ``ResourceStore.list``)."""
 
 
 class StoreError(ValueError):
@@ -75,7 +77,7 @@ class ResourceStore:
                 raise StoreError(f"store {name!r}: ignore field {path.expression!r} cannot remove fields")
         self._entries: dict[Identity, _Entry] = {}
         self._buckets: dict[IndexKey, dict[Identity, Mapping[str, Any]]] = {}
-        self._sorted: dict[IndexKey, list[Mapping[str, Any]]] = {}
+        self._sorted: dict[IndexKey, Objects] = {}
 
     def __repr__(self) -> str:
         return f"ResourceStore({self.name!r}, index_by={list(self.index_by)!r}, objects={len(self)})"
@@ -178,7 +180,7 @@ class ResourceStore:
 
     # --- reads --------------------------------------------------------------------------------
 
-    def list(self) -> list[Mapping[str, Any]]:
+    def list(self) -> Objects:
         """Every object, sorted by namespace then name."""
         cached = self._sorted.get(())
         if cached is None:
@@ -186,7 +188,7 @@ class ResourceStore:
             self._sorted[()] = cached
         return list(cached)
 
-    def fetch(self, *keys: Any) -> list[Mapping[str, Any]]:
+    def fetch(self, *keys: Any) -> Objects:
         """Objects whose index key starts with ``keys`` (none: all), sorted by namespace then name."""
         if not keys:
             return self.list()
