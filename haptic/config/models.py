@@ -44,10 +44,12 @@ from haptic.config.haproxycfg import (
 from haptic.config.meta import CamelModel, Condition, ObjectMeta
 from haptic.k8s.jsonpath import JSONPathError, compile_jsonpath
 from haptic.k8s.selectors import SelectorError, parse_field_selector, parse_label_selector
+from haptic.k8s.store import ResourceStore
 
 __all__ = [
     "API_GROUP",
     "API_VERSION",
+    "HAPROXY_PODS_INDEX_BY",
     "HAPROXY_PODS_RESOURCE",
     "KIND",
     "AuxiliaryFileRef",
@@ -91,6 +93,7 @@ API_VERSION = f"{API_GROUP}/v1alpha1"
 KIND = "HAProxyTemplateConfig"
 HAPROXY_PODS_RESOURCE = "haproxy-pods"
 """Name of the watched resource the controller injects for the HAProxy pods; reserved."""
+HAPROXY_PODS_INDEX_BY = ("metadata.namespace", "metadata.name")
 
 DEFAULT_COMPRESSION_THRESHOLD = 1_048_576
 DEFAULT_RAW_PUSH_THRESHOLD = 100
@@ -379,6 +382,24 @@ class HAProxyTemplateConfigSpec(CamelModel):
             if not name:
                 raise ValueError("watched resource names must not be empty")
         return value
+
+    def make_store(self, name: str) -> ResourceStore:
+        """An empty store for watched resource ``name`` (or ``haproxy-pods``), with its index, selector and
+        the global ignore fields."""
+        if name == HAPROXY_PODS_RESOURCE:
+            return ResourceStore(name, list(HAPROXY_PODS_INDEX_BY), ignore_fields=self.watched_resources_ignore_fields)
+        watched = self.watched_resources[name]
+        return ResourceStore(
+            name,
+            watched.index_by,
+            field_selector=watched.field_selector,
+            ignore_fields=self.watched_resources_ignore_fields,
+        )
+
+    def make_stores(self) -> dict[str, ResourceStore]:
+        """One empty store per watched resource plus ``haproxy-pods``, keyed by name (sorted)."""
+        names = sorted([*self.watched_resources, HAPROXY_PODS_RESOURCE])
+        return {name: self.make_store(name) for name in names}
 
 
 class HAProxyTemplateConfigStatus(CamelModel):

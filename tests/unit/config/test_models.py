@@ -132,3 +132,22 @@ def test_status_rejects_unknown_validation_status(cr: dict[str, Any], status: st
     cr["status"] = {"validationStatus": status}
     with pytest.raises(ValueError, match=r"status\.validationStatus"):
         load_config(cr)
+
+
+def test_make_stores_builds_indexed_filtered_stores(spec: dict[str, Any]) -> None:
+    spec["watchedResources"]["ingresses"]["fieldSelector"] = "spec.ingressClassName=haproxy"
+    spec["watchedResourcesIgnoreFields"] = ["metadata.managedFields"]
+    stores = load_config(spec).spec.make_stores()
+    assert list(stores) == ["haproxy-pods", "ingresses"]
+    ing = stores["ingresses"]
+    assert ing.index_by == ("metadata.namespace", "metadata.name")
+    obj = {"metadata": {"name": "a", "namespace": "d", "managedFields": [1]}, "spec": {"ingressClassName": "haproxy"}}
+    assert ing.apply(obj)
+    assert not ing.apply({"metadata": {"name": "b", "namespace": "d"}, "spec": {"ingressClassName": "nginx"}})
+    assert ing.get_single("d", "a") == {
+        "metadata": {"name": "a", "namespace": "d"},
+        "spec": {"ingressClassName": "haproxy"},
+    }
+    pods = stores["haproxy-pods"]
+    pods.apply({"metadata": {"name": "haproxy-0", "namespace": "haptic", "managedFields": []}})
+    assert pods.fetch("haptic")[0]["metadata"] == {"name": "haproxy-0", "namespace": "haptic"}
