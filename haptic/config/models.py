@@ -436,18 +436,26 @@ def _object_name(obj: Mapping[str, Any]) -> str:
 
 
 def load_config(obj: Mapping[str, Any], name: str | None = None) -> HAProxyTemplateConfig:
-    """Validates a full ``HAProxyTemplateConfig`` object or a bare spec (anything without ``spec``).
+    """Validates a full ``HAProxyTemplateConfig`` object or a bare spec (no ``spec``/``apiVersion``/``kind``).
 
     ``name`` overrides the object name used in errors (e.g. a file name for a bare spec).
-    Raises ``ConfigError`` listing each bad field as ``spec.<path>``.
+    Raises ``ConfigError`` listing each bad field as ``spec.<path>``. An unreadable ``status`` never
+    rejects the object (the status is ours to rewrite); it is dropped instead.
     """
     if not isinstance(obj, Mapping):
         raise ConfigError(name or KIND, [FieldProblem("", f"expected a mapping, got {type(obj).__name__}")])
-    is_full = "spec" in obj
+    is_full = any(key in obj for key in ("spec", "apiVersion", "kind"))
     object_name = name or _object_name(obj)
     try:
-        if is_full:
-            return HAProxyTemplateConfig.model_validate(dict(obj))
-        return HAProxyTemplateConfig(spec=HAProxyTemplateConfigSpec.model_validate(dict(obj)))
+        if not is_full:
+            return HAProxyTemplateConfig(spec=HAProxyTemplateConfigSpec.model_validate(dict(obj)))
+        body = {k: v for k, v in obj.items() if k != "status"}
+        config = HAProxyTemplateConfig.model_validate(body)
     except ValidationError as exc:
         raise ConfigError.from_validation_error(object_name, exc, prefix="" if is_full else "spec") from None
+    if obj.get("status") is not None:
+        try:
+            config.status = HAProxyTemplateConfigStatus.model_validate(obj["status"])
+        except ValidationError:
+            config.status = None
+    return config

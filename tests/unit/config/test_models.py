@@ -128,10 +128,17 @@ def test_status_round_trips(cr: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("status", ["valid", "Broken"])
-def test_status_rejects_unknown_validation_status(cr: dict[str, Any], status: str) -> None:
+def test_status_model_rejects_unknown_validation_status(cr: dict[str, Any], status: str) -> None:
     cr["status"] = {"validationStatus": status}
     with pytest.raises(ValueError, match=r"status\.validationStatus"):
-        load_config(cr)
+        HAProxyTemplateConfig.model_validate(cr)
+
+
+def test_unreadable_status_does_not_reject_a_good_spec(cr: dict[str, Any]) -> None:
+    cr["status"] = {"validationStatus": "Broken", "somethingElse": 1}
+    loaded = load_config(cr)
+    assert loaded.status is None
+    assert loaded.spec == load_config(cr["spec"]).spec
 
 
 def test_make_stores_builds_indexed_filtered_stores(spec: dict[str, Any]) -> None:
