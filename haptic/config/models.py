@@ -43,7 +43,7 @@ from haptic.config.haproxycfg import (
 )
 from haptic.config.meta import CamelModel, Condition, ObjectMeta
 from haptic.k8s.jsonpath import JSONPathError, compile_jsonpath
-from haptic.k8s.selectors import SelectorError, parse_field_selector, parse_label_selector
+from haptic.k8s.selectors import LabelSelector, SelectorError, parse_field_selector, parse_label_selector
 from haptic.k8s.store import ResourceStore
 
 __all__ = [
@@ -147,6 +147,11 @@ class PodSelector(CamelModel):
         except SelectorError as exc:
             raise ValueError(str(exc)) from None
         return value
+
+    @property
+    def label_selector(self) -> str:
+        """The selector in the API's string syntax (``app=haproxy,tier=edge``, keys sorted)."""
+        return str(LabelSelector.from_match_labels(self.match_labels))
 
 
 class LeaderElection(CamelModel):

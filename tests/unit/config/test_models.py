@@ -158,3 +158,8 @@ def test_make_stores_builds_indexed_filtered_stores(spec: dict[str, Any]) -> Non
     pods = stores["haproxy-pods"]
     pods.apply({"metadata": {"name": "haproxy-0", "namespace": "haptic", "managedFields": []}})
     assert pods.fetch("haptic")[0]["metadata"] == {"name": "haproxy-0", "namespace": "haptic"}
+
+
+def test_pod_selector_as_label_selector_string(spec: dict[str, Any]) -> None:
+    spec["podSelector"] = {"matchLabels": {"tier": "edge", "app": "haproxy"}}
+    assert load_config(spec).spec.pod_selector.label_selector == "app=haproxy,tier=edge"
