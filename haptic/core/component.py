@@ -95,7 +95,7 @@ class Component:
         """Runs before the first event is handled; an exception here fails ``start()``."""
 
     async def on_stop(self) -> None:
-        """Runs after the loop ended (also on cancellation): release resources, clear state."""
+        """Runs after the loop ended (on cancellation, and after a failed ``on_start``): release, clear state."""
 
     # -- helpers for subclasses ----------------------------------------------------------------
 
