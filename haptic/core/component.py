@@ -54,19 +54,23 @@ class Health:
 class Component:
     """Base class of the controller's components. Override ``handle`` (and maybe the hooks)."""
 
-    #: Stable name, used for subscriptions, logs, health and dependencies.
-    name: ClassVar[str] = "component"
+    #: Stable name, used for subscriptions, logs, health and dependencies (per instance: ``name=``).
+    name: str = "component"
     #: Event classes or type names to receive; ``(ALL_EVENTS,)`` for all, ``()`` for none.
     subscribes: ClassVar[tuple[EventSelector, ...]] = ()
     #: Queue size of the subscription (``None``: the bus default).
     capacity: ClassVar[int | None] = None
     #: Lossy components (observability) only count drops; critical drops are reported.
     critical: ClassVar[bool] = True
-    #: Runs only while this replica holds leadership (see ``LifecycleRegistry``).
-    leader_only: ClassVar[bool] = False
+    #: Runs only while this replica holds leadership (see ``LifecycleRegistry``; per instance: ``leader_only=``).
+    leader_only: bool = False
     stall_timeout: ClassVar[float] = DEFAULT_STALL_TIMEOUT
 
-    def __init__(self, bus: EventBus) -> None:
+    def __init__(self, bus: EventBus, *, name: str | None = None, leader_only: bool | None = None) -> None:
+        if name is not None:
+            self.name = name
+        if leader_only is not None:
+            self.leader_only = leader_only
         self.bus = bus
         self.clock = bus.clock
         self.log = logging.getLogger(f"haptic.component.{self.name}")
@@ -125,6 +129,17 @@ class Component:
             self.log.error("background task %s failed", task.get_name(), exc_info=task.exception())
 
     # -- lifecycle -----------------------------------------------------------------------------
+
+    def set_leader_only(self, leader_only: bool) -> None:
+        """Change the leadership gating before the component starts (the registry does this)."""
+        if self.running:
+            raise RuntimeError(f"component {self.name} is running; cannot change leader_only")
+        self.leader_only = leader_only
+        if self.subscription is not None:
+            if leader_only:
+                self.subscription.deactivate()
+            else:
+                self.subscription.activate()
 
     @property
     def running(self) -> bool:

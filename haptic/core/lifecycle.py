@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from haptic.core.component import Health
+from haptic.core.component import Component, Health
 
 _log = logging.getLogger(__name__)
 
@@ -105,6 +105,8 @@ class LifecycleRegistry:
             raise ValueError(f"component {name!r} is already registered")
         if leader_only is None:
             leader_only = bool(getattr(component, "leader_only", False))
+        elif isinstance(component, Component):
+            component.set_leader_only(leader_only)
         self._entries[name] = _Entry(component, tuple(depends_on), leader_only)
 
     @property

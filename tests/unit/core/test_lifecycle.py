@@ -28,9 +28,7 @@ class Tracked(Component):
 
     def __init__(self, bus: EventBus, name: str, log: list[str], *, leader_only: bool = False,
                  fail_start: bool = False, work: float = 0.0) -> None:
-        self.name = name  # type: ignore[misc]
-        self.leader_only = leader_only  # type: ignore[misc]
-        super().__init__(bus)
+        super().__init__(bus, name=name, leader_only=leader_only)
         self.events_log = log
         self.fail_start = fail_start
         self.work = work
@@ -169,6 +167,23 @@ async def test_stalled_component_makes_the_registry_unhealthy() -> None:
     assert report.components["stuck"].reason.startswith("stalled")
     assert report.components["fine"].healthy
     assert report.to_dict()["status"] == "degraded"
+    await registry.stop()
+
+
+async def test_register_leader_only_gates_the_component_subscription() -> None:
+    bus, log = make_bus(), []
+    registry = LifecycleRegistry()
+    component = Tracked(bus, "made-leader-only-by-registry", log)
+    assert component.subscription is not None and component.subscription.active
+    registry.register(component, leader_only=True)
+    assert component.leader_only
+    assert not component.subscription.active  # standby: events are not queued for it
+    bus.start()
+    await registry.start()
+    bus.publish(Ping(n=1))
+    assert component.subscription.queued == 0
+    await registry.gain_leadership()
+    assert component.subscription.active
     await registry.stop()
 
 
