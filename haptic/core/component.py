@@ -29,15 +29,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
 from haptic.core.bus import EventBus, EventSelector, Subscription, SubscriptionClosed
 from haptic.core.event import Event
-
-_log = logging.getLogger(__name__)
+from haptic.core.logging import get_logger
 
 #: Put in ``subscribes`` to receive every event.
 ALL_EVENTS: Final = "*"
@@ -73,7 +71,8 @@ class Component:
             self.leader_only = leader_only
         self.bus = bus
         self.clock = bus.clock
-        self.log = logging.getLogger(f"haptic.component.{self.name}")
+        #: Structured logger: ``self.log.info("msg", key=value)``.
+        self.log = get_logger(f"haptic.component.{self.name}")
         self.processed = 0
         self.errors = 0
         self.last_error = ""
@@ -126,7 +125,8 @@ class Component:
         if not task.cancelled() and task.exception() is not None:
             self.errors += 1
             self.last_error = repr(task.exception())
-            self.log.error("background task %s failed", task.get_name(), exc_info=task.exception())
+            self.log.error("background task failed", component=self.name, task=task.get_name(),
+                           exc_info=task.exception() or False)
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -197,7 +197,7 @@ class Component:
             try:
                 await self.on_stop()
             except Exception:
-                self.log.exception("on_stop of %s failed", self.name)
+                self.log.exception("on_stop failed", component=self.name)
             finally:
                 self.done.set()
 
@@ -209,7 +209,7 @@ class Component:
         except Exception as exc:
             self.errors += 1
             self.last_error = f"{event.type}: {exc!r}"
-            self.log.exception("component %s failed on %s %s", self.name, event.type, event.event_id)
+            self.log.exception("handler failed", component=self.name, event_type=event.type, event_id=event.event_id)
         finally:
             self._current = None
             self._processing_since = None

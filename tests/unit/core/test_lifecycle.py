@@ -18,7 +18,7 @@ from haptic.core import (
     VirtualClock,
 )
 
-from ._events import Ping
+from ._events import Ping, Pong
 
 
 class Tracked(Component):
@@ -119,6 +119,42 @@ async def test_leader_only_components_start_with_leadership_and_stop_when_lost()
     await registry.gain_leadership()  # a second term restarts them
     assert log[5:] == ["start scheduler", "start deployer"]
     await registry.stop()
+
+
+async def test_gain_leadership_announces_into_a_paused_bus_so_new_leaders_see_it() -> None:
+    seen: list[str] = []
+
+    class Announced(Component):
+        name = "announced"
+        subscribes = (Ping, Pong)
+        leader_only = True
+
+        async def on_start(self) -> None:
+            bus.publish(Ping(n=2))  # published while starting: must not be lost either
+
+        async def handle(self, event: Event) -> None:
+            seen.append(f"{event.type}:{event.n}")  # type: ignore[attr-defined]
+
+    bus = make_bus()
+    registry = LifecycleRegistry()
+    registry.register(Announced(bus))
+    bus.start()
+    await registry.start()
+    bus.publish(Ping(n=1))  # not leader yet: not for it
+    await registry.gain_leadership(bus=bus, announce=Pong(n=0))
+    assert bus.started  # resumed
+    for _ in range(10):
+        await asyncio.sleep(0)
+    assert seen == ["test.pong:0", "test.ping:2"]
+    await registry.stop()
+
+
+async def test_gain_leadership_leaves_a_not_yet_started_bus_buffering() -> None:
+    bus = make_bus()
+    registry = LifecycleRegistry()
+    await registry.gain_leadership(bus=bus, announce=Pong(n=0))
+    assert not bus.started
+    assert bus.buffered == 1
 
 
 async def test_leadership_gained_before_start_takes_effect_on_start() -> None:
