@@ -31,7 +31,7 @@ import logging
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, TypeVar
 
 from haptic.core.clock import Clock
 from haptic.core.event import Event, Request, Response
@@ -42,6 +42,7 @@ _log = logging.getLogger(__name__)
 #: Selects events for a typed subscription: an ``Event`` subclass (subclasses match too) or a type name.
 EventSelector = type[Event] | str
 DropCallback = Callable[[str, Event], None]
+_E = TypeVar("_E", bound=Event)
 
 DEFAULT_CAPACITY: Final = 100
 DEFAULT_PRESTART_CAPACITY: Final = 1000
@@ -91,6 +92,19 @@ class Subscription:
         events = list(self._queue)
         self._queue.clear()
         return events
+
+    def take_latest(self, cls: type[_E], current: _E) -> tuple[_E, int]:
+        """Latest wins: remove the queued ``cls`` events and return the newest (else ``current``) with the
+        number superseded. Events of other classes stay queued, in order."""
+        latest, superseded, keep = current, 0, deque[Event]()
+        for event in self._queue:
+            if isinstance(event, cls):
+                latest, superseded = event, superseded + 1
+            else:
+                keep.append(event)
+        if superseded:
+            self._queue = keep
+        return latest, superseded
 
     @property
     def queued(self) -> int:

@@ -160,6 +160,23 @@ async def test_get_waits_for_the_next_event() -> None:
     assert numbers([await getter]) == [7]
 
 
+async def test_take_latest_coalesces_one_class_and_keeps_the_others_in_order() -> None:
+    bus = make_bus()
+    sub = bus.subscribe("s")
+    bus.start()
+    for event in (Ping(n=1), Pong(n=2), Ping(n=3), Pong(n=4), Ping(n=5)):
+        bus.publish(event)
+    first = await sub.get()
+    assert isinstance(first, Ping)
+    latest, superseded = sub.take_latest(Ping, first)
+    assert (latest.n, superseded) == (5, 2)
+    assert numbers(sub.drain()) == [2, 4]
+    bus.publish(Pong(n=6))
+    same, none = sub.take_latest(Ping, latest)
+    assert (same, none) == (latest, 0)
+    assert sub.queued == 1
+
+
 async def test_unsubscribe_stops_delivery_and_ends_iteration_after_the_queue() -> None:
     bus = make_bus()
     sub = bus.subscribe("s")
