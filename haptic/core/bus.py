@@ -27,6 +27,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import difflib
 import logging
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 from typing import Final, TypeVar
 
 from haptic.core.clock import Clock
-from haptic.core.event import Event, Request, Response
+from haptic.core.event import Event, Request, Response, event_types
 from haptic.core.ids import IdSource
 
 _log = logging.getLogger(__name__)
@@ -228,9 +229,17 @@ class EventBus:
                   critical: bool = True, active: bool = True, warn_if_late: bool = True) -> Subscription:
         """Add a subscriber. ``types=None`` receives every event; ``critical=False`` makes it lossy.
 
+        Type names in ``types`` must name a defined event class (a typo raises ``ValueError``).
+
         Subscribing after ``start()`` may miss events already released; that is logged unless
         ``warn_if_late=False`` (subscribers that know they start late, e.g. on leadership).
         """
+        known = event_types()
+        for selector in types or ():
+            if isinstance(selector, str) and selector not in known:
+                close = difflib.get_close_matches(selector, list(known), n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise ValueError(f"subscriber {name!r}: unknown event type {selector!r}{hint}")
         if self._started and warn_if_late:
             _log.warning("subscriber %s subscribed after the bus started and may have missed events", name)
         sub = Subscription(self, name, tuple(types) if types is not None else None,

@@ -126,6 +126,13 @@ async def test_typed_subscription_filters_by_class_subclass_and_type_name() -> N
     assert {s.name: s.types for s in bus.stats()}["pings"] == ("test.ping",)
 
 
+def test_unknown_type_names_are_rejected_with_a_hint() -> None:
+    bus = make_bus()
+    with pytest.raises(ValueError, match=r"unknown event type 'test\.pnog' \(did you mean 'test\.pong'\?\)"):
+        bus.subscribe("typo", types=("test.pnog",))
+    assert bus.stats() == []
+
+
 async def test_delivery_order_is_publish_order_and_subscribers_are_notified_in_subscription_order() -> None:
     bus = make_bus()
     order: list[tuple[str, int]] = []
