@@ -104,7 +104,8 @@ class Subscription:
             else:
                 keep.append(event)
         if superseded:
-            self._queue = keep
+            self._queue.clear()
+            self._queue.extend(keep)
         return latest, superseded
 
     @property

@@ -189,10 +189,12 @@ class Component:
                 await asyncio.Future()  # nothing to consume: live until cancelled
                 return
             while True:
-                try:
-                    event = await sub.get()
-                except SubscriptionClosed:
-                    return
+                event = sub.get_nowait()  # cheaper than awaiting get() while a backlog is queued
+                if event is None:
+                    try:
+                        event = await sub.get()
+                    except SubscriptionClosed:
+                        return
                 await self._process(event)
         finally:
             self.ready.clear()
