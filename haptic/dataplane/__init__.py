@@ -5,7 +5,9 @@ or ``haptic.live``.
 """
 
 from haptic.dataplane.errors import ConfigParseError
+from haptic.dataplane.operations import Operation, SyncPlan
 from haptic.dataplane.parser import Directive, HAProxyConfig, Section, parse_config
+from haptic.dataplane.planner import plan, plan_parsed
 from haptic.dataplane.server_model import RUNTIME_SERVER_FIELDS, model_to_server_line, server_to_model
 
 __all__ = [
@@ -13,8 +15,12 @@ __all__ = [
     "ConfigParseError",
     "Directive",
     "HAProxyConfig",
+    "Operation",
     "Section",
+    "SyncPlan",
     "model_to_server_line",
     "parse_config",
+    "plan",
+    "plan_parsed",
     "server_to_model",
 ]

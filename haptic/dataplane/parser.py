@@ -62,6 +62,7 @@ class Section:
     named: dict[str, dict[str, Directive]] = field(default_factory=dict)
     acls: dict[str, list[Directive]] = field(default_factory=dict)
     rules: dict[str, list[Directive]] = field(default_factory=dict)
+    signature: list[tuple[str, ...]] = field(default_factory=list, repr=False)
 
     @property
     def key(self) -> tuple[str, str | None]:
@@ -85,9 +86,9 @@ class Section:
     def __repr__(self) -> str:
         return f"Section({self.kind!r}, {self.name!r}, line={self.line}, directives={len(self.directives)})"
 
-    def words(self) -> list[tuple[str, ...]]:
-        """Every directive's words in order: equal lists mean equal sections (the header aside)."""
-        return [d.words for d in self.directives]
+    def same_content(self, other: Section) -> bool:
+        """Cheap whole-section equality: header and every directive's words, in order."""
+        return self.header_args == other.header_args and self.signature == other.signature
 
 
 @dataclass(eq=False)
@@ -148,8 +149,10 @@ class _Parser:
                 raise ConfigParseError(number, f"'{keyword}' appears before any section keyword")
             if raw[0] not in " \t" and keyword not in COLUMN_ZERO_DIRECTIVES and keyword not in children:
                 raise ConfigParseError(number, f"unknown section keyword '{keyword}'")
-            directive = Directive(tuple(words), number)
+            frozen = tuple(words)
+            directive = Directive(frozen, number)
             section.directives.append(directive)
+            section.signature.append(frozen)
             if keyword == "declare" and len(words) > 1 and words[1] == "capture" and "capture" in children:
                 section.rules.setdefault("capture", []).append(directive)
                 continue
