@@ -181,8 +181,11 @@ class _Parser:
     def _parse_preamble(preamble: str) -> None:
         for number, raw in enumerate(preamble.split("\n"), 1):
             words = tokenize_line(raw, number)
-            if words:
-                raise ConfigParseError(number, f"'{words[0]}' appears before any section keyword")
+            if not words:
+                continue
+            if raw[0] not in " \t" and words[0] not in COLUMN_ZERO_DIRECTIVES:
+                raise ConfigParseError(number, f"unknown section keyword '{words[0]}'")
+            raise ConfigParseError(number, f"'{words[0]}' appears before any section keyword")
 
     def _parse_chunk(self, chunk: str, first_number: int, reuse: dict[str, Section]) -> None:
         header_end = chunk.find("\n")
