@@ -18,9 +18,11 @@ from haptic.dataplane.section_kinds import (
     ADDRESS_REQUIRED,
     CHILDREN_BY_KIND,
     COLUMN_ZERO_DIRECTIVES,
+    COLUMN_ZERO_PREFIXES,
     NAMED_BY_ADDRESS,
     SECTION_KEYWORDS,
     UNNAMED_SECTIONS,
+    Category,
 )
 from haptic.dataplane.server_model import is_server_keyword
 from haptic.dataplane.tokenizer import tokenize_line, tokenize_special
@@ -183,7 +185,7 @@ class _Parser:
             words = tokenize_line(raw, number)
             if not words:
                 continue
-            if raw[0] not in " \t" and words[0] not in COLUMN_ZERO_DIRECTIVES:
+            if raw[0] not in " \t" and not _column_zero_ok(words[0], {}):
                 raise ConfigParseError(number, f"unknown section keyword '{words[0]}'")
             raise ConfigParseError(number, f"'{words[0]}' appears before any section keyword")
 
@@ -215,7 +217,7 @@ class _Parser:
             if not words:
                 continue
             keyword = words[0]
-            if raw[0] not in " \t" and keyword not in COLUMN_ZERO_DIRECTIVES and keyword not in children:
+            if raw[0] not in " \t" and not _column_zero_ok(keyword, children):
                 raise ConfigParseError(number, f"unknown section keyword '{keyword}'")
             frozen = tuple(words)
             directive = Directive(frozen, number)
@@ -321,6 +323,12 @@ _NAMESPACE_CLASHES: dict[str, tuple[str, ...]] = {
     "backend": ("backend", "listen"),
     "listen": ("listen", "frontend", "backend"),
 }
+
+
+def _column_zero_ok(keyword: str, children: dict[str, tuple[Category, str]]) -> bool:
+    # HAProxy ignores indentation, but an unknown word at column 0 is far more often a misspelt
+    # section keyword than an unindented directive: reject it unless it is a known directive.
+    return keyword in COLUMN_ZERO_DIRECTIVES or keyword in children or keyword.startswith(COLUMN_ZERO_PREFIXES)
 
 
 def _looks_like_server_keyword(word: str) -> bool:
