@@ -20,6 +20,7 @@ from haptic.dataplane.section_kinds import (
     COLUMN_ZERO_DIRECTIVES,
     COLUMN_ZERO_PREFIXES,
     NAMED_BY_ADDRESS,
+    PROXY_KINDS,
     SECTION_KEYWORDS,
     UNNAMED_SECTIONS,
     Category,
@@ -67,6 +68,8 @@ class Section:
     acls: dict[str, list[Directive]] = field(default_factory=dict)
     rules: dict[str, list[Directive]] = field(default_factory=dict)
     source: str = field(default="", repr=False)
+    # For a proxy without ``from``: the defaults section it inherits from (the last one before it).
+    implicit_defaults: str | None = None
 
     @property
     def key(self) -> tuple[str, str | None]:
@@ -101,6 +104,8 @@ class Section:
         Byte-identical source text is the fast path; otherwise (comments, whitespace) the words
         are compared.
         """
+        if self.implicit_defaults != other.implicit_defaults:
+            return False
         if self.source and self.source == other.source:
             return True
         return self.header_args == other.header_args and self.signature == other.signature
@@ -165,6 +170,7 @@ class _Parser:
         self.sections: list[Section] = []
         self.seen: dict[tuple[str, str | None], Section] = {}
         self.unnamed_defaults = 0
+        self.last_defaults: str | None = None
 
     def parse(self, text: str, reuse: dict[str, Section]) -> HAProxyConfig:
         if "\x00" in text:
@@ -205,7 +211,11 @@ class _Parser:
             header_end = len(chunk)
         section = self._open_section(tokenize_line(chunk[:header_end], first_number), first_number)
         candidate = reuse.get(chunk)
-        if candidate is not None and candidate.key == section.key:
+        if (
+            candidate is not None
+            and candidate.key == section.key
+            and candidate.implicit_defaults == section.implicit_defaults
+        ):
             self.sections[-1] = candidate
             self.seen[candidate.key] = candidate
             return
@@ -280,6 +290,10 @@ class _Parser:
                 raise ConfigParseError(
                     number, f"duplicate {kind} '{section.name}' (already defined as {clash_kind} on line {other.line})"
                 )
+        if kind == "defaults":
+            self.last_defaults = section.name
+        elif kind in PROXY_KINDS and "from" not in section.header_args:
+            section.implicit_defaults = self.last_defaults
         self.seen[section.key] = section
         self.sections.append(section)
         return section

@@ -439,3 +439,27 @@ def test_realworld_mixed_change() -> None:
         "Delete user 'bob' from userlist 'haptic_auth_default_basic'",
         "Update backend 'default_api_8080'",
     ]
+
+
+# -- defaults inheritance -----------------------------------------------------------------------
+
+
+def test_moving_a_proxy_to_another_defaults_section_updates_it() -> None:
+    current = "defaults a\n  mode http\ndefaults b\n  mode tcp\nbackend web\n  server s 10.0.0.1:80\n"
+    desired = "defaults a\n  mode http\nbackend web\n  server s 10.0.0.1:80\ndefaults b\n  mode tcp\n"
+    result = plan(current, desired)
+    assert descriptions(result) == ["Update backend 'web'"] and result.reload_required
+    assert parse_config(desired).backends["web"].implicit_defaults == "a"
+    assert parse_config(current).backends["web"].implicit_defaults == "b"
+
+
+def test_explicit_from_replaces_implicit_defaults() -> None:
+    config = parse_config("defaults a\n  mode http\ndefaults b\n  mode tcp\nfrontend fe from a\n  bind :80\n")
+    assert config.frontends["fe"].implicit_defaults is None
+    assert config.frontends["fe"].header_args == ("from", "a")
+
+
+def test_reordering_sections_without_changing_defaults_is_empty() -> None:
+    current = "defaults\n  mode http\nbackend a\n  balance first\nbackend b\n  balance first\n"
+    desired = "defaults\n  mode http\nbackend b\n  balance first\nbackend a\n  balance first\n"
+    assert plan(current, desired).is_empty
