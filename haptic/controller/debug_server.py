@@ -2,8 +2,8 @@
 
 Endpoints (all JSON except ``/metrics``):
 
-- ``/healthz`` (alias ``/health``): ``{"status": "ok"|"degraded", "components": {name: {"healthy",
-  "error"}}}``, 503 when any component is unhealthy;
+- ``/healthz`` (alias ``/health``): the provider's ``haptic.core.HealthReport`` as ``{"status":
+  "ok"|"degraded", "components": {name: {"status", "healthy", "reason"}}}``, 503 when degraded;
 - ``/readyz``: the same shape from the readiness provider;
 - ``/metrics``: the Prometheus text format of the registry the metrics provider returns *now*;
 - ``/debug/vars``: the index of variable names; ``/debug/vars/all``: every variable;
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import json
 import logging
 import re
@@ -30,7 +29,7 @@ import socket
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import uvicorn
@@ -41,9 +40,9 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from haptic.controller.redaction import Redactor
+from haptic.core import Event, HealthReport, to_json_safe
 
 __all__ = [
-    "ComponentHealth",
     "DebugProviders",
     "DebugServer",
     "EventRing",
@@ -58,18 +57,12 @@ DEFAULT_EVENT_LIMIT = 100
 MAX_EVENT_LIMIT = 1000
 
 
-@dataclass(frozen=True)
-class ComponentHealth:
-    healthy: bool
-    error: str = ""
-
-
-HealthProvider = Callable[[], Mapping[str, ComponentHealth]]
+HealthProvider = Callable[[], HealthReport]
 EventsProvider = Callable[[int, str | None], Sequence[Mapping[str, Any]]]
 
 
-def _no_components() -> Mapping[str, ComponentHealth]:
-    return {}
+def _no_components() -> HealthReport:
+    return HealthReport(True, {})
 
 
 def _no_events(_limit: int, _correlation_id: str | None) -> Sequence[Mapping[str, Any]]:
@@ -122,6 +115,13 @@ class EventRing:
             items = (e for e in self._items if e.get("correlation_id") == correlation_id)
         selected = list(items)
         return selected[-limit:] if limit > 0 else []
+
+    def add_event(self, event: Event, summary: str = "") -> None:
+        """Records a published bus event (envelope sealed); its fields become the details."""
+        data = event.to_dict()
+        details = {k: v for k, v in data.items() if k not in ("type", "timestamp", "correlation_id")}
+        moment = datetime.fromtimestamp(event.timestamp, UTC).isoformat()
+        self.add(moment, event.type, summary, details, event.correlation_id or None)
 
     def __len__(self) -> int:
         return len(self._items)
@@ -188,33 +188,6 @@ def _walk(data: Any, steps: list[tuple[str, Any]], expression: str) -> Any:
     return data
 
 
-# -- JSON conversion ------------------------------------------------------------------------------
-
-
-def _jsonable(value: Any, depth: int = 0) -> Any:
-    """Plain JSON data from what providers return (dataclasses, pydantic models, datetimes ...)."""
-    if depth > 64:
-        return "<too deep>"
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v, depth + 1) for v in value]
-    if isinstance(value, set | frozenset):
-        return sorted((_jsonable(v, depth + 1) for v in value), key=lambda v: json.dumps(v, sort_keys=True))
-    if isinstance(value, datetime | date):
-        return value.isoformat()
-    if isinstance(value, bytes):
-        return f"<{len(value)} bytes>"
-    model_dump = getattr(value, "model_dump", None)
-    if callable(model_dump):
-        return _jsonable(model_dump(mode="json"), depth + 1)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return _jsonable({f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, depth + 1)
-    return str(value)
-
-
 # -- the app --------------------------------------------------------------------------------------
 
 
@@ -228,22 +201,21 @@ class _State:
 
 
 def _json(state: _State, data: Any, status: int = 200) -> Response:
-    redacted = state.redactor().data(_jsonable(data))
+    redacted = state.redactor().data(to_json_safe(data))
     body = json.dumps(redacted, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
     return Response(body, status_code=status, media_type="application/json")
 
 
 def _health(state: _State, provider: HealthProvider) -> Response:
     try:
-        components = dict(provider())
+        report = provider()
     except Exception as exc:
-        components = {"health-provider": ComponentHealth(False, f"health provider failed: {exc}")}
-    healthy = all(c.healthy for c in components.values())
-    body = {
-        "status": "ok" if healthy else "degraded",
-        "components": {name: {"healthy": c.healthy, "error": c.error} for name, c in sorted(components.items())},
-    }
-    return _json(state, body, 200 if healthy else 503)
+        body: dict[str, Any] = {
+            "status": "degraded",
+            "components": {"health-provider": {"status": "failed", "healthy": False, "reason": str(exc)}},
+        }
+        return _json(state, body, 503)
+    return _json(state, report.to_dict(), 200 if report.healthy else 503)
 
 
 def build_debug_app(providers: DebugProviders) -> Starlette:
@@ -272,7 +244,7 @@ def build_debug_app(providers: DebugProviders) -> Starlette:
         available = state.providers.vars
         try:
             if name == "all" and "all" not in available:
-                value: Any = {n: _jsonable(available[n]()) for n in sorted(available)}
+                value: Any = {n: to_json_safe(available[n]()) for n in sorted(available)}
             elif name in available:
                 value = available[name]()
             else:
@@ -282,7 +254,7 @@ def build_debug_app(providers: DebugProviders) -> Starlette:
         expression = request.query_params.get("field")
         if expression:
             # Redact before selecting, so a field path cannot reach around a masked subtree.
-            value = state.redactor().data(_jsonable(value))
+            value = state.redactor().data(to_json_safe(value))
             try:
                 value = select_field(value, expression)
             except FieldPathError as exc:

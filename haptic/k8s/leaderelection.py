@@ -46,11 +46,12 @@ TransitionKind = Literal["became_leader", "lost_leadership", "new_leader"]
 
 
 class ElectionClock(Protocol):
-    """The time the elector needs: a monotonic clock for expiry, wall time for the Lease fields."""
+    """The time the elector needs (``haptic.core.Clock`` provides it): a monotonic clock for expiry,
+    wall time for the Lease's ``acquireTime``/``renewTime``, and sleeping."""
 
     def monotonic(self) -> float: ...
 
-    def wall(self) -> datetime: ...
+    def now(self) -> datetime: ...
 
     async def sleep(self, seconds: float) -> None: ...
 
@@ -349,7 +350,7 @@ class LeaderElector:
         held_by_other = record.holder_identity is not None and record.holder_identity != cfg.identity
         if held_by_other and self._observed.at + self._lease_duration_of(record) > now:
             return False
-        wall = format_micro_time(self._clock.wall())
+        wall = format_micro_time(self._clock.now())
         if record.holder_identity == cfg.identity and self._leader:
             new = LeaseRecord(cfg.identity, _seconds(cfg.lease_duration), record.acquire_time, wall,
                               record.lease_transitions)
@@ -375,7 +376,7 @@ class LeaderElector:
 
     async def _create(self) -> bool:
         cfg = self._config
-        wall = format_micro_time(self._clock.wall())
+        wall = format_micro_time(self._clock.now())
         record = LeaseRecord(cfg.identity, _seconds(cfg.lease_duration), wall, wall, 0)
         body: JSON = {
             "apiVersion": LEASES.api_version,
@@ -409,7 +410,7 @@ class LeaderElector:
             record = LeaseRecord.from_lease(lease)
             if record.holder_identity != cfg.identity:
                 return
-            wall = format_micro_time(self._clock.wall())
+            wall = format_micro_time(self._clock.now())
             released = LeaseRecord(None, 1, wall, wall, record.lease_transitions)
             updated = dict(lease)
             updated["spec"] = released.to_spec()

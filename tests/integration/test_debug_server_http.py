@@ -10,8 +10,9 @@ from typing import Any
 import httpx
 import pytest
 
-from haptic.controller.debug_server import ComponentHealth, DebugProviders, DebugServer, EventRing, select_field
+from haptic.controller.debug_server import DebugProviders, DebugServer, EventRing, select_field
 from haptic.controller.metrics import BuildInfo, ControllerMetrics
+from haptic.core import ComponentHealth, HealthReport, Status
 
 PASSWORD = "dp-Pa55w0rd-9f3"
 
@@ -36,6 +37,13 @@ class World:
             "watched": [{"name": "ingresses"}, {"name": "services"}],
         }
 
+    def health(self) -> HealthReport:
+        deployer = ComponentHealth(Status.RUNNING, True)
+        if not self.healthy:
+            deployer = ComponentHealth(Status.FAILED, False, f"auth failed with {PASSWORD}")
+        components = {"config": ComponentHealth(Status.RUNNING, True), "deployer": deployer}
+        return HealthReport(all(c.healthy for c in components.values()), components)
+
     def providers(self) -> DebugProviders:
         return DebugProviders(
             vars={
@@ -45,9 +53,8 @@ class World:
                 "rendered": lambda: {"config": f"userlist x\n  user admin password {PASSWORD}\n"},
                 "broken": lambda: 1 / 0,
             },
-            health=lambda: {"config": ComponentHealth(True), "deployer": ComponentHealth(self.healthy, "" if
-                            self.healthy else f"auth failed with {PASSWORD}")},
-            ready=lambda: {"leader-or-standby": ComponentHealth(True)},
+            health=self.health,
+            ready=lambda: HealthReport(True, {"elector": ComponentHealth(Status.STANDBY, True)}),
             events=self.ring.last,
             metrics=lambda: self.metrics.registry,
             secrets=lambda: [self.credentials.dataplane_password],
@@ -70,13 +77,16 @@ async def test_health_and_readiness(served: tuple[World, DebugServer, httpx.Asyn
     assert r.status_code == 200
     assert r.json() == {
         "status": "ok",
-        "components": {"config": {"healthy": True, "error": ""}, "deployer": {"healthy": True, "error": ""}},
+        "components": {
+            "config": {"status": "running", "healthy": True, "reason": ""},
+            "deployer": {"status": "running", "healthy": True, "reason": ""},
+        },
     }
     world.healthy = False
     r = await client.get("/health")
     assert r.status_code == 503
     assert r.json()["status"] == "degraded"
-    assert r.json()["components"]["deployer"]["error"].startswith("auth failed with ***")
+    assert r.json()["components"]["deployer"]["reason"].startswith("auth failed with ***")
     r = await client.get("/readyz")
     assert (r.status_code, r.json()["status"]) == (200, "ok")
 

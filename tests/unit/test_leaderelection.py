@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import itertools
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 import pytest
 
+from haptic.core import VirtualClock
 from haptic.k8s.leaderelection import LEASES, ElectionConfig, LeaderElector, Transition, format_micro_time
-from tests.support.clocks import EPOCH, LoopClock
 from tests.support.memkube import MemKube, MemKubeClient
 
 pytestmark = pytest.mark.looptime
@@ -44,7 +45,7 @@ class Candidate:
 
 def make(store: MemKube, name: str, **timings: float) -> Candidate:
     client = store.client(name)
-    elector = LeaderElector(client, ElectionConfig(LEASE, NS, name, **timings), LoopClock())
+    elector = LeaderElector(client, ElectionConfig(LEASE, NS, name, **timings), VirtualClock())
     candidate = Candidate(name, client, elector)
     elector.on_transition(candidate.log.append)
     return candidate
@@ -101,8 +102,8 @@ async def test_single_candidate_acquires_renews_and_releases() -> None:
     await sleep_until(7.0)
     # Renewed at 2, 4 and 6: renewTime moved, acquireTime did not.
     spec = lease_spec(store)
-    assert spec["acquireTime"] == format_micro_time(EPOCH)
-    assert spec["renewTime"] == "2026-01-01T00:00:06.000000Z"
+    assert spec["acquireTime"] == format_micro_time(datetime(2025, 1, 1, tzinfo=UTC))
+    assert spec["renewTime"] == "2025-01-01T00:00:06.000000Z"
     await a.elector.stop()
     await a.task  # type: ignore[misc]
     assert not a.elector.is_leader
