@@ -36,10 +36,25 @@ class CallLog:
 class MemKube:
     """One object store with a global resourceVersion counter."""
 
-    def __init__(self) -> None:
+    def __init__(self, watchable: bool = False) -> None:
         self.objects: dict[tuple[str, str | None, str], JSON] = {}
         self.rv = 0
         self.log = CallLog()
+        self.watchable = watchable
+        self.watchers: list[tuple[tuple[str, str | None, str], asyncio.Queue[WatchEvent]]] = []
+
+    def notify(self, key: tuple[str, str | None, str], kind: str, obj: JSON) -> None:
+        for wanted, queue in self.watchers:
+            if wanted == key:
+                queue.put_nowait(WatchEvent(kind, copy.deepcopy(obj)))  # type: ignore[arg-type]
+
+    def touch(self, key: tuple[str, str | None, str], spec: JSON) -> None:
+        """An out-of-band write (another client), with a new resourceVersion and a watch event."""
+        self.rv += 1
+        obj = self.objects[key]
+        obj["spec"] = spec
+        obj["metadata"]["resourceVersion"] = str(self.rv)
+        self.notify(key, "MODIFIED", obj)
 
     def _key(self, ref: ResourceRef, name: str, namespace: str | None) -> tuple[str, str | None, str]:
         return (str(ref), namespace if ref.namespaced else None, name)
@@ -80,6 +95,7 @@ class MemKubeClient:
         stored = copy.deepcopy(obj)
         stored["metadata"] = {**meta, "namespace": key[1], "resourceVersion": str(self.store.rv)}
         self.store.objects[key] = stored
+        self.store.notify(key, "ADDED", stored)
         return copy.deepcopy(stored)
 
     async def replace(self, ref: ResourceRef, obj: JSON) -> JSON:
@@ -96,6 +112,7 @@ class MemKubeClient:
         stored = copy.deepcopy(obj)
         stored["metadata"] = {**meta, "resourceVersion": str(self.store.rv)}
         self.store.objects[key] = stored
+        self.store.notify(key, "MODIFIED", stored)
         return copy.deepcopy(stored)
 
     async def list(
@@ -111,7 +128,25 @@ class MemKubeClient:
     def watch(
         self, ref: ResourceRef, namespace: str | None = None, options: WatchOptions | None = None
     ) -> AsyncIterator[WatchEvent]:
-        raise ApiError(405, "MethodNotAllowed", "memkube: watch is not supported")
+        """Only ``metadata.name=<x>`` watches of live changes (no history, no selectors beyond that)."""
+        if not self.store.watchable:
+            raise ApiError(405, "MethodNotAllowed", "memkube: watch is not supported")
+        field_selector = (options.selectors.field_selector if options else None) or ""
+        name = field_selector.removeprefix("metadata.name=")
+        return self._watch(self.store._key(ref, name, namespace))
+
+    async def _watch(self, key: tuple[str, str | None, str]) -> AsyncIterator[WatchEvent]:
+        queue: asyncio.Queue[WatchEvent] = asyncio.Queue()
+        entry = (key, queue)
+        self.store.watchers.append(entry)
+        try:
+            while True:
+                event = await queue.get()
+                if self.partitioned:
+                    raise Unavailable(f"{self.who}: watch stream broken (partitioned)")
+                yield event
+        finally:
+            self.store.watchers.remove(entry)
 
     async def replace_status(self, ref: ResourceRef, obj: JSON) -> JSON:
         raise ApiError(405, "MethodNotAllowed", "memkube: status is not supported")

@@ -262,3 +262,66 @@ def test_config_rejects_unsafe_timings() -> None:
         ElectionConfig(LEASE, NS, "a", renew_deadline=2, retry_period=2)
     with pytest.raises(ValueError, match="identity"):
         ElectionConfig(LEASE, NS, "")
+
+
+# -- with the Lease watched (watch_lease=True and an API that can watch) -------------------------
+
+
+async def test_watching_follower_takes_over_at_the_instant_of_a_graceful_release() -> None:
+    store = MemKube(watchable=True)
+    a, b = make(store, "a"), make(store, "b")
+    a.start()
+    await sleep_until(1.0)
+    b.start()
+    await sleep_until(10.5)
+    await a.elector.stop()
+    await sleep_until(20.0)
+    assert b.times("became_leader") == [10.5]
+    assert lease_spec(store)["leaseTransitions"] == 1
+    assert_single_leader([a, b], end=20.0)
+    await stop_all([b])
+
+
+async def test_watching_follower_takes_over_exactly_one_lease_duration_after_the_last_renewal() -> None:
+    store = MemKube(watchable=True)
+    a, b = make(store, "a"), make(store, "b")
+    a.start()
+    await sleep_until(1.0)
+    b.start()
+    await sleep_until(10.5)
+    await a.kill()  # last renewal at 10, seen by b's watch at 10
+    await sleep_until(40.0)
+    assert b.times("became_leader") == [25.0]
+    assert_single_leader([a, b], end=40.0)
+    await stop_all([b])
+
+
+async def test_watching_partitioned_leader_still_steps_down_before_takeover() -> None:
+    store = MemKube(watchable=True)
+    a, b, c = make(store, "a"), make(store, "b"), make(store, "c")
+    for x in (a, b, c):
+        x.start()
+    await sleep_until(10.5)
+    leader = next(x for x in (a, b, c) if x.elector.is_leader)
+    leader.client.partitioned = True
+    await sleep_until(40.0)
+    assert leader.times("lost_leadership") == [20.0]
+    successors = [x for x in (a, b, c) if x is not leader and x.times("became_leader")]
+    assert len(successors) == 1
+    assert successors[0].times("became_leader") == [25.0]
+    assert lease_spec(store)["leaseTransitions"] == 1
+    assert_single_leader([a, b, c], end=40.0)
+    await stop_all([a, b, c])
+
+
+async def test_watching_leader_steps_down_when_the_lease_is_overwritten() -> None:
+    store = MemKube(watchable=True)
+    a = make(store, "a")
+    a.start()
+    await sleep_until(3.0)
+    key = (str(LEASES), NS, LEASE)
+    store.touch(key, {**store.objects[key]["spec"], "holderIdentity": "intruder"})
+    await sleep_until(5.0)
+    assert a.times("lost_leadership") == [3.0]
+    assert a.elector.observed_leader == "intruder"
+    await stop_all([a])
