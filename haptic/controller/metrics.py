@@ -11,11 +11,13 @@ and the simulator's assertions can both use them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+from haptic.core import Event, SubscriberStats
 
 __all__ = ["DURATION_BUCKETS", "BuildInfo", "ControllerMetrics", "DeploymentResult"]
 
@@ -86,6 +88,18 @@ class _Metrics:
             "haptic_events_dropped",
             "Events dropped because a subscriber's buffer was full, by subscriber.",
             ["subscriber", "type"],
+            registry=registry,
+        )
+        self.subscriber_dropped = Gauge(
+            "haptic_event_subscriber_dropped",
+            "Events dropped so far for each subscriber, lossy ones included (polled from the bus).",
+            ["subscriber"],
+            registry=registry,
+        )
+        self.subscriber_queued = Gauge(
+            "haptic_event_subscriber_queued",
+            "Events waiting in each subscriber's queue.",
+            ["subscriber"],
             registry=registry,
         )
         self.build_info = Gauge(
@@ -202,3 +216,13 @@ class ControllerMetrics:
 
     def record_event_dropped(self, subscriber: str, event_type: str) -> None:
         self._m.events_dropped.labels(subscriber=subscriber, type=event_type).inc()
+
+    def on_critical_drop(self, subscriber: str, event: Event) -> None:
+        """An ``EventBus(on_critical_drop=...)`` callback."""
+        self.record_event_dropped(subscriber, event.type)
+
+    def observe_bus(self, stats: Iterable[SubscriberStats]) -> None:
+        """Copies the bus's per-subscriber counters (``EventBus.stats()``), lossy subscribers included."""
+        for s in stats:
+            self._m.subscriber_dropped.labels(subscriber=s.name).set(s.dropped)
+            self._m.subscriber_queued.labels(subscriber=s.name).set(s.queued)

@@ -79,3 +79,25 @@ def test_reset_swaps_the_registry_and_keeps_build_info_and_leadership() -> None:
     m.set_build_info(BuildInfo("0.2.0", "3.0.1"))
     assert m.sample("haptic_build_info", {"version": "0.1.0", "haproxy_version": "unknown"}) is None
     assert m.sample("haptic_build_info", {"version": "0.2.0", "haproxy_version": "3.0.1"}) == 1
+
+
+async def test_bus_drops_reach_the_metrics() -> None:
+    from dataclasses import dataclass
+    from typing import ClassVar
+
+    from haptic.core import Event, EventBus, RealClock, SequentialIds
+
+    @dataclass(frozen=True, slots=True, kw_only=True)
+    class Ping(Event):
+        type: ClassVar[str] = "test.metrics.ping"
+
+    m = ControllerMetrics()
+    bus = EventBus(RealClock(), SequentialIds(), on_critical_drop=m.on_critical_drop)
+    bus.subscribe("slow", capacity=1)
+    bus.start()
+    for _ in range(3):
+        bus.publish(Ping())
+    assert m.sample("haptic_events_dropped_total", {"subscriber": "slow", "type": "test.metrics.ping"}) == 2
+    m.observe_bus(bus.stats())
+    assert m.sample("haptic_event_subscriber_dropped", {"subscriber": "slow"}) == 2
+    assert m.sample("haptic_event_subscriber_queued", {"subscriber": "slow"}) == 1
