@@ -393,11 +393,13 @@ class LeaderElector:
         if held_by_other and self._observed.at + self._lease_duration_of(record) > now:
             return False
         wall = format_micro_time(self._clock.now())
-        if record.holder_identity == cfg.identity and self._leader:
-            new = LeaseRecord(cfg.identity, _seconds(cfg.lease_duration), record.acquire_time, wall,
-                              record.lease_transitions)
+        duration = _seconds(cfg.lease_duration)
+        if record.holder_identity == cfg.identity:
+            # Same holder: no change of hands. A new term (after a loss) gets a new acquireTime.
+            acquired = record.acquire_time if self._leader else wall
+            new = LeaseRecord(cfg.identity, duration, acquired, wall, record.lease_transitions)
         else:
-            new = LeaseRecord(cfg.identity, _seconds(cfg.lease_duration), wall, wall, record.lease_transitions + 1)
+            new = LeaseRecord(cfg.identity, duration, wall, wall, record.lease_transitions + 1)
         updated = dict(lease)
         updated["metadata"] = dict(lease.get("metadata") or {})
         updated["spec"] = new.to_spec()
