@@ -53,7 +53,7 @@ from haptic.core.bus import (
 )
 from haptic.core.clock import Clock, RealClock, Timer, VirtualClock
 from haptic.core.component import ALL_EVENTS, Component, Health
-from haptic.core.event import DIGEST, SECRET, Event, JsonValue, Request, Response, event_types, to_json_safe
+from haptic.core.event import DIGEST, OMIT, SECRET, Event, JsonValue, Request, Response, event_types, to_json_safe
 from haptic.core.ids import IdSource, SeededIds, SequentialIds, UuidIds
 from haptic.core.lifecycle import (
     ComponentHealth,
@@ -68,6 +68,7 @@ from haptic.core.lifecycle import (
 __all__ = [
     "ALL_EVENTS",
     "DIGEST",
+    "OMIT",
     "SECRET",
     "Clock",
     "Component",

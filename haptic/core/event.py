@@ -8,6 +8,7 @@ Field metadata controls rendering in ``to_dict()``:
 
 - ``field(metadata=SECRET)``: never rendered (and hidden from ``repr``, use with ``repr=False``).
 - ``field(metadata=DIGEST)``: long text rendered as ``{"sha256": ..., "bytes": n}``.
+- ``field(metadata=OMIT)``: bulky objects (parsed configs, whole resources) left out.
 
 Example::
 
@@ -35,6 +36,8 @@ JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "Jso
 SECRET: Mapping[str, Any] = {"secret": True}
 #: Field metadata: text/bytes rendered as a digest and a size instead of the content.
 DIGEST: Mapping[str, Any] = {"digest": True}
+#: Field metadata: left out of ``to_dict()`` because it is bulky and other fields summarize it.
+OMIT: Mapping[str, Any] = {"omit": True}
 
 _ENVELOPE = ("event_id", "correlation_id", "causation_id", "timestamp")
 _REGISTRY: dict[str, type[Event]] = {}
@@ -72,7 +75,7 @@ class Event:
             "timestamp": self.timestamp,
         }
         for f in dataclasses.fields(self):
-            if f.name in _ENVELOPE or f.metadata.get("secret"):
+            if f.name in _ENVELOPE or f.metadata.get("secret") or f.metadata.get("omit"):
                 continue
             value = getattr(self, f.name)
             out[f.name] = digest(value) if f.metadata.get("digest") else to_json_safe(value)
@@ -128,7 +131,7 @@ def to_json_safe(value: object) -> JsonValue:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out: dict[str, JsonValue] = {}
         for f in dataclasses.fields(value):
-            if f.metadata.get("secret"):
+            if f.metadata.get("secret") or f.metadata.get("omit"):
                 continue
             item = getattr(value, f.name)
             out[f.name] = digest(item) if f.metadata.get("digest") else to_json_safe(item)
@@ -151,4 +154,6 @@ def to_json_safe(value: object) -> JsonValue:
     return f"<{type(value).__name__}>"
 
 
-__all__ = ["DIGEST", "SECRET", "Event", "JsonValue", "Request", "Response", "digest", "event_types", "to_json_safe"]
+__all__ = [
+    "DIGEST", "OMIT", "SECRET", "Event", "JsonValue", "Request", "Response", "digest", "event_types", "to_json_safe",
+]
