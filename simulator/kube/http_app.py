@@ -201,6 +201,10 @@ class KubeHTTPServer:
         if not raw.strip():
             raise bad_request("the request body is empty")
         content_type = request.content_type
+        if "protobuf" in content_type or "cbor" in content_type:
+            raise ApiError(415, "UnsupportedMediaType",
+                           f"the body of the request was in an unknown format - accepted media types include: "
+                           f"application/json, application/yaml (got {content_type!r})")
         if "yaml" in content_type:
             try:
                 return yaml.safe_load(raw)
