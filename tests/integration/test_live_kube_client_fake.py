@@ -216,3 +216,36 @@ async def test_two_electors_over_http_hand_over_on_release(fake: tuple[FakeKubeA
     await asyncio.gather(*tasks)
     for api in apis:
         await api.close()
+
+
+async def test_watch_bookmarks_timeout_and_dropped_stream() -> None:
+    store = FakeKubeAPI(bookmark_interval=0.2)
+    server = KubeHTTPServer(store)
+    await server.start()
+    api = await connect(host=server.url)
+    try:
+        rv = (await api.list(CONFIGMAPS, "default")).resource_version
+        # The server ends the stream after timeoutSeconds; bookmarks arrived meanwhile.
+        events = [e async for e in api.watch(CONFIGMAPS, "default", WatchOptions(resource_version=rv,
+                                                                                 timeout_seconds=1))]
+        assert events and all(e.type == "BOOKMARK" for e in events)
+        assert events[-1].object["metadata"]["resourceVersion"] == rv
+        # A dropped connection simply ends the iteration (the caller re-watches from its last RV).
+        seen: list[str] = []
+        got_one = asyncio.Event()
+
+        async def consume() -> None:
+            options = WatchOptions(resource_version=rv, allow_bookmarks=False)
+            async for event in api.watch(CONFIGMAPS, "default", options):
+                seen.append(event.object["metadata"]["name"])
+                got_one.set()
+
+        task = asyncio.create_task(consume())
+        await api.create(CONFIGMAPS, configmap("x"), "default")
+        await asyncio.wait_for(got_one.wait(), timeout=5)
+        store.drop_watches()
+        await asyncio.wait_for(task, timeout=5)
+        assert seen == ["x"]
+    finally:
+        await api.close()
+        await server.stop()
