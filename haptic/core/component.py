@@ -57,18 +57,24 @@ class Component:
     #: Event classes or type names to receive; ``(ALL_EVENTS,)`` for all, ``()`` for none.
     subscribes: ClassVar[tuple[EventSelector, ...]] = ()
     #: Queue size of the subscription (``None``: the bus default).
-    capacity: ClassVar[int | None] = None
+    capacity: int | None = None
     #: Lossy components (observability) only count drops; critical drops are reported.
-    critical: ClassVar[bool] = True
+    critical: bool = True
     #: Runs only while this replica holds leadership (see ``LifecycleRegistry``; per instance: ``leader_only=``).
     leader_only: bool = False
     stall_timeout: ClassVar[float] = DEFAULT_STALL_TIMEOUT
 
-    def __init__(self, bus: EventBus, *, name: str | None = None, leader_only: bool | None = None) -> None:
+    def __init__(self, bus: EventBus, *, name: str | None = None, leader_only: bool | None = None,
+                 capacity: int | None = None, critical: bool | None = None) -> None:
+        # Class attributes are the defaults; keyword arguments override them per instance.
         if name is not None:
             self.name = name
         if leader_only is not None:
             self.leader_only = leader_only
+        if capacity is not None:
+            self.capacity = capacity
+        if critical is not None:
+            self.critical = critical
         self.bus = bus
         self.clock = bus.clock
         #: Structured logger: ``self.log.info("msg", key=value)``.
@@ -183,10 +189,12 @@ class Component:
                 await asyncio.Future()  # nothing to consume: live until cancelled
                 return
             while True:
-                try:
-                    event = await sub.get()
-                except SubscriptionClosed:
-                    return
+                event = sub.get_nowait()  # cheaper than awaiting get() while a backlog is queued
+                if event is None:
+                    try:
+                        event = await sub.get()
+                    except SubscriptionClosed:
+                        return
                 await self._process(event)
         finally:
             self.ready.clear()

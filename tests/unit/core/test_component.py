@@ -270,6 +270,22 @@ async def test_component_processing_one_event_too_long_is_unhealthy() -> None:
     assert recorder.health() == type(health)(False, "stopped")
 
 
+async def test_class_defaults_can_be_overridden_per_instance() -> None:
+    class Watcher(Component):
+        name = "watcher"
+        subscribes = (Ping,)
+
+    bus = make_bus()
+    default = Watcher(bus)
+    custom = Watcher(bus, name="watcher-ingresses", capacity=3, critical=False, leader_only=True)
+    assert (default.name, custom.name) == ("watcher", "watcher-ingresses")
+    assert (default.leader_only, custom.leader_only) == (False, True)
+    stats = {s.name: s for s in bus.stats()}
+    assert (stats["watcher"].capacity, stats["watcher"].critical) == (bus.default_capacity, True)
+    assert (stats["watcher-ingresses"].capacity, stats["watcher-ingresses"].critical) == (3, False)
+    assert not stats["watcher-ingresses"].active
+
+
 async def test_spawned_background_tasks_are_cancelled_on_stop_and_failures_counted() -> None:
     cancelled: list[str] = []
 
