@@ -11,7 +11,7 @@ import aiohttp
 import pytest
 
 from simulator.kube import FakeKubeAPI, KubeHTTPServer, serve
-from tests.integration.kube_helpers import WIDGET_CRD
+from tests.integration.kube_helpers import WIDGET_CRD, async_wait_until
 
 CMS = "/api/v1/namespaces/default/configmaps"
 
@@ -177,8 +177,7 @@ async def test_admin_faults(server: KubeHTTPServer, http: aiohttp.ClientSession)
 
 async def test_drop_watches_cuts_http_streams(server: KubeHTTPServer, http: aiohttp.ClientSession) -> None:
     async with http.get(f"{CMS}?watch=true&resourceVersion={server.api.resource_version}") as response:
-        while server.api.watcher_count() == 0:
-            await asyncio.sleep(0.01)
+        await async_wait_until(lambda: server.api.watcher_count() == 1, what="the watch")
         server.api.drop_watches()
         with pytest.raises(aiohttp.ClientPayloadError):
             await response.read()
