@@ -72,6 +72,11 @@ class Faults:
             "conflicts": dict(sorted(self.conflicts.items())),
         }
 
+    def quiet(self) -> bool:
+        """True when no fault was ever configured (the hot path skips ``gate``)."""
+        return (self.latency == 0 and not self.conflicts and self.outage_until == self.refuse_until
+                == self.throttle_until == float("-inf"))
+
     async def gate(self, verb: str, rt: ResourceType | None) -> None:
         """Applies latency, then raises the error a faulty server would answer for this request."""
         now = loop_time()

@@ -10,12 +10,12 @@ import asyncio
 import base64
 import binascii
 import builtins
+import contextlib
 import json
 import random
-import uuid
 from bisect import bisect_left
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -46,8 +46,16 @@ def default_now() -> datetime:
     return EPOCH + timedelta(seconds=offset)
 
 
+_last_stamp: list[Any] = [None, ""]
+
+
 def timestamp(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """RFC 3339 at second precision (memoised: many writes share a second)."""
+    second = moment.replace(microsecond=0)
+    if _last_stamp[0] != second:
+        _last_stamp[0] = second
+        _last_stamp[1] = moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return str(_last_stamp[1])
 
 
 class _TypeStore:
@@ -91,7 +99,7 @@ class FakeKubeAPI:
     ) -> None:
         self._rng = random.Random(seed)
         self.now = now or default_now
-        self.new_uid = ids or (lambda: str(uuid.UUID(int=self._rng.getrandbits(128), version=4)))
+        self.new_uid = ids or self._seeded_uid
         self.bookmark_interval = bookmark_interval
         self.history_limit = history_limit
         self.types = TypeRegistry(types)
@@ -101,9 +109,31 @@ class FakeKubeAPI:
         self._stores: dict[Key, _TypeStore] = {}
         self._encoded: dict[int, tuple[JSON, bytes]] = {}
         self._draining: set[str] = set()
+        self._stamp_second = -1
+        self._dry = False
+        self._stamp_text = ""
         self.writes = 0
         for name in namespaces:
             self.create(self.types.resolve("v1", "namespaces"), None, {"metadata": {"name": name}})
+
+    def stamp(self) -> str:
+        """The current time as the API writes it (second precision)."""
+        if self.now is default_now:
+            # Hot path: skip building datetimes while the loop clock stays within the same second.
+            try:
+                second = int(asyncio.get_running_loop().time())
+            except RuntimeError:
+                second = 0
+            if second != self._stamp_second:
+                self._stamp_second = second
+                self._stamp_text = timestamp(EPOCH + timedelta(seconds=second))
+            return self._stamp_text
+        return timestamp(self.now())
+
+    def _seeded_uid(self) -> str:
+        """A version-4 shaped UUID from the seeded generator."""
+        h = f"{self._rng.getrandbits(128):032x}"
+        return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{'89ab'[int(h[16], 16) & 3]}{h[17:20]}-{h[20:]}"
 
     # -- basics ----------------------------------------------------------------------------------
 
@@ -115,6 +145,12 @@ class FakeKubeAPI:
         ts = self._stores.get(rt.storage_key)
         if ts is None:
             ts = self._stores[rt.storage_key] = _TypeStore()
+        return ts
+
+    def _store_by_key(self, key: Key) -> _TypeStore:
+        ts = self._stores.get(key)
+        if ts is None:
+            ts = self._stores[key] = _TypeStore()
         return ts
 
     def resolve(self, api_version: str, plural: str) -> ResourceType:
@@ -144,6 +180,8 @@ class FakeKubeAPI:
 
     def _commit(self, rt: ResourceType, ts: _TypeStore, key: Key, etype: str, obj: JSON, old: JSON | None) -> None:
         """Stores ``obj`` (already carrying its new resourceVersion) and tells the watchers."""
+        if self._dry:
+            return
         if etype == "DELETED":
             del ts.objects[key]
             ts.sorted_keys = None
@@ -163,8 +201,18 @@ class FakeKubeAPI:
             watcher.offer(etype, obj, old)
 
     def _bump(self, obj: JSON) -> None:
-        self._rv += 1
+        if not self._dry:
+            self._rv += 1
         obj["metadata"]["resourceVersion"] = str(self._rv)
+
+    @contextlib.contextmanager
+    def dry_run(self) -> Iterator[None]:
+        """Within this block writes are validated and computed but neither stored nor watched."""
+        self._dry = True
+        try:
+            yield
+        finally:
+            self._dry = False
 
     # -- reads ---------------------------------------------------------------------------------------
 
@@ -298,7 +346,7 @@ class FakeKubeAPI:
     # -- creation ------------------------------------------------------------------------------------
 
     def _namespace_ready(self, rt: ResourceType, namespace: str) -> None:
-        ns = self._store(self.types.resolve("v1", "namespaces")).objects.get(("", namespace))
+        ns = self._store_by_key(NAMESPACES_KEY).objects.get(("", namespace))
         if ns is None:
             raise NotFound(f'namespaces "{namespace}" not found', {"name": namespace, "kind": "namespaces"})
         if ns["metadata"].get("deletionTimestamp"):
@@ -333,7 +381,7 @@ class FakeKubeAPI:
         for field in ("deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion", "selfLink"):
             meta.pop(field, None)
         meta["uid"] = self.new_uid()
-        meta["creationTimestamp"] = timestamp(self.now())
+        meta["creationTimestamp"] = self.stamp()
         meta["generation"] = 1
         if rt.has_status and not keep_status:
             obj.pop("status", None)
@@ -351,7 +399,7 @@ class FakeKubeAPI:
             meta.pop("managedFields", None)
         self._bump(obj)
         self._commit(rt, ts, key, "ADDED", obj, None)
-        if rt.storage_key == CRD_KEY:
+        if rt.storage_key == CRD_KEY and not self._dry:
             self.types.register_crd(obj)
         return obj
 
@@ -366,9 +414,9 @@ class FakeKubeAPI:
                 "acceptedNames": names,
                 "conditions": [
                     {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
-                     "lastTransitionTime": timestamp(self.now()), "message": "no conflicts found"},
+                     "lastTransitionTime": self.stamp(), "message": "no conflicts found"},
                     {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
-                     "lastTransitionTime": timestamp(self.now()), "message": "the initial names have been accepted"},
+                     "lastTransitionTime": self.stamp(), "message": "the initial names have been accepted"},
                 ],
                 "storedVersions": [v["name"] for v in (obj.get("spec") or {}).get("versions") or []
                                    if v.get("storage")],
@@ -478,7 +526,7 @@ class FakeKubeAPI:
             self._after_removal(rt, new)
         else:
             self._commit(rt, ts, key, "MODIFIED", new, old)
-            if rt.storage_key == CRD_KEY:
+            if rt.storage_key == CRD_KEY and not self._dry:
                 self.types.register_crd(new)
         return new
 
@@ -509,7 +557,7 @@ class FakeKubeAPI:
         if not changed and not removed:
             return
         managed = ownership.ManagedFields(new["metadata"].get("managedFields"))
-        managed.record_update(manager, rt.api_version, timestamp(self.now()), changed, removed, subresource)
+        managed.record_update(manager, rt.api_version, self.stamp(), changed, removed, subresource)
         new["metadata"]["managedFields"] = managed.render()
 
     def patch(self, rt: ResourceType, namespace: str | None, name: str, patch_type: str, body: Any,
@@ -555,7 +603,7 @@ class FakeKubeAPI:
         except NotFound:
             old = None
         applied = {k: json_copy(v) for k, v in body.items() if k != "status" or subresource == "status"}
-        stamp = timestamp(self.now())
+        stamp = self.stamp()
         merged = ownership.apply(old, applied, manager, force, rt.kind, stamp, rt.api_version)
         if old is None:
             meta = merged.setdefault("metadata", {})
@@ -588,7 +636,7 @@ class FakeKubeAPI:
             if meta.get("deletionTimestamp"):
                 return old, False
             new = dict(old)
-            new["metadata"] = {**meta, "deletionTimestamp": timestamp(self.now()), "deletionGracePeriodSeconds": 0,
+            new["metadata"] = {**meta, "deletionTimestamp": self.stamp(), "deletionGracePeriodSeconds": 0,
                                "generation": int(meta.get("generation") or 0) + 1}
             if rt.storage_key == NAMESPACES_KEY:
                 new["status"] = {**(old.get("status") or {}), "phase": "Terminating"}
@@ -608,6 +656,8 @@ class FakeKubeAPI:
         return final, True
 
     def _after_removal(self, rt: ResourceType, obj: JSON) -> None:
+        if self._dry:
+            return
         if rt.storage_key == CRD_KEY:
             self._drop_crd_objects(obj)
         namespace = obj["metadata"].get("namespace")
