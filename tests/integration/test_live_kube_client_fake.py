@@ -105,6 +105,13 @@ async def test_watch_from_a_compacted_version_yields_410_error(
     events = [e async for e in live.watch(CONFIGMAPS, "default", WatchOptions(resource_version=old))]
     assert [e.type for e in events] == ["ERROR"]
     assert events[0].object["code"] == 410
+    await live.create(CONFIGMAPS, configmap("b"), "default")
+    page = await live.list(CONFIGMAPS, "default", limit=1)
+    assert page.continue_token is not None
+    await live.patch(CONFIGMAPS, "b", {"data": {"y": "2"}}, namespace="default")
+    store.compact()
+    with pytest.raises(Gone):  # a continue token from before the compaction
+        await live.list(CONFIGMAPS, "default", limit=1, continue_token=page.continue_token)
     raising = await connect(host=server.url, watch_errors="raise")
     try:
         with pytest.raises(Gone):
