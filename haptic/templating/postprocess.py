@@ -32,6 +32,8 @@ def post_processor_from(spec: Any, where: str) -> RegexReplace:
     params = spec.get("params") if isinstance(spec, dict) else getattr(spec, "params", None)
     if kind != "regex_replace":
         raise ValueError(f"{where}.type: unsupported post-processor {kind!r} (only regex_replace)")
+    if params is not None and not isinstance(params, dict):
+        params = {"pattern": getattr(params, "pattern", None), "replace": getattr(params, "replace", "")}
     if not isinstance(params, dict) or not isinstance(params.get("pattern"), str):
         raise ValueError(f"{where}.params.pattern is required")
     try:
