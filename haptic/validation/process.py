@@ -35,7 +35,7 @@ class SubprocessRunner:
     def run(self, argv: Sequence[str], *, cwd: str, time_limit: float) -> ProcessResult:
         try:
             done = subprocess.run(
-                list(argv), cwd=cwd, capture_output=True, text=True, time_limit=time_limit, check=False
+                list(argv), cwd=cwd, capture_output=True, text=True, timeout=time_limit, check=False
             )
         except subprocess.TimeoutExpired:
             return ProcessResult(-1, "", f"{argv[0]} timed out after {time_limit:g}s")
