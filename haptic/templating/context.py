@@ -166,6 +166,7 @@ class SharedState:
 
     def __init__(self) -> None:
         self._values: dict[str, Any] = {}
+        self._marks: dict[str, dict[Any, None]] = {}
 
     def get(self, key: str, default: Any = None) -> Any:
         return self._values.get(key, default)
@@ -179,6 +180,19 @@ class SharedState:
 
     def has(self, key: str) -> bool:
         return key in self._values
+
+    def append(self, key: str, value: Any) -> str:
+        """Appends to the list under ``key`` (O(1); templates cannot mutate lists themselves)."""
+        self._values.setdefault(key, []).append(value)
+        return ""
+
+    def mark(self, key: str, member: Any) -> str:
+        """Adds ``member`` to the set under ``key``; ``marked`` tests membership in O(1)."""
+        self._marks.setdefault(key, {})[member] = None
+        return ""
+
+    def marked(self, key: str, member: Any) -> bool:
+        return member in self._marks.get(key, {})
 
 
 @dataclass(frozen=True)

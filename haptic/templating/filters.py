@@ -396,6 +396,20 @@ def reject_unsafe_filter(context: Context, items: Iterable[Any], kind: str = "in
     return reject_unsafe(items, kind, _state(context).warn)
 
 
+def ingress_class(items: Iterable[Any], name: str, include_unclassed: bool = False) -> list[Any]:
+    """Ingresses of IngressClass ``name``: ``spec.ingressClassName``, else the legacy annotation,
+    else (when ``include_unclassed``) Ingresses naming no class at all."""
+    out = []
+    for item in items:
+        spec = item.get("spec") or {}
+        wanted = spec.get("ingressClassName")
+        if wanted is None:
+            wanted = ((item.get("metadata") or {}).get("annotations") or {}).get("kubernetes.io/ingress.class")
+        if wanted == name or (wanted is None and include_unclassed):
+            out.append(item)
+    return out
+
+
 def is_nil(value: Any) -> bool:
     return _is_nil(value)
 
@@ -444,6 +458,7 @@ FILTERS: dict[str, Callable[..., Any]] = {
     "from_yaml": from_yaml,
     "debug": debug,
     "reject_unsafe": reject_unsafe_filter,
+    "ingress_class": ingress_class,
     "unsafe_reasons": unsafe_reasons,
 }
 

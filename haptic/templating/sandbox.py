@@ -90,6 +90,7 @@ class HapticSandbox(ImmutableSandboxedEnvironment):
             keep_trailing_newline=True,
             auto_reload=False,
             cache_size=-1,
+            extensions=["jinja2.ext.do", "jinja2.ext.loopcontrols"],
         )
         self._deadline = _Deadline()
         self._deadline.clock = clock
