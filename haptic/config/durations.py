@@ -23,7 +23,7 @@ _UNITS_NS = {
     "h": 3_600_000_000_000,
 }
 _PART_RE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
-DURATION_PATTERN = r"^([0-9]+(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+$"
+DURATION_PATTERN = r"^(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$"
 
 
 def parse_duration(text: str) -> timedelta:

@@ -1,0 +1,224 @@
+"""``ResourceStore``: the objects of one watched resource, indexed by its ``indexBy`` JSONPath keys.
+
+* The index is composite: ``indexBy: [metadata.namespace, metadata.name]`` gives every object the
+  key ``(namespace, name)``; ``fetch("default")`` is a prefix lookup, ``fetch("default", "web")`` an
+  exact one, ``fetch()`` lists everything.
+* A key expression with several matches (``spec.rules[*].host``) indexes the object under each
+  value; a key expression with no match indexes it under ``""``. Values are text as Go's
+  ``fmt.Sprint`` gives them (``80``, ``true``).
+* The client-side field selector (``spec.ingressClassName=haproxy``) is applied on ``apply``: an
+  object that does not match is not stored, and a stored one that stops matching is removed.
+* ``ignore_fields`` are stripped before storing (the caller's object is never mutated).
+* Objects are identified by ``(metadata.namespace, metadata.name)``; every answer is sorted by that
+  identity so that rendering never depends on watch-event order.
+
+The store keeps (a stripped, structurally shared view of) the objects it is given and hands them
+out without copying: callers must treat both as read-only. Not thread-safe; one event loop owns it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from haptic.k8s.jsonpath import JSONPath, compile_jsonpath, format_value
+from haptic.k8s.selectors import FieldSelector, parse_field_selector
+
+Identity = tuple[str, str]
+IndexKey = tuple[str, ...]
+Objects = list[Mapping[str, Any]]
+"""A list of stored objects (named so that annotations are not shadowed by ``ResourceStore.list``)."""
+
+
+class StoreError(ValueError):
+    """A lookup the store cannot answer as asked (too many keys, an ambiguous single lookup, a nameless object)."""
+
+
+class AmbiguousLookupError(StoreError):
+    """``get_single`` found more than one object."""
+
+
+class _Entry:
+    __slots__ = ("obj", "prefixes")
+
+    def __init__(self, obj: Mapping[str, Any], prefixes: tuple[IndexKey, ...]) -> None:
+        self.obj = obj
+        self.prefixes = prefixes
+
+
+def identity_of(obj: Mapping[str, Any]) -> Identity:
+    """``(namespace, name)`` of an object; the namespace is ``""`` for cluster-scoped objects."""
+    metadata = obj.get("metadata")
+    if not isinstance(metadata, Mapping) or not metadata.get("name"):
+        raise StoreError("object has no metadata.name")
+    return str(metadata.get("namespace") or ""), str(metadata["name"])
+
+
+class ResourceStore:
+    """An indexed in-memory store for one watched resource type."""
+
+    def __init__(
+        self,
+        name: str,
+        index_by: Sequence[str],
+        field_selector: str | None = None,
+        ignore_fields: Iterable[str] = (),
+    ) -> None:
+        if not index_by:
+            raise StoreError(f"store {name!r}: indexBy needs at least one JSONPath")
+        self.name = name
+        self.index_by = tuple(index_by)
+        self._paths: tuple[JSONPath, ...] = tuple(compile_jsonpath(e) for e in self.index_by)
+        self._selector: FieldSelector = parse_field_selector(field_selector)
+        self._ignore: tuple[JSONPath, ...] = tuple(compile_jsonpath(e) for e in ignore_fields)
+        for path in self._ignore:
+            if not path.removable:
+                raise StoreError(f"store {name!r}: ignore field {path.expression!r} cannot remove fields")
+        self._entries: dict[Identity, _Entry] = {}
+        self._buckets: dict[IndexKey, dict[Identity, Mapping[str, Any]]] = {}
+        self._sorted: dict[IndexKey, Objects] = {}
+
+    def __repr__(self) -> str:
+        return f"ResourceStore({self.name!r}, index_by={list(self.index_by)!r}, objects={len(self)})"
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __iter__(self) -> Iterator[Mapping[str, Any]]:
+        return iter(self.list())
+
+    def __contains__(self, obj: object) -> bool:
+        return isinstance(obj, Mapping) and identity_of(obj) in self._entries
+
+    # --- writes -------------------------------------------------------------------------------
+
+    def apply(self, obj: Mapping[str, Any]) -> bool:
+        """Adds or updates ``obj``; returns whether the store changed.
+
+        An object failing the field selector is not stored (and removed if it was).
+        """
+        ident = identity_of(obj)
+        if not self._selector.matches(obj):
+            return self._discard(ident)
+        stored = self.prepare(obj)
+        old = self._entries.get(ident)
+        if old is not None and old.obj == stored:
+            return False
+        if old is not None:
+            self._unlink(ident, old)
+        entry = _Entry(stored, self._prefixes(stored))
+        self._entries[ident] = entry
+        for prefix in entry.prefixes:
+            self._buckets.setdefault(prefix, {})[ident] = stored
+            self._sorted.pop(prefix, None)
+        self._sorted.pop((), None)
+        return True
+
+    def remove(self, obj: Mapping[str, Any]) -> bool:
+        """Removes the object with ``obj``'s namespace/name; returns whether it was stored."""
+        return self._discard(identity_of(obj))
+
+    def replace_all(self, objs: Iterable[Mapping[str, Any]]) -> bool:
+        """Makes the store hold exactly ``objs`` (after a re-list); returns whether anything changed."""
+        seen: set[Identity] = set()
+        changed = False
+        for obj in objs:
+            seen.add(identity_of(obj))
+            changed = self.apply(obj) or changed
+        for ident in [i for i in self._entries if i not in seen]:
+            changed = self._discard(ident) or changed
+        return changed
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self._buckets.clear()
+        self._sorted.clear()
+
+    def prepare(self, obj: Mapping[str, Any]) -> Mapping[str, Any]:
+        """``obj`` as the store keeps it: ignored fields stripped (structurally shared, not mutated)."""
+        stored: Mapping[str, Any] = obj
+        for path in self._ignore:
+            stored = path.strip(stored)
+        return stored
+
+    def matches_selector(self, obj: Mapping[str, Any]) -> bool:
+        return self._selector.matches(obj)
+
+    def index_keys(self, obj: Mapping[str, Any]) -> list[IndexKey]:
+        """Every full index key ``obj`` is stored under (several when a key expression has several matches)."""
+        per_path: list[list[str]] = []
+        for path in self._paths:
+            values = list(dict.fromkeys(format_value(v) for v in path.find(obj)))
+            per_path.append(values or [""])
+        return [tuple(combo) for combo in itertools.product(*per_path)]
+
+    def _prefixes(self, obj: Mapping[str, Any]) -> tuple[IndexKey, ...]:
+        prefixes: dict[IndexKey, None] = {}
+        for key in self.index_keys(obj):
+            for i in range(1, len(key) + 1):
+                prefixes[key[:i]] = None
+        return tuple(prefixes)
+
+    def _discard(self, ident: Identity) -> bool:
+        entry = self._entries.pop(ident, None)
+        if entry is None:
+            return False
+        self._unlink(ident, entry)
+        self._sorted.pop((), None)
+        return True
+
+    def _unlink(self, ident: Identity, entry: _Entry) -> None:
+        for prefix in entry.prefixes:
+            bucket = self._buckets.get(prefix)
+            if bucket is None:
+                continue
+            bucket.pop(ident, None)
+            if not bucket:
+                del self._buckets[prefix]
+            self._sorted.pop(prefix, None)
+
+    # --- reads --------------------------------------------------------------------------------
+
+    def list(self) -> Objects:
+        """Every object, sorted by namespace then name."""
+        cached = self._sorted.get(())
+        if cached is None:
+            cached = [self._entries[i].obj for i in sorted(self._entries)]
+            self._sorted[()] = cached
+        return list(cached)
+
+    def fetch(self, *keys: Any) -> Objects:
+        """Objects whose index key starts with ``keys`` (none: all), sorted by namespace then name."""
+        if not keys:
+            return self.list()
+        if len(keys) > len(self._paths):
+            raise StoreError(
+                f"store {self.name!r}: {len(keys)} keys given but indexBy has {len(self._paths)} "
+                f"({', '.join(self.index_by)})"
+            )
+        prefix = tuple(format_value(k) for k in keys)
+        cached = self._sorted.get(prefix)
+        if cached is None:
+            bucket = self._buckets.get(prefix)
+            if not bucket:
+                return []
+            cached = [bucket[i] for i in sorted(bucket)]
+            self._sorted[prefix] = cached
+        return list(cached)
+
+    def get_single(self, *keys: Any) -> Mapping[str, Any] | None:
+        """The one object under ``keys``; ``None`` when there is none; ``AmbiguousLookupError`` for several."""
+        found = self.fetch(*keys)
+        if not found:
+            return None
+        if len(found) > 1:
+            raise AmbiguousLookupError(
+                f"store {self.name!r}: {len(found)} objects match keys {list(keys)!r}; use fetch() for several"
+            )
+        return found[0]
+
+    def get(self, namespace: str | None, name: str) -> Mapping[str, Any] | None:
+        """The object with this identity, whatever the index."""
+        entry = self._entries.get((namespace or "", name))
+        return entry.obj if entry is not None else None
