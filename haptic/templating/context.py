@@ -13,6 +13,7 @@ import posixpath
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Protocol
 
 from haptic.templating.current_config import CurrentConfig
@@ -208,10 +209,26 @@ class ServerSlot:
     port: int
     enabled: bool
 
+    @property
+    def spec(self) -> str:
+        """``SRV_n address:port`` or, for a free slot, ``SRV_n 127.0.0.1:1 disabled``."""
+        return f"{self.name} {self.address}:{self.port}" + ("" if self.enabled else " disabled")
+
+
+@lru_cache(maxsize=65536)
+def _parse_ip(address: str) -> tuple[str, tuple[int, int]] | None:
+    """Normalized address and sort key, or None when ``address`` is not an IP (cached: slices repeat)."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except (ValueError, TypeError):
+        return None
+    return str(ip), (ip.version, int(ip))
+
 
 def _endpoint_sort_key(endpoint: Endpoint) -> tuple[int, int, int]:
-    ip = ipaddress.ip_address(endpoint.address)
-    return (ip.version, int(ip), endpoint.port)
+    parsed = _parse_ip(endpoint.address)
+    version, value = parsed[1] if parsed is not None else (9, 0)
+    return (version, value, endpoint.port)
 
 
 def service_endpoints(service: Any, port_ref: Any, slices: Iterable[Any]) -> list[Endpoint]:
@@ -249,11 +266,9 @@ def service_endpoints(service: Any, port_ref: Any, slices: Iterable[Any]) -> lis
             if (endpoint.get("conditions") or {}).get("ready") is False:
                 continue
             for address in endpoint.get("addresses") or []:
-                try:
-                    normalized = str(ipaddress.ip_address(address))
-                except (ValueError, TypeError):
-                    continue
-                found[Endpoint(normalized, target)] = None
+                parsed = _parse_ip(address) if isinstance(address, str) else None
+                if parsed is not None:
+                    found[Endpoint(parsed[0], target)] = None
     return sorted(found, key=_endpoint_sort_key)
 
 

@@ -7,11 +7,12 @@
 from __future__ import annotations
 
 import fnmatch
+import gc
 import posixpath
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import TracebackType
+from types import FunctionType, TracebackType
 from typing import Any
 
 from jinja2 import TemplateAssertionError, TemplateNotFound, TemplateSyntaxError, UndefinedError, pass_context
@@ -21,9 +22,11 @@ from jinja2.runtime import Context
 from haptic.dataplane.aux_files import AuxFiles
 from haptic.templating.context import (
     EMPTY_STORE,
+    Endpoint,
     FileRegistry,
     PathResolver,
     RenderState,
+    ServerSlot,
     ServerSlots,
     SharedState,
     StorageDirs,
@@ -31,7 +34,7 @@ from haptic.templating.context import (
     StoreView,
     service_endpoints,
 )
-from haptic.templating.current_config import CurrentConfig, coerce_current_config
+from haptic.templating.current_config import CurrentBackend, CurrentConfig, CurrentServer, coerce_current_config
 from haptic.templating.errors import (
     SandboxViolation,
     TemplateCompileError,
@@ -176,6 +179,15 @@ class TemplateEngine:
                 "cidrs": parse_cidrs,
             }
         )
+        self.env.trusted_types = frozenset(
+            {StoreView, SharedState, PathResolver, FileRegistry, ServerSlots, ServerSlot, Endpoint}
+            | {CurrentConfig, CurrentBackend, CurrentServer}
+        )
+        self.env.trusted_functions = frozenset(
+            fn
+            for fn in self.env.globals.values()
+            if isinstance(fn, FunctionType) and not hasattr(fn, "jinja_pass_arg")
+        )
         self._compiled = {name: self._compile(name) for name in sorted(sources)}
         self._current_cache: tuple[int, CurrentConfig | None] | None = None
 
@@ -250,6 +262,10 @@ class TemplateEngine:
         """Renders ``haproxy.cfg`` then maps, files and certificates (name order), sharing one context."""
         context, state, registry = self.build_context(inputs)
         self.env.start_deadline(self.render_timeout)
+        # A render allocates hundreds of thousands of short-lived objects next to large stores; the
+        # cyclic GC would rescan the stores over and over, and a render creates no cycles worth it.
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
         try:
             config = self._render_one(HAPROXY_CFG, self.templates.haproxy_config, context)
             maps = {n: self._render_one(f"map:{n}", t, context) for n, t in sorted(self.templates.maps.items())}
@@ -259,6 +275,8 @@ class TemplateEngine:
             }
         finally:
             self.env.clear_deadline()
+            if gc_was_enabled:
+                gc.enable()
         for kind, target in (("map", maps), ("file", files), ("cert", certs)):
             for name, content in sorted(registry.files[kind].items()):
                 if name in target and target[name] != content:

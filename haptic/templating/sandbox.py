@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from types import FunctionType, MethodType
 from typing import Any
 
 from jinja2 import ChainableUndefined, FunctionLoader, nodes
@@ -96,6 +97,8 @@ class HapticSandbox(ImmutableSandboxedEnvironment):
         self._deadline.clock = clock
         self._clock = clock
         self.filters[_GUARD_FILTER] = self._loop_guard
+        self.trusted_types: frozenset[type] = frozenset()
+        self.trusted_functions: frozenset[Callable[..., Any]] = frozenset()
 
     # -- deadline -------------------------------------------------------------------------------
 
@@ -131,10 +134,17 @@ class HapticSandbox(ImmutableSandboxedEnvironment):
     def getattr(self, obj: Any, attribute: str) -> Any:
         # Kubernetes objects are plain dicts: look the key up first instead of paying for an
         # AttributeError on every ``obj.metadata.name``.
-        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
+        kind = type(obj)
+        if kind is dict and attribute not in _DICT_ATTRIBUTES:
             try:
                 return obj[attribute]
             except KeyError:
+                return self.undefined(obj=obj, name=attribute)
+        # Render-context objects of our own expose only public, read-mostly API: skip the generic checks.
+        if kind in self.trusted_types and not attribute.startswith("_"):
+            try:
+                return getattr(obj, attribute)
+            except AttributeError:
                 return self.undefined(obj=obj, name=attribute)
         return super().getattr(obj, attribute)
 
@@ -144,6 +154,19 @@ class HapticSandbox(ImmutableSandboxedEnvironment):
 
     def call(__self, __context: Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         __self.check_deadline()
+        # Methods of our own render-context objects and our plain helper functions need neither the
+        # sandbox's safety checks nor Jinja's argument-passing introspection.
+        kind = type(__obj)
+        if (
+            kind is MethodType
+            and type(__obj.__self__) in __self.trusted_types
+            and not hasattr(__obj.__func__, "jinja_pass_arg")
+        ) or (kind is FunctionType and __obj in __self.trusted_functions):
+            if kwargs:
+                # Jinja's own bookkeeping arguments, normally stripped by Context.call.
+                kwargs.pop("_loop_vars", None)
+                kwargs.pop("_block_vars", None)
+            return __obj(*args, **kwargs)
         return super().call(__context, __obj, *args, **kwargs)
 
     def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
