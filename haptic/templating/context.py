@@ -195,6 +195,10 @@ class SharedState:
     def marked(self, key: str, member: Any) -> bool:
         return member in self._marks.get(key, {})
 
+    def snapshot(self) -> dict[str, Any]:
+        """A copy of the plain values (for ``jsonpath`` assertions and debugging)."""
+        return dict(self._values)
+
 
 @dataclass(frozen=True)
 class Endpoint:
