@@ -125,8 +125,8 @@ def evaluate(assertion: ValidationAssertion, inputs: AssertionInputs) -> Asserti
             return done(ok, "" if ok else f"pattern {assertion.pattern!r} not found in {target}: {_preview(text)}")
         if kind == "not_contains":
             match = _compile(assertion.pattern).search(text)
-            found = "" if match is None else f"pattern {assertion.pattern!r} found: {match.group(0)!r}"
-            return done(match is None, found)
+            note = "" if match is None else f"pattern {assertion.pattern!r} found: {match.group(0)!r}"
+            return done(match is None, note)
         if kind == "match_count":
             count = sum(1 for _ in _compile(assertion.pattern).finditer(text))
             expected = int(assertion.expected)
