@@ -43,11 +43,13 @@ from haptic.config.haproxycfg import (
 )
 from haptic.config.meta import CamelModel, Condition, ObjectMeta
 from haptic.k8s.jsonpath import JSONPathError, compile_jsonpath
-from haptic.k8s.selectors import SelectorError, parse_field_selector, parse_label_selector
+from haptic.k8s.selectors import LabelSelector, SelectorError, parse_field_selector, parse_label_selector
+from haptic.k8s.store import ResourceStore
 
 __all__ = [
     "API_GROUP",
     "API_VERSION",
+    "HAPROXY_PODS_INDEX_BY",
     "HAPROXY_PODS_RESOURCE",
     "KIND",
     "AuxiliaryFileRef",
@@ -91,6 +93,7 @@ API_VERSION = f"{API_GROUP}/v1alpha1"
 KIND = "HAProxyTemplateConfig"
 HAPROXY_PODS_RESOURCE = "haproxy-pods"
 """Name of the watched resource the controller injects for the HAProxy pods; reserved."""
+HAPROXY_PODS_INDEX_BY = ("metadata.namespace", "metadata.name")
 
 DEFAULT_COMPRESSION_THRESHOLD = 1_048_576
 DEFAULT_RAW_PUSH_THRESHOLD = 100
@@ -144,6 +147,11 @@ class PodSelector(CamelModel):
         except SelectorError as exc:
             raise ValueError(str(exc)) from None
         return value
+
+    @property
+    def label_selector(self) -> str:
+        """The selector in the API's string syntax (``app=haproxy,tier=edge``, keys sorted)."""
+        return str(LabelSelector.from_match_labels(self.match_labels))
 
 
 class LeaderElection(CamelModel):
@@ -380,6 +388,24 @@ class HAProxyTemplateConfigSpec(CamelModel):
                 raise ValueError("watched resource names must not be empty")
         return value
 
+    def make_store(self, name: str) -> ResourceStore:
+        """An empty store for watched resource ``name`` (or ``haproxy-pods``), with its index, selector and
+        the global ignore fields."""
+        if name == HAPROXY_PODS_RESOURCE:
+            return ResourceStore(name, list(HAPROXY_PODS_INDEX_BY), ignore_fields=self.watched_resources_ignore_fields)
+        watched = self.watched_resources[name]
+        return ResourceStore(
+            name,
+            watched.index_by,
+            field_selector=watched.field_selector,
+            ignore_fields=self.watched_resources_ignore_fields,
+        )
+
+    def make_stores(self) -> dict[str, ResourceStore]:
+        """One empty store per watched resource plus ``haproxy-pods``, keyed by name (sorted)."""
+        names = sorted([*self.watched_resources, HAPROXY_PODS_RESOURCE])
+        return {name: self.make_store(name) for name in names}
+
 
 class HAProxyTemplateConfigStatus(CamelModel):
     observed_generation: int | None = None
@@ -415,18 +441,26 @@ def _object_name(obj: Mapping[str, Any]) -> str:
 
 
 def load_config(obj: Mapping[str, Any], name: str | None = None) -> HAProxyTemplateConfig:
-    """Validates a full ``HAProxyTemplateConfig`` object or a bare spec (anything without ``spec``).
+    """Validates a full ``HAProxyTemplateConfig`` object or a bare spec (no ``spec``/``apiVersion``/``kind``).
 
     ``name`` overrides the object name used in errors (e.g. a file name for a bare spec).
-    Raises ``ConfigError`` listing each bad field as ``spec.<path>``.
+    Raises ``ConfigError`` listing each bad field as ``spec.<path>``. An unreadable ``status`` never
+    rejects the object (the status is ours to rewrite); it is dropped instead.
     """
     if not isinstance(obj, Mapping):
         raise ConfigError(name or KIND, [FieldProblem("", f"expected a mapping, got {type(obj).__name__}")])
-    is_full = "spec" in obj
+    is_full = any(key in obj for key in ("spec", "apiVersion", "kind"))
     object_name = name or _object_name(obj)
     try:
-        if is_full:
-            return HAProxyTemplateConfig.model_validate(dict(obj))
-        return HAProxyTemplateConfig(spec=HAProxyTemplateConfigSpec.model_validate(dict(obj)))
+        if not is_full:
+            return HAProxyTemplateConfig(spec=HAProxyTemplateConfigSpec.model_validate(dict(obj)))
+        body = {k: v for k, v in obj.items() if k != "status"}
+        config = HAProxyTemplateConfig.model_validate(body)
     except ValidationError as exc:
         raise ConfigError.from_validation_error(object_name, exc, prefix="" if is_full else "spec") from None
+    if obj.get("status") is not None:
+        try:
+            config.status = HAProxyTemplateConfigStatus.model_validate(obj["status"])
+        except ValidationError:
+            config.status = None
+    return config

@@ -6,10 +6,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 import yaml
 
 from haptic.config.crds import all_crds, render_crd_yaml
+from haptic.config.haproxycfg import HAProxyCfg, HAProxyCfgSpec, HAProxyCfgStatus, PodDeploymentStatus
 from haptic.config.models import load_config
 
 REPO = Path(__file__).resolve().parents[3]
@@ -116,3 +118,62 @@ def test_crd_defaults_equal_model_defaults(spec: dict[str, Any]) -> None:
         assert value == node["default"], path
         checked += 1
     assert checked >= 15
+
+
+def _validator(name: str) -> Any:
+    return jsonschema.Draft7Validator(_schema(all_crds()[name]))
+
+
+def test_model_output_validates_against_the_crd_schema(cr: dict[str, Any]) -> None:
+    """What the models accept and emit, the API server accepts too."""
+    cr["spec"]["dataplane"] = {"minDeploymentInterval": "1m30s", "port": 8443}
+    cr["spec"]["templatingSettings"] = {"extraContext": {"anything": [1, {"nested": True}]}}
+    cr["spec"]["maps"] = {
+        "h.map": {
+            "template": "x",
+            "postProcessing": [{"type": "regex_replace", "params": {"pattern": "a", "replace": ""}}],
+        }
+    }
+    cr["spec"]["validationTests"] = {
+        "t": {"fixtures": {"ingresses": [{"metadata": {"name": "a"}}]}, "assertions": [{"type": "haproxy_valid"}]}
+    }
+    cr["status"] = {"validationStatus": "Valid", "lastValidated": "2026-01-01T00:00:00Z"}
+    validator = _validator("haproxy-haptic.org_haproxytemplateconfigs.yaml")
+    errors = [e.message for e in validator.iter_errors(load_config(cr).to_json())]
+    assert errors == []
+
+
+@pytest.mark.parametrize(
+    ("mutate", "where"),
+    [
+        (lambda s: s["dataplane"].update(port=70000), "port"),
+        (lambda s: s["dataplane"].update(driftPreventionInterval="2x"), "driftPreventionInterval"),
+        (lambda s: s["podSelector"].update(matchLabels={}), "matchLabels"),
+        (lambda s: s["watchedResources"]["ingresses"].update(indexBy=[]), "indexBy"),
+        (lambda s: s["watchedResources"]["ingresses"].update(store="memory"), "store"),
+        (
+            lambda s: s["haproxyConfig"].update(
+                postProcessing=[{"type": "sed", "params": {"pattern": "a", "replace": "b"}}]
+            ),
+            "type",
+        ),
+        (lambda s: s.pop("haproxyConfig"), "haproxyConfig"),
+    ],
+)
+def test_crd_schema_rejects_what_the_models_reject(cr: dict[str, Any], mutate: Any, where: str) -> None:
+    cr["spec"]["dataplane"] = {}
+    mutate(cr["spec"])
+    with pytest.raises(ValueError):
+        load_config(cr)
+    errors = list(_validator("haproxy-haptic.org_haproxytemplateconfigs.yaml").iter_errors(cr))
+    assert errors, f"the CRD schema accepted a bad {where}"
+    assert any(where in ".".join(str(p) for p in e.absolute_path) or where in e.message for e in errors)
+
+
+def test_haproxycfg_model_output_validates_against_its_crd() -> None:
+    cfg = HAProxyCfg(
+        spec=HAProxyCfgSpec(content="global\n", checksum="abc"),
+        status=HAProxyCfgStatus(deployed_to_pods=[PodDeploymentStatus(pod_name="p", sync_duration=1.5)]),
+    )
+    errors = [e.message for e in _validator("haproxy-haptic.org_haproxycfgs.yaml").iter_errors(cfg.to_json())]
+    assert errors == []

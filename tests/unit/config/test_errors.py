@@ -173,3 +173,9 @@ def test_wrong_kind_is_rejected(cr: dict[str, Any]) -> None:
 def test_not_a_mapping() -> None:
     with pytest.raises(ConfigError, match="expected a mapping"):
         load_config(["not", "a", "mapping"])  # type: ignore[arg-type]
+
+
+def test_full_object_without_spec_says_spec_is_missing(cr: dict[str, Any]) -> None:
+    del cr["spec"]
+    err = _error(cr)
+    assert [p.path for p in err.problems] == ["spec"]

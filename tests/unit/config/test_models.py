@@ -128,7 +128,38 @@ def test_status_round_trips(cr: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("status", ["valid", "Broken"])
-def test_status_rejects_unknown_validation_status(cr: dict[str, Any], status: str) -> None:
+def test_status_model_rejects_unknown_validation_status(cr: dict[str, Any], status: str) -> None:
     cr["status"] = {"validationStatus": status}
     with pytest.raises(ValueError, match=r"status\.validationStatus"):
-        load_config(cr)
+        HAProxyTemplateConfig.model_validate(cr)
+
+
+def test_unreadable_status_does_not_reject_a_good_spec(cr: dict[str, Any]) -> None:
+    cr["status"] = {"validationStatus": "Broken", "somethingElse": 1}
+    loaded = load_config(cr)
+    assert loaded.status is None
+    assert loaded.spec == load_config(cr["spec"]).spec
+
+
+def test_make_stores_builds_indexed_filtered_stores(spec: dict[str, Any]) -> None:
+    spec["watchedResources"]["ingresses"]["fieldSelector"] = "spec.ingressClassName=haproxy"
+    spec["watchedResourcesIgnoreFields"] = ["metadata.managedFields"]
+    stores = load_config(spec).spec.make_stores()
+    assert list(stores) == ["haproxy-pods", "ingresses"]
+    ing = stores["ingresses"]
+    assert ing.index_by == ("metadata.namespace", "metadata.name")
+    obj = {"metadata": {"name": "a", "namespace": "d", "managedFields": [1]}, "spec": {"ingressClassName": "haproxy"}}
+    assert ing.apply(obj)
+    assert not ing.apply({"metadata": {"name": "b", "namespace": "d"}, "spec": {"ingressClassName": "nginx"}})
+    assert ing.get_single("d", "a") == {
+        "metadata": {"name": "a", "namespace": "d"},
+        "spec": {"ingressClassName": "haproxy"},
+    }
+    pods = stores["haproxy-pods"]
+    pods.apply({"metadata": {"name": "haproxy-0", "namespace": "haptic", "managedFields": []}})
+    assert pods.fetch("haptic")[0]["metadata"] == {"name": "haproxy-0", "namespace": "haptic"}
+
+
+def test_pod_selector_as_label_selector_string(spec: dict[str, Any]) -> None:
+    spec["podSelector"] = {"matchLabels": {"tier": "edge", "app": "haproxy"}}
+    assert load_config(spec).spec.pod_selector.label_selector == "app=haproxy,tier=edge"

@@ -136,3 +136,23 @@ def test_equal_expressions_compare_equal() -> None:
 )
 def test_format_value(value: Any, text: str) -> None:
     assert format_value(value) == text
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "metadata.managedFields",
+        "metadata.labels['kubernetes.io/service-name']",
+        "spec.rules[*].host",
+        "spec.ports[?(@.name=='http')]",
+        "spec.ports[0,1].port",
+        "spec.rules[1:]",
+        "metadata.*",
+    ],
+)
+def test_after_strip_nothing_is_found_and_the_rest_is_intact(expr: str) -> None:
+    path = compile_jsonpath(expr)
+    assert path.find(OBJ), "the case must match something to be meaningful"
+    stripped = path.strip(OBJ)
+    assert path.find(stripped) == []
+    assert compile_jsonpath("spec.ingressClassName").find(stripped) == ["haproxy"]
