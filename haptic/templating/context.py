@@ -12,6 +12,7 @@ import math
 import posixpath
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Protocol
@@ -320,6 +321,17 @@ class ServerSlots:
             else:
                 result.append(ServerSlot(f"SRV_{i}", taken.address, taken.port, True))
         return result
+
+
+CURRENT_RENDER: ContextVar[RenderState | None] = ContextVar("haptic_current_render", default=None)
+
+
+def current_render() -> RenderState:
+    """The state of the render pass running in this thread/task (set by ``TemplateEngine.render``)."""
+    state = CURRENT_RENDER.get()
+    if state is None:
+        raise TemplateFailure("this function can only be used while rendering")
+    return state
 
 
 @dataclass

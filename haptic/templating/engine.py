@@ -21,6 +21,7 @@ from jinja2.runtime import Context
 
 from haptic.dataplane.aux_files import AuxFiles
 from haptic.templating.context import (
+    CURRENT_RENDER,
     EMPTY_STORE,
     Endpoint,
     FileRegistry,
@@ -41,7 +42,7 @@ from haptic.templating.errors import (
     TemplateRenderError,
     TemplatingError,
 )
-from haptic.templating.filters import FILTERS, GLOBALS, STATE_KEY, TESTS
+from haptic.templating.filters import FILTERS, GLOBALS, TESTS
 from haptic.templating.postprocess import RegexReplace, post_processor_from
 from haptic.templating.safety import parse_cidrs, parse_request_headers
 from haptic.templating.sandbox import HapticSandbox
@@ -254,7 +255,6 @@ class TemplateEngine:
             },
             "shared": SharedState(),
             "server_slots": ServerSlots(current),
-            STATE_KEY: state,
         }
         return context, state, registry
 
@@ -266,6 +266,7 @@ class TemplateEngine:
         # cyclic GC would rescan the stores over and over, and a render creates no cycles worth it.
         gc_was_enabled = gc.isenabled()
         gc.disable()
+        token = CURRENT_RENDER.set(state)
         try:
             config = self._render_one(HAPROXY_CFG, self.templates.haproxy_config, context)
             maps = {n: self._render_one(f"map:{n}", t, context) for n, t in sorted(self.templates.maps.items())}
@@ -274,6 +275,7 @@ class TemplateEngine:
                 n: self._render_one(f"cert:{n}", t, context) for n, t in sorted(self.templates.certificates.items())
             }
         finally:
+            CURRENT_RENDER.reset(token)
             self.env.clear_deadline()
             if gc_was_enabled:
                 gc.enable()
