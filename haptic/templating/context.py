@@ -297,8 +297,13 @@ class ServerSlots:
             raise TemplateFailure(f"server slots must be an integer from 1 to 1000, got {slots!r}")
         count = max(step, math.ceil(len(endpoints) / step) * step)
         by_slot: dict[int, Endpoint] = {}
-        remaining = dict.fromkeys(endpoints)
         previous = self._current.backends.get(backend) if self._current is not None else None
+        if previous is None:
+            # Nothing deployed yet: endpoints simply fill the first slots.
+            placeholders = [ServerSlot(f"SRV_{i}", "127.0.0.1", 1, False) for i in range(len(endpoints) + 1, count + 1)]
+            filled = [ServerSlot(f"SRV_{i}", e.address, e.port, True) for i, e in enumerate(endpoints, 1)]
+            return filled + placeholders
+        remaining = dict.fromkeys(endpoints)
         if previous is not None:
             for server in previous.servers.values():
                 if server.disabled or server.port is None or not server.name.startswith("SRV_"):

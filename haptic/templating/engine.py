@@ -43,6 +43,7 @@ from haptic.templating.errors import (
     TemplatingError,
 )
 from haptic.templating.filters import FILTERS, GLOBALS, TESTS
+from haptic.templating.ingress_helpers import ingress_paths
 from haptic.templating.postprocess import RegexReplace, post_processor_from
 from haptic.templating.safety import parse_cidrs, parse_request_headers
 from haptic.templating.sandbox import HapticSandbox
@@ -176,6 +177,7 @@ class TemplateEngine:
                 "snippets": self._snippets_matching,
                 "render_glob": self._render_glob,
                 "service_endpoints": service_endpoints,
+                "ingress_paths": ingress_paths,
                 "request_headers": parse_request_headers,
                 "cidrs": parse_cidrs,
             }

@@ -24,6 +24,30 @@ from haptic.templating.errors import RenderTimeout
 _MAX_REPEAT = 10_000_000
 _MAX_EXPONENT = 4096
 _DICT_ATTRIBUTES = frozenset(dir(dict))
+# Read-only str methods templates use in hot loops; ``format`` stays on the sandbox's checked path.
+_STR_METHODS = frozenset(
+    {
+        "strip",
+        "rstrip",
+        "lstrip",
+        "lower",
+        "upper",
+        "startswith",
+        "endswith",
+        "split",
+        "rsplit",
+        "replace",
+        "join",
+        "removeprefix",
+        "removesuffix",
+        "partition",
+        "rpartition",
+        "title",
+        "isdigit",
+        "count",
+        "find",
+    }
+)
 _CHECK_EVERY = 256
 _GUARD_FILTER = "_haptic_loop_guard"
 
@@ -140,6 +164,8 @@ class HapticSandbox(ImmutableSandboxedEnvironment):
                 return obj[attribute]
             except KeyError:
                 return self.undefined(obj=obj, name=attribute)
+        if kind is str and attribute in _STR_METHODS:
+            return getattr(obj, attribute)
         # Render-context objects of our own expose only public, read-mostly API: skip the generic checks.
         if kind in self.trusted_types and not attribute.startswith("_"):
             try:
@@ -147,6 +173,15 @@ class HapticSandbox(ImmutableSandboxedEnvironment):
             except AttributeError:
                 return self.undefined(obj=obj, name=attribute)
         return super().getattr(obj, attribute)
+
+    def getitem(self, obj: Any, argument: Any) -> Any:
+        # ``obj["key"]`` on a plain dict cannot reach anything unsafe: skip the attribute fallback checks.
+        if type(obj) is dict:
+            try:
+                return obj[argument]
+            except (KeyError, TypeError):
+                return self.undefined(obj=obj, name=argument)
+        return super().getitem(obj, argument)
 
     def unsafe_undefined(self, obj: Any, attribute: str) -> Any:
         # Fail loudly: a template probing private or mutating attributes is an escape attempt.
