@@ -120,10 +120,19 @@ class RenderInputs:
 
 @dataclass(frozen=True)
 class RenderResult:
+    """The rendered ``haproxy.cfg``, auxiliary files and the warnings templates raised."""
+
     config: str
     aux: AuxFiles
     warnings: tuple[str, ...] = ()
     context: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def __repr__(self) -> str:
+        # Certificates hold private keys: a repr (logs, debuggers) shows file names and sizes only.
+        files = {
+            kind: sorted(getattr(self.aux, kind)) for kind in ("maps", "files", "certificates", "crt_lists")
+        }
+        return f"RenderResult(config=<{len(self.config)} chars>, aux={files}, warnings={list(self.warnings)})"
 
 
 # Which spec field each compiled template came from, for error messages.
