@@ -22,6 +22,7 @@ from .resources import ResourceType
 from .store import FakeKubeAPI, ListResult, timestamp
 from .tables import to_table, wants_table, watch_table
 from .validation import bad_request
+from .watch import Watch
 
 MAX_BODY = 3 * 1024 * 1024
 _PATCH_TYPES = {
@@ -77,6 +78,7 @@ class KubeHTTPServer:
         self._site: web.TCPSite | None = None
         self._reopen: asyncio.TimerHandle | None = None
         self.requests = 0
+        self._watches: set[Watch] = set()
 
     @property
     def url(self) -> str:
@@ -99,7 +101,8 @@ class KubeHTTPServer:
     async def stop(self) -> None:
         if self._reopen is not None:
             self._reopen.cancel()
-        self.api.drop_watches()
+        for watch in list(self._watches):
+            watch.close(dropped=True)
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -332,6 +335,7 @@ class KubeHTTPServer:
         watch = self.api.watch(t.rt, t.namespace, query.get("labelSelector"), query.get("fieldSelector"),
                                query.get("resourceVersion"), timeout, _flag(query.get("allowWatchBookmarks")),
                                send_initial)
+        self._watches.add(watch)
         table = wants_table(request.headers.get("Accept", ""))
         response = web.StreamResponse(headers={"Content-Type": "application/json"})
         response.enable_chunked_encoding()
@@ -361,6 +365,7 @@ class KubeHTTPServer:
             raise
         finally:
             watch.close()
+            self._watches.discard(watch)
         return response
 
     # -- admin ----------------------------------------------------------------------------------------
