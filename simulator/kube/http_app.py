@@ -139,6 +139,7 @@ class KubeHTTPServer:
         try:
             return await self._serve(request, path)
         except ApiError as err:
+            log.debug("%s %s -> %s %s", request.method, request.path_qs, err.code, err.message)
             return error_response(err)
 
     async def _serve(self, request: web.Request, path: str) -> web.StreamResponse:

@@ -18,7 +18,8 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from haptic.k8s.api import JSON, ApiError, Conflict, Gone, Invalid, NotFound
 
@@ -29,6 +30,9 @@ from .resources import BUILTIN_TYPES, CRD_KEY, NAMESPACES_KEY, ResourceType, Typ
 from .selectors import combine, parse_field_selector, parse_label_selector
 from .validation import bad_request, check_body, check_name
 from .watch import Watch
+
+if TYPE_CHECKING:
+    from .http_app import KubeHTTPServer
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 Key = tuple[str, str]
@@ -394,9 +398,14 @@ class FakeKubeAPI:
             fields = ownership.leaves(obj, rt.kind)
             managed = ownership.ManagedFields(None)
             managed.record_update(manager, rt.api_version, meta["creationTimestamp"], set(fields), set())
-            meta["managedFields"] = managed.render()
+            rendered = managed.render()
+            if rendered:
+                meta["managedFields"] = rendered
+            else:
+                meta.pop("managedFields", None)
         else:
             meta.pop("managedFields", None)
+        obj = {"apiVersion": obj.pop("apiVersion"), "kind": obj.pop("kind"), **obj}
         self._bump(obj)
         self._commit(rt, ts, key, "ADDED", obj, None)
         if rt.storage_key == CRD_KEY and not self._dry:
@@ -558,7 +567,11 @@ class FakeKubeAPI:
             return
         managed = ownership.ManagedFields(new["metadata"].get("managedFields"))
         managed.record_update(manager, rt.api_version, self.stamp(), changed, removed, subresource)
-        new["metadata"]["managedFields"] = managed.render()
+        rendered = managed.render()
+        if rendered:
+            new["metadata"]["managedFields"] = rendered
+        else:
+            new["metadata"].pop("managedFields", None)
 
     def patch(self, rt: ResourceType, namespace: str | None, name: str, patch_type: str, body: Any,
               subresource: str | None = None, manager: str | None = None, force: bool = False) -> JSON:
@@ -738,6 +751,41 @@ class FakeKubeAPI:
         for watcher in watchers:
             watcher.close(dropped=True)
         return len(watchers)
+
+    def outage(self, seconds: float) -> None:
+        """Answer 503 to every request for ``seconds`` of loop time."""
+        self.faults.outage(seconds)
+
+    def refuse_connections(self, seconds: float) -> None:
+        """Refuse connections for ``seconds`` (the HTTP server stops listening only via its own
+        ``refuse``; in-process calls raise a 503 "connection refused")."""
+        self.faults.refuse(seconds)
+
+    def throttle(self, seconds: float, retry_after: float = 1.0) -> None:
+        """Answer 429 with ``Retry-After`` for ``seconds``."""
+        self.faults.throttle(seconds, retry_after)
+
+    def add_latency(self, seconds: float, duration: float | None = None) -> None:
+        self.faults.add_latency(seconds, duration)
+
+    def inject_conflicts(self, resource: str, count: int) -> None:
+        """The next ``count`` writes of ``resource`` (plural or ``plural.group``) answer 409."""
+        self.faults.inject_conflicts(resource, count)
+
+    def clear_faults(self) -> None:
+        self.faults.clear()
+
+    def load_yaml(self, text_or_path: str | Path) -> builtins.list[JSON]:
+        """Creates the objects of a YAML file or text (see ``simulator.kube.loading``)."""
+        from .loading import load_yaml
+
+        return load_yaml(self, text_or_path)
+
+    async def serve(self, host: str = "127.0.0.1", port: int = 0) -> KubeHTTPServer:
+        """Starts an HTTP server for this store on the running loop."""
+        from .http_app import serve
+
+        return await serve(self, host, port)
 
     def watcher_count(self) -> int:
         return sum(len(ts.watchers) for ts in self._stores.values())

@@ -10,7 +10,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from simulator.kube import FakeKubeAPI, KubeHTTPServer, serve
+from simulator.kube import FakeKubeAPI, KubeHTTPServer
 from tests.integration.kube_helpers import WIDGET_CRD, async_wait_until
 
 CMS = "/api/v1/namespaces/default/configmaps"
@@ -18,7 +18,7 @@ CMS = "/api/v1/namespaces/default/configmaps"
 
 @pytest.fixture
 async def server() -> AsyncIterator[KubeHTTPServer]:
-    srv = await serve(FakeKubeAPI(bookmark_interval=0.05))
+    srv = await FakeKubeAPI(bookmark_interval=0.05).serve()
     yield srv
     await srv.stop()
 

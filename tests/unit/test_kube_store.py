@@ -398,4 +398,4 @@ spec:
     assert [o["kind"] for o in created] == ["Namespace", "CustomResourceDefinition", "Widget"]
     assert created[2]["status"] == {"ready": True}
     with pytest.raises(ApiError, match="Gadget"):
-        load_yaml(api, "apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g}\n")
+        api.load_yaml("apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g}\n")
