@@ -9,7 +9,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from haptic.k8s.api import ApiError, Conflict, Unavailable
+from haptic.k8s.api import Conflict, Unavailable
 
 from .resources import ResourceType
 
@@ -106,6 +106,3 @@ class Faults:
                         {"group": rt.group, "kind": rt.plural},
                     )
 
-
-def error_for_code(code: int, message: str) -> ApiError:
-    return ApiError.from_status({"code": code, "message": message})

@@ -330,7 +330,7 @@ class KubeHTTPServer:
     async def _watch(self, request: web.Request, t: _Target) -> web.StreamResponse:
         query = request.query
         timeout = self.watch_timeout
-        if query.get("timeoutSeconds", "").isdigit():
+        if query.get("timeoutSeconds", "").isdigit() and int(query["timeoutSeconds"]) > 0:
             timeout = float(query["timeoutSeconds"])
         send_initial = _flag(query.get("sendInitialEvents")) if "sendInitialEvents" in query else None
         watch = self.api.watch(t.rt, t.namespace, query.get("labelSelector"), query.get("fieldSelector"),
