@@ -16,10 +16,11 @@ from aiohttp import web
 from haptic.k8s.api import JSON, ApiError, NotFound
 
 from . import discovery
+from .clock import timestamp
 from .faults import loop_time
 from .loading import load_documents
 from .resources import ResourceType
-from .store import FakeKubeAPI, ListResult, timestamp
+from .store import FakeKubeAPI, ListResult
 from .tables import to_table, wants_table, watch_table
 from .validation import bad_request
 from .watch import Watch

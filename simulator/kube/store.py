@@ -6,78 +6,32 @@ only serialize them (the HTTP app) can share them; the in-process client hands o
 
 from __future__ import annotations
 
-import asyncio
-import base64
-import binascii
 import builtins
 import contextlib
 import json
-import random
 from bisect import bisect_left
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from haptic.k8s.api import JSON, ApiError, Conflict, Gone, Invalid, NotFound
 
 from . import ownership
+from .clock import SeededIds, Stamper, default_now
 from .faults import Faults
 from .patching import json_copy, json_patch, merge_patch, strategic_merge
 from .resources import BUILTIN_TYPES, CRD_KEY, NAMESPACES_KEY, ResourceType, TypeRegistry
 from .selectors import combine, parse_field_selector, parse_label_selector
+from .typestore import Event, Key, TypeStore, decode_continue, encode_continue
 from .validation import bad_request, check_body, check_name
 from .watch import Watch
 
 if TYPE_CHECKING:
     from .http_app import KubeHTTPServer
 
-EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
-Key = tuple[str, str]
-Event = tuple[int, str, JSON, JSON | None]
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
-_GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
-
-
-def default_now() -> datetime:
-    """Loop time added to a fixed epoch: deterministic under a virtual clock."""
-    try:
-        offset = asyncio.get_running_loop().time()
-    except RuntimeError:
-        offset = 0.0
-    return EPOCH + timedelta(seconds=offset)
-
-
-_last_stamp: list[Any] = [None, ""]
-
-
-def timestamp(moment: datetime) -> str:
-    """RFC 3339 at second precision (memoised: many writes share a second)."""
-    second = moment.replace(microsecond=0)
-    if _last_stamp[0] != second:
-        _last_stamp[0] = second
-        _last_stamp[1] = moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return str(_last_stamp[1])
-
-
-class _TypeStore:
-    """The objects of one (group, plural), its change history and its watchers."""
-
-    __slots__ = ("floor", "history", "objects", "sorted_keys", "watchers")
-
-    def __init__(self) -> None:
-        self.objects: dict[Key, JSON] = {}
-        self.history: deque[Event] = deque()
-        self.floor = 0
-        self.watchers: list[Watch] = []
-        self.sorted_keys: list[Key] | None = None
-
-    def ordered(self) -> list[Key]:
-        if self.sorted_keys is None:
-            self.sorted_keys = sorted(self.objects)
-        return self.sorted_keys
 
 
 @dataclass(frozen=True)
@@ -101,43 +55,23 @@ class FakeKubeAPI:
         types: Iterable[ResourceType] = BUILTIN_TYPES,
         namespaces: Iterable[str] = DEFAULT_NAMESPACES,
     ) -> None:
-        self._rng = random.Random(seed)
         self.now = now or default_now
-        self.new_uid = ids or self._seeded_uid
+        self.stamp = Stamper(self.now)
+        self._ids = SeededIds(seed)
+        self.new_uid = ids or self._ids.uid
         self.bookmark_interval = bookmark_interval
         self.history_limit = history_limit
         self.types = TypeRegistry(types)
         self.faults = Faults()
         self._rv = 0
         self._compacted = 0
-        self._stores: dict[Key, _TypeStore] = {}
+        self._stores: dict[Key, TypeStore] = {}
         self._encoded: dict[int, tuple[JSON, bytes]] = {}
         self._draining: set[str] = set()
-        self._stamp_second = -1
         self._dry = False
-        self._stamp_text = ""
         self.writes = 0
         for name in namespaces:
             self.create(self.types.resolve("v1", "namespaces"), None, {"metadata": {"name": name}})
-
-    def stamp(self) -> str:
-        """The current time as the API writes it (second precision)."""
-        if self.now is default_now:
-            # Hot path: skip building datetimes while the loop clock stays within the same second.
-            try:
-                second = int(asyncio.get_running_loop().time())
-            except RuntimeError:
-                second = 0
-            if second != self._stamp_second:
-                self._stamp_second = second
-                self._stamp_text = timestamp(EPOCH + timedelta(seconds=second))
-            return self._stamp_text
-        return timestamp(self.now())
-
-    def _seeded_uid(self) -> str:
-        """A version-4 shaped UUID from the seeded generator."""
-        h = f"{self._rng.getrandbits(128):032x}"
-        return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{'89ab'[int(h[16], 16) & 3]}{h[17:20]}-{h[20:]}"
 
     # -- basics ----------------------------------------------------------------------------------
 
@@ -145,16 +79,16 @@ class FakeKubeAPI:
     def resource_version(self) -> int:
         return self._rv
 
-    def _store(self, rt: ResourceType) -> _TypeStore:
+    def _store(self, rt: ResourceType) -> TypeStore:
         ts = self._stores.get(rt.storage_key)
         if ts is None:
-            ts = self._stores[rt.storage_key] = _TypeStore()
+            ts = self._stores[rt.storage_key] = TypeStore()
         return ts
 
-    def _store_by_key(self, key: Key) -> _TypeStore:
+    def _store_by_key(self, key: Key) -> TypeStore:
         ts = self._stores.get(key)
         if ts is None:
-            ts = self._stores[key] = _TypeStore()
+            ts = self._stores[key] = TypeStore()
         return ts
 
     def resolve(self, api_version: str, plural: str) -> ResourceType:
@@ -177,12 +111,12 @@ class FakeKubeAPI:
     def _not_found(self, rt: ResourceType, name: str) -> NotFound:
         return NotFound(f'{rt.describe()} "{name}" not found', {"name": name, "group": rt.group, "kind": rt.plural})
 
-    def _floor(self, ts: _TypeStore) -> int:
+    def _floor(self, ts: TypeStore) -> int:
         return max(self._compacted, ts.floor)
 
     # -- commits -----------------------------------------------------------------------------------
 
-    def _commit(self, rt: ResourceType, ts: _TypeStore, key: Key, etype: str, obj: JSON, old: JSON | None) -> None:
+    def _commit(self, rt: ResourceType, ts: TypeStore, key: Key, etype: str, obj: JSON, old: JSON | None) -> None:
         """Stores ``obj`` (already carrying its new resourceVersion) and tells the watchers."""
         if self._dry:
             return
@@ -226,21 +160,6 @@ class FakeKubeAPI:
             raise self._not_found(rt, name)
         return obj
 
-    def _state_at(self, ts: _TypeStore, rv: int) -> tuple[dict[Key, JSON], builtins.list[Key]]:
-        """The objects as they were at ``rv``, undoing the history recorded since."""
-        if rv >= self._rv:
-            return ts.objects, ts.ordered()
-        state = dict(ts.objects)
-        for event_rv, etype, obj, old in reversed(ts.history):
-            if event_rv <= rv:
-                break
-            key = (obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
-            if etype == "ADDED":
-                state.pop(key, None)
-            elif old is not None:
-                state[key] = old
-        return state, sorted(state)
-
     def list(
         self,
         rt: ResourceType,
@@ -255,12 +174,12 @@ class FakeKubeAPI:
         rv = self._rv
         after: Key | None = None
         if continue_token:
-            rv, after = self._decode_continue(continue_token)
+            rv, after = decode_continue(continue_token)
             if rv < self._floor(ts):
                 raise Gone(
                     "The provided continue parameter is too old to display a consistent list result. You can start "
                     "a new list without the continue parameter.", {"kind": rt.plural, "group": rt.group})
-        objects, keys = self._state_at(ts, rv)
+        objects, keys = ts.state_at(rv, self._rv)
         namespace = namespace if rt.namespaced else None
         start = 0
         if after is not None:
@@ -281,23 +200,10 @@ class FakeKubeAPI:
             if match is not None and not match(obj):
                 continue
             if limit and len(items) >= limit:
-                next_token = self._encode_continue(rv, keys[index - 1])
+                next_token = encode_continue(rv, keys[index - 1])
                 break
             items.append(obj)
         return ListResult(items, str(rv), next_token)
-
-    @staticmethod
-    def _encode_continue(rv: int, after: Key) -> str:
-        raw = json.dumps({"rv": rv, "ns": after[0], "name": after[1]}, separators=(",", ":")).encode()
-        return base64.urlsafe_b64encode(raw).decode()
-
-    @staticmethod
-    def _decode_continue(token: str) -> tuple[int, Key]:
-        try:
-            data = json.loads(base64.urlsafe_b64decode(token.encode()))
-            return int(data["rv"]), (str(data["ns"]), str(data["name"]))
-        except (ValueError, KeyError, TypeError, binascii.Error) as exc:
-            raise bad_request(f"invalid continue token {token!r}: {exc}") from exc
 
     def watch(
         self,
@@ -340,7 +246,7 @@ class FakeKubeAPI:
         ts.watchers.append(watch)
         return watch
 
-    def _unregister(self, ts: _TypeStore) -> Callable[[Watch], None]:
+    def _unregister(self, ts: TypeStore) -> Callable[[Watch], None]:
         def remove(watch: Watch) -> None:
             if watch in ts.watchers:
                 ts.watchers.remove(watch)
@@ -358,7 +264,7 @@ class FakeKubeAPI:
                                              "being terminated", {"name": namespace, "kind": rt.plural})
 
     def _generate_name(self, prefix: str) -> str:
-        return prefix + "".join(self._rng.choice(_GENERATE_ALPHABET) for _ in range(5))
+        return prefix + self._ids.suffix()
 
     def create(self, rt: ResourceType, namespace: str | None, body: Any, manager: str | None = None,
                keep_status: bool = False, managed_fields: builtins.list[JSON] | None = None) -> JSON:
