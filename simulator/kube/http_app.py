@@ -253,7 +253,8 @@ class KubeHTTPServer:
                 return await self._watch(request, t)
             limit = int(query["limit"]) if query.get("limit", "").isdigit() else None
             result = api.list(t.rt, t.namespace, query.get("labelSelector"), query.get("fieldSelector"),
-                              limit or None, query.get("continue") or None)
+                              limit or None, query.get("continue") or None, query.get("resourceVersion"),
+                              query.get("resourceVersionMatch"))
             if wants_table(request.headers.get("Accept", "")):
                 return _json_response(to_table(t.rt, result.items, result.resource_version,
                                                result.continue_token, self._now()))
@@ -291,10 +292,12 @@ class KubeHTTPServer:
                         options = json.loads(raw)
                     except ValueError as exc:
                         raise bad_request(f"error decoding DeleteOptions: {exc}") from exc
-            preconditions = options.get("preconditions") if isinstance(options, dict) else None
+            if not isinstance(options, dict):
+                raise bad_request("DeleteOptions must be a JSON object")
+            propagation = options.get("propagationPolicy") or query.get("propagationPolicy")
             if t.name is None:
                 return self._delete_collection(t, request)
-            obj, _gone = api.delete(t.rt, t.namespace, t.name, preconditions)
+            obj, _gone = api.delete(t.rt, t.namespace, t.name, options.get("preconditions"), propagation)
             return self._object_response(t.rt, obj)
         raise ApiError(405, "MethodNotAllowed", f"method {method} is not allowed")
 
@@ -385,7 +388,8 @@ class KubeHTTPServer:
         handlers: dict[str, Callable[[], Awaitable[Any]]] = {}
 
         async def compact() -> Any:
-            return {"resourceVersion": str(api.compact())}
+            version = args.get("resourceVersion")
+            return {"resourceVersion": str(api.compact(None if version is None else int(version)))}
 
         async def drop() -> Any:
             return {"dropped": api.drop_watches()}
@@ -397,6 +401,10 @@ class KubeHTTPServer:
         async def refuse() -> Any:
             await self.refuse(float(args.get("seconds", 10)))
             return {"refusing": float(args.get("seconds", 10))}
+
+        async def unauthorized() -> Any:
+            api.faults.unauthorized(float(args.get("seconds", 10)))
+            return api.faults.snapshot()
 
         async def latency() -> Any:
             duration = args.get("duration")
@@ -428,7 +436,8 @@ class KubeHTTPServer:
                     "loopTime": loop_time(), "now": timestamp(api.now())}
 
         handlers.update(compact=compact, **{"drop-watches": drop}, outage=outage, refuse=refuse, latency=latency,
-                        throttle=throttle, conflicts=conflicts, clear=clear, faults=faults, load=load, state=state)
+                        throttle=throttle, unauthorized=unauthorized, conflicts=conflicts, clear=clear,
+                        faults=faults, load=load, state=state)
         handler = handlers.get(action)
         if handler is None:
             raise NotFound(f"unknown admin action {action!r}; known: {', '.join(sorted(handlers))}")

@@ -69,6 +69,9 @@ class FakeKubeAPI:
         self._encoded: dict[int, tuple[JSON, bytes]] = {}
         self._draining: set[str] = set()
         self._dry = False
+        # ownerReferences uid -> dependents, and the uids that exist, for garbage collection.
+        self._dependents: dict[str, dict[tuple[Key, Key], None]] = {}
+        self._live_uids: set[str] = set()
         self.writes = 0
         for name in namespaces:
             self.create(self.types.resolve("v1", "namespaces"), None, {"metadata": {"name": name}})
@@ -129,6 +132,7 @@ class FakeKubeAPI:
             ts.objects[key] = obj
         if old is not None:
             self._encoded.pop(id(old), None)
+        self._index_owners(rt, key, etype, obj, old)
         self.writes += 1
         event: Event = (self._rv, etype, obj, old)
         history = ts.history
@@ -137,6 +141,39 @@ class FakeKubeAPI:
             ts.floor = history.popleft()[0]
         for watcher in ts.watchers:
             watcher.offer(etype, obj, old)
+
+    def _index_owners(self, rt: ResourceType, key: Key, etype: str, obj: JSON, old: JSON | None) -> None:
+        meta = obj["metadata"]
+        uid = meta.get("uid")
+        if etype == "ADDED" and uid:
+            self._live_uids.add(uid)
+        elif etype == "DELETED":
+            self._live_uids.discard(uid)
+        before = (old or {}).get("metadata", {}).get("ownerReferences") or []
+        after = (meta.get("ownerReferences") or []) if etype != "DELETED" else []
+        if before == after:
+            return
+        slot = (rt.storage_key, key)
+        for ref in before:
+            self._dependents.get(str(ref.get("uid")), {}).pop(slot, None)
+        for ref in after:
+            self._dependents.setdefault(str(ref.get("uid")), {})[slot] = None
+
+    def _collect_dependents(self, owner: JSON) -> None:
+        """Background garbage collection: dependents whose owners are all gone are deleted."""
+        uid = owner["metadata"].get("uid")
+        for storage_key, key in list(self._dependents.pop(str(uid), {})):
+            ts = self._stores.get(storage_key)
+            obj = ts.objects.get(key) if ts is not None else None
+            if obj is None:
+                continue
+            owners = [str(r.get("uid")) for r in obj["metadata"].get("ownerReferences") or []]
+            if any(o != uid and o in self._live_uids for o in owners):
+                continue
+            rt = next((r for r in self.types.all() if r.storage_key == storage_key), None)
+            if rt is not None:
+                with contextlib.suppress(NotFound):
+                    self.delete(rt, key[0] or None, key[1])
 
     def _bump(self, obj: JSON) -> None:
         if not self._dry:
@@ -168,11 +205,24 @@ class FakeKubeAPI:
         field_selector: str | None = None,
         limit: int | None = None,
         continue_token: str | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
     ) -> ListResult:
+        """A list at the current version (or, with ``resource_version_match="Exact"``, at the given one);
+        with ``limit``, pages continue from the first page's snapshot."""
         match = combine(parse_label_selector(label_selector), parse_field_selector(field_selector))
         ts = self._store(rt)
         rv = self._rv
         after: Key | None = None
+        if resource_version_match == "Exact" and resource_version and not continue_token:
+            try:
+                rv = int(resource_version)
+            except ValueError as exc:
+                raise bad_request(f"invalid resourceVersion {resource_version!r}: must be an integer") from exc
+            if rv < self._floor(ts):
+                raise Gone(f"too old resource version: {rv} ({self._floor(ts)})", {"kind": rt.plural})
+            if rv > self._rv:
+                raise ApiError(504, "Timeout", f"Too large resource version: {rv}, current: {self._rv}")
         if continue_token:
             rv, after = decode_continue(continue_token)
             if rv < self._floor(ts):
@@ -539,8 +589,9 @@ class FakeKubeAPI:
     # -- deletion -----------------------------------------------------------------------------------------
 
     def delete(self, rt: ResourceType, namespace: str | None, name: str,
-               preconditions: dict[str, Any] | None = None) -> tuple[JSON, bool]:
-        """Deletes, honouring finalizers. Returns the object and whether it is gone already."""
+               preconditions: dict[str, Any] | None = None, propagation: str | None = None) -> tuple[JSON, bool]:
+        """Deletes, honouring finalizers; dependents (``ownerReferences``) are garbage-collected unless
+        ``propagation`` is ``Orphan``. Returns the object and whether it is gone already."""
         old = self.get(rt, namespace, name)
         meta = old["metadata"]
         for field, actual in (("uid", meta.get("uid")), ("resourceVersion", meta.get("resourceVersion"))):
@@ -571,12 +622,16 @@ class FakeKubeAPI:
         final["metadata"] = dict(meta)
         self._bump(final)
         self._commit(rt, ts, key, "DELETED", final, old)
-        self._after_removal(rt, final)
+        self._after_removal(rt, final, orphan=propagation == "Orphan")
         return final, True
 
-    def _after_removal(self, rt: ResourceType, obj: JSON) -> None:
+    def _after_removal(self, rt: ResourceType, obj: JSON, orphan: bool = False) -> None:
         if self._dry:
             return
+        if orphan:
+            self._dependents.pop(str(obj["metadata"].get("uid")), None)
+        elif str(obj["metadata"].get("uid")) in self._dependents:
+            self._collect_dependents(obj)
         if rt.storage_key == CRD_KEY:
             self._drop_crd_objects(obj)
         namespace = obj["metadata"].get("namespace")
@@ -643,13 +698,16 @@ class FakeKubeAPI:
 
     # -- admin --------------------------------------------------------------------------------------------
 
-    def compact(self) -> int:
-        """Forgets all history: watches (and continue tokens) from older versions now get 410."""
-        self._compacted = self._rv
+    def compact(self, resource_version: int | None = None) -> int:
+        """Forgets the history up to ``resource_version`` (default: all of it): watches and continue
+        tokens from older versions now get 410. Returns the compacted version."""
+        target = self._rv if resource_version is None else min(int(resource_version), self._rv)
+        self._compacted = max(self._compacted, target)
         for ts in self._stores.values():
-            ts.history.clear()
-            ts.floor = self._rv
-        return self._rv
+            while ts.history and ts.history[0][0] <= target:
+                ts.history.popleft()
+            ts.floor = max(ts.floor, target)
+        return self._compacted
 
     def drop_watches(self) -> int:
         """Cuts every open watch stream, as a lost connection would."""
@@ -673,6 +731,10 @@ class FakeKubeAPI:
 
     def add_latency(self, seconds: float, duration: float | None = None) -> None:
         self.faults.add_latency(seconds, duration)
+
+    def unauthorized(self, seconds: float) -> None:
+        """Answer 401 for ``seconds``."""
+        self.faults.unauthorized(seconds)
 
     def inject_conflicts(self, resource: str, count: int) -> None:
         """The next ``count`` writes of ``resource`` (plural or ``plural.group``) answer 409."""

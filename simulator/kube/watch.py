@@ -143,5 +143,11 @@ class Watch:
             batch.append(self._queue.popleft())
         return batch
 
+    def drain(self) -> list[Item]:
+        """Everything pending now, without waiting (for synchronous use)."""
+        items = list(self._queue)
+        self._queue.clear()
+        return items
+
     def pending(self) -> int:
         return len(self._queue)

@@ -181,3 +181,12 @@ async def test_drop_watches_cuts_http_streams(server: KubeHTTPServer, http: aioh
         server.api.drop_watches()
         with pytest.raises(aiohttp.ClientPayloadError):
             await response.read()
+
+
+async def test_unauthorized_window(http: aiohttp.ClientSession) -> None:
+    await call(http, "POST", "/_sim/unauthorized", {"seconds": 30})
+    status, body = await call(http, "GET", CMS)
+    assert (status, body["reason"]) == (401, "Unauthorized")
+    await call(http, "POST", "/_sim/clear", {})
+    status, _ = await call(http, "GET", CMS)
+    assert status == 200
