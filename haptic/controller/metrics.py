@@ -104,6 +104,15 @@ class _Metrics:
             ["subscriber"],
             registry=registry,
         )
+        self.webhook_requests = Counter(
+            "haptic_webhook_requests",
+            "Admission reviews answered, by resource kind and result (allowed, denied, error).",
+            ["gvk", "result"],
+            registry=registry,
+        )
+        self.webhook_duration = histogram(
+            "haptic_webhook_request_duration_seconds", "Time to answer an admission review."
+        )
         self.build_info = Gauge(
             "haptic_build_info",
             "Build information; the value is always 1.",
@@ -217,6 +226,13 @@ class ControllerMetrics:
         if self._leading_since is not None:
             self._m.time_as_leader.inc(max(0.0, now - self._leading_since))
             self._leading_since = now
+
+    # -- admission webhook ---------------------------------------------------------------------
+
+    def record_webhook_request(self, gvk: str, result: str, duration_s: float) -> None:
+        """One admission review answered (``result``: allowed, denied or error)."""
+        self._m.webhook_requests.labels(gvk=gvk, result=result).inc()
+        self._m.webhook_duration.observe(duration_s)
 
     # -- event bus -----------------------------------------------------------------------------
 

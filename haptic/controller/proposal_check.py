@@ -20,7 +20,7 @@ from haptic.controller.admission import DEFAULT_TIMEOUT, ProposalOutcome
 from haptic.templating.context import StorageDirs, StoreLike
 from haptic.templating.engine import RenderInputs, TemplateEngine, TemplateSet
 from haptic.templating.errors import TemplatingError
-from haptic.validation.haproxy_check import HAProxyValidator
+from haptic.validation.haproxy_check import ConfigProblem, HAProxyValidator
 from haptic.validation.process import AsyncProcessRunner, AsyncSubprocessRunner
 from haptic.validation.testrunner import TestReport, TestResult, ValidationTestRunner
 
@@ -43,6 +43,12 @@ def _failure(result: TestResult) -> str:
         more = f" (+{len(failed) - 1} more)" if len(failed) > 1 else ""
         return f"validationTest {result.name}: {what}{': ' + detail if detail else ''}{more}"
     return f"validationTest {result.name}: rendering failed: {result.rendering_error}"
+
+
+def _problem_text(problem: ConfigProblem) -> str:
+    where = f"{problem.file}:{problem.line}: " if problem.file and problem.line else ""
+    source = f" (line: {problem.source})" if problem.source else ""
+    return f"{where}{problem.message}{source}"
 
 
 class DryRunCheck:
@@ -128,7 +134,7 @@ class DryRunCheck:
         problems: list[str] = []
         validation = await self.validator.avalidate(result.config, result.aux, runner=self.runner)
         if not validation.valid:
-            errors = [str(e).replace("\n", " ") for e in validation.errors] or [validation.summary()]
+            errors = [_problem_text(e) for e in validation.errors] or [validation.summary()]
             problems.append("haproxy -c: " + "; ".join(errors[:_MAX_PROBLEMS]))
         problems.extend(await self.test_problems())
         return ProposalOutcome(tuple(problems), tuple(result.warnings))

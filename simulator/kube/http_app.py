@@ -16,6 +16,7 @@ from aiohttp import web
 from haptic.k8s.api import JSON, ApiError, NotFound
 
 from . import discovery
+from .admission import admitted
 from .clock import timestamp
 from .faults import loop_time
 from .loading import load_documents
@@ -263,13 +264,17 @@ class KubeHTTPServer:
             if t.name is not None:
                 raise ApiError(405, "MethodNotAllowed", f"POST is not allowed on a single {t.rt.kind}")
             body = await self._body(request)
-            obj = api.create(t.rt, t.namespace, body, self._manager(request))
+            manager = self._manager(request)
+            obj = await admitted(api, t.rt, t.namespace, None, None,
+                                 lambda: api.create(t.rt, t.namespace, body, manager))
             return self._object_response(t.rt, obj, 201)
         if method == "PUT":
             if t.name is None:
                 raise ApiError(405, "MethodNotAllowed", f"PUT needs an object name ({t.rt.describe()})")
             body = await self._body(request)
-            obj = api.update(t.rt, t.namespace, t.name, body, t.subresource, self._manager(request))
+            manager, name = self._manager(request), t.name
+            obj = await admitted(api, t.rt, t.namespace, name, t.subresource,
+                                 lambda: api.update(t.rt, t.namespace, name, body, t.subresource, manager))
             return self._object_response(t.rt, obj)
         if method == "PATCH":
             if t.name is None:
@@ -280,8 +285,10 @@ class KubeHTTPServer:
                                f"the body of the request was in an unknown format - accepted media types include: "
                                f"{', '.join(_PATCH_TYPES)} (got {request.content_type!r})")
             body = await self._body(request)
-            obj = api.patch(t.rt, t.namespace, t.name, patch_type, body, t.subresource, self._manager(request),
-                            _flag(query.get("force")))
+            manager, name, force = self._manager(request), t.name, _flag(query.get("force"))
+            obj = await admitted(api, t.rt, t.namespace, name, t.subresource,
+                                 lambda: api.patch(t.rt, t.namespace, name, patch_type, body, t.subresource,
+                                                   manager, force))
             return self._object_response(t.rt, obj)
         if method == "DELETE":
             options: Any = {}

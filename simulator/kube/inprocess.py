@@ -11,6 +11,7 @@ from typing import Any
 
 from haptic.k8s.api import JSON, ApiError, ObjectList, PatchType, ResourceRef, Selectors, WatchEvent, WatchOptions
 
+from .admission import admitted
 from .patching import json_copy
 from .resources import ResourceType
 from .store import FakeKubeAPI
@@ -73,7 +74,10 @@ class InProcessKubeClient:
         rt = self._resolve(ref)
         if not self.api.faults.quiet():
             await self.api.faults.gate("create", rt)
-        created: JSON = json_copy(self.api.create(rt, namespace, obj, self.field_manager))
+        api = self.api
+        created: JSON = json_copy(
+            await admitted(api, rt, namespace, None, None, lambda: api.create(rt, namespace, obj, self.field_manager))
+        )
         return created
 
     async def replace(self, ref: ResourceRef, obj: JSON) -> JSON:
@@ -90,8 +94,11 @@ class InProcessKubeClient:
         name = meta.get("name")
         if not name:
             raise ApiError(400, "BadRequest", f"replace of a {rt.kind} needs metadata.name")
-        updated: JSON = json_copy(self.api.update(rt, meta.get("namespace"), name, obj, subresource,
-                                                  self.field_manager))
+        api, namespace = self.api, meta.get("namespace")
+        updated: JSON = json_copy(
+            await admitted(api, rt, namespace, name, subresource,
+                           lambda: api.update(rt, namespace, name, obj, subresource, self.field_manager))
+        )
         return updated
 
     async def patch(
@@ -108,8 +115,11 @@ class InProcessKubeClient:
         rt = self._resolve(ref)
         if not self.api.faults.quiet():
             await self.api.faults.gate("patch", rt)
-        patched: JSON = json_copy(self.api.patch(rt, namespace, name, patch_type, body, subresource,
-                                                 field_manager or self.field_manager, force))
+        api, manager = self.api, field_manager or self.field_manager
+        patched: JSON = json_copy(
+            await admitted(api, rt, namespace, name, subresource,
+                           lambda: api.patch(rt, namespace, name, patch_type, body, subresource, manager, force))
+        )
         return patched
 
     async def delete(self, ref: ResourceRef, name: str, namespace: str | None = None) -> JSON | None:

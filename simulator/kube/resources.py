@@ -80,6 +80,8 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     _t("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", True),
     _t("coordination.k8s.io", "v1", "Lease", "leases", True),
     _t("events.k8s.io", "v1", "Event", "events", True, ("ev",)),
+    _t("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations",
+       False),
     _t("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", False, ("crd", "crds"),
        True),
     _t("gateway.networking.k8s.io", "v1", "GatewayClass", "gatewayclasses", False, ("gc",), True),

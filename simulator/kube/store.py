@@ -29,6 +29,7 @@ from .validation import bad_request, check_body, check_name
 from .watch import Watch
 
 if TYPE_CHECKING:
+    from .admission import WebhookAdmission
     from .http_app import KubeHTTPServer
 
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -73,6 +74,8 @@ class FakeKubeAPI:
         self._dependents: dict[str, dict[tuple[Key, Key], None]] = {}
         self._live_uids: set[str] = set()
         self.writes = 0
+        # Validating webhooks are called only when enabled (``admission.enable_admission``).
+        self.admission: WebhookAdmission | None = None
         for name in namespaces:
             self.create(self.types.resolve("v1", "namespaces"), None, {"metadata": {"name": name}})
 
