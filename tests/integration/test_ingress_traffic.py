@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import datetime
 import http.client
 import socket
+import ssl
 import subprocess
 import threading
 import time
@@ -13,6 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from haptic.k8s.store import ResourceStore
 from haptic.templating.context import StorageDirs
@@ -103,15 +111,47 @@ def _fixtures(ports: dict[str, int]) -> dict[str, list[dict[str, Any]]]:
     return {"services": services, "endpoints": slices, "ingresses": [ingress]}
 
 
-def _render(tmp_path: Path, ports: dict[str, int], http_port: int) -> Path:
+def _tls_secret() -> dict[str, Any]:
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "a.test")])
+    start = datetime.datetime(2025, 1, 1, tzinfo=datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(7)
+        .not_valid_before(start)
+        .not_valid_after(start + datetime.timedelta(days=36500))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName("a.test")]), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    crt_pem = cert.public_bytes(serialization.Encoding.PEM)
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    return {
+        "kind": "Secret",
+        "type": "kubernetes.io/tls",
+        "metadata": {"namespace": "t", "name": "a-tls"},
+        "data": {"tls.crt": base64.b64encode(crt_pem).decode(), "tls.key": base64.b64encode(key_pem).decode()},
+    }
+
+
+def _render(tmp_path: Path, ports: dict[str, int], http_port: int, https_port: int | None = None) -> Path:
     watched = LIB["watchedResources"]
     stores = {name: ResourceStore(name, w["indexBy"], w.get("fieldSelector")) for name, w in watched.items()}
-    for name, objects in _fixtures(ports).items():
+    fixtures = _fixtures(ports)
+    if https_port is not None:
+        fixtures["ingresses"][0]["spec"]["tls"] = [{"hosts": ["a.test"], "secretName": "a-tls"}]
+        fixtures["secrets"] = [_tls_secret()]
+    for name, objects in fixtures.items():
         for obj in objects:
             stores[name].apply(obj)
     extra = {**LIB["templatingSettings"]["extraContext"], "bindAddress": "127.0.0.1", "httpPort": http_port}
     extra["maxconn"] = 1000  # the default needs a higher fd limit than test machines grant
     extra["statsPort"] = _free_port()
+    extra["httpsPort"] = https_port or _free_port()
     dirs = StorageDirs(
         maps_dir=str(tmp_path / "maps"),
         ssl_certs_dir=str(tmp_path / "ssl"),
@@ -119,38 +159,60 @@ def _render(tmp_path: Path, ports: dict[str, int], http_port: int) -> Path:
     )
     engine = TemplateEngine(TemplateSet.from_spec(_Spec()))
     result = engine.render(RenderInputs(stores=stores, extra_context=extra, dirs=dirs))
-    (tmp_path / "maps").mkdir()
-    for name, content in result.aux.maps.items():
-        (tmp_path / "maps" / name).write_text(content)
+    for directory, files in (
+        ("maps", result.aux.maps),
+        ("ssl", result.aux.certificates),
+        ("general", {**result.aux.files, **result.aux.crt_lists}),
+    ):
+        (tmp_path / directory).mkdir()
+        for name, content in files.items():
+            (tmp_path / directory / name).write_text(content)
     config = tmp_path / "haproxy.cfg"
     config.write_text(result.config)
     return config
 
 
-def _get(port: int, host: str, path: str) -> tuple[int, str]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+def _get(port: int, host: str, path: str, tls: bool = False) -> tuple[int, str]:
+    conn: http.client.HTTPConnection
+    if tls:
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=5, context=context)
+    else:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
     try:
         conn.request("GET", path, headers={"Host": host})
         response = conn.getresponse()
-        return response.status, response.read().decode()
+        body = response.read().decode()
+        return response.status, response.getheader("Location") or body
     finally:
         conn.close()
 
 
-def test_host_and_path_routing_through_the_maps(haproxy_bin: str, tmp_path: Path, backends: dict[str, int]) -> None:
-    http_port = _free_port()
-    config = _render(tmp_path, backends, http_port)
+@contextlib.contextmanager
+def _haproxy(haproxy_bin: str, config: Path, port: int) -> Iterator[None]:
     check = subprocess.run([haproxy_bin, "-c", "-f", str(config)], capture_output=True, text=True)
     assert check.returncode == 0, check.stdout + check.stderr
     proc = subprocess.Popen([haproxy_bin, "-db", "-f", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         for _ in range(100):
             try:
-                socket.create_connection(("127.0.0.1", http_port), timeout=0.2).close()
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
                 break
             except OSError:
                 assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
                 time.sleep(0.05)
+        yield
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_host_and_path_routing_through_the_maps(haproxy_bin: str, tmp_path: Path, backends: dict[str, int]) -> None:
+    http_port = _free_port()
+    config = _render(tmp_path, backends, http_port)
+    with _haproxy(haproxy_bin, config, http_port):
         cases = [
             ("a.test", "/", 200, "svc-a /"),
             ("a.test:8080", "/index.html", 200, "svc-a /index.html"),
@@ -160,11 +222,17 @@ def test_host_and_path_routing_through_the_maps(haproxy_bin: str, tmp_path: Path
             ("a.test", "/exact", 200, "svc-b /exact"),
             ("a.test", "/exact/more", 200, "svc-a /exact/more"),  # Exact is exact
             ("x.wild.test", "/anything", 200, "svc-b /anything"),
+            ("a.b.wild.test", "/anything", 404, "no route"),  # a wildcard covers one label
             ("other.test", "/nohost/z", 200, "svc-a /nohost/z"),
             ("other.test", "/", 404, "no route"),
         ]
         for host, path, status, body in cases:
             assert _get(http_port, host, path) == (status, body), (host, path)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+
+
+def test_tls_termination_and_redirect(haproxy_bin: str, tmp_path: Path, backends: dict[str, int]) -> None:
+    http_port, https_port = _free_port(), _free_port()
+    config = _render(tmp_path, backends, http_port, https_port)
+    with _haproxy(haproxy_bin, config, https_port):
+        assert _get(https_port, "a.test", "/api/x", tls=True) == (200, "svc-b /api/x")
+        assert _get(http_port, "a.test", "/api/x") == (308, "https://a.test/api/x")
