@@ -319,8 +319,12 @@ class FakeKubeAPI:
     def create(self, rt: ResourceType, namespace: str | None, body: Any, manager: str | None = None,
                keep_status: bool = False, managed_fields: builtins.list[JSON] | None = None) -> JSON:
         check_body(rt, body, None, namespace)
-        obj: JSON = json_copy(body)
-        meta: JSON = obj.setdefault("metadata", {})
+        obj: JSON = {"apiVersion": rt.api_version, "kind": rt.kind}
+        for field, value in body.items():
+            if field not in obj:
+                obj[field] = json_copy(value)
+        meta: JSON = obj.get("metadata") or {}
+        obj["metadata"] = meta
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = self._generate_name(str(meta["generateName"]))
         check_name(rt, meta.get("name"))
@@ -336,8 +340,6 @@ class FakeKubeAPI:
         if key in ts.objects:
             raise Conflict(f'{rt.describe()} "{name}" already exists',
                            {"name": name, "group": rt.group, "kind": rt.plural}, reason="AlreadyExists")
-        obj["apiVersion"] = rt.api_version
-        obj["kind"] = rt.kind
         for field in ("deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion", "selfLink"):
             meta.pop(field, None)
         meta["uid"] = self.new_uid()
@@ -361,7 +363,6 @@ class FakeKubeAPI:
                 meta.pop("managedFields", None)
         else:
             meta.pop("managedFields", None)
-        obj = {"apiVersion": obj.pop("apiVersion"), "kind": obj.pop("kind"), **obj}
         self._bump(obj)
         self._commit(rt, ts, key, "ADDED", obj, None)
         if rt.storage_key == CRD_KEY and not self._dry:
