@@ -22,7 +22,7 @@ from .loading import load_documents
 from .resources import ResourceType
 from .store import FakeKubeAPI, ListResult
 from .tables import to_table, wants_table, watch_table
-from .validation import bad_request
+from .validation import bad_request, yaml_error
 from .watch import Watch
 
 MAX_BODY = 3 * 1024 * 1024
@@ -222,9 +222,7 @@ class KubeHTTPServer:
             try:
                 return yaml.safe_load(raw)
             except yaml.YAMLError as exc:
-                mark = getattr(exc, "problem_mark", None)
-                where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-                raise bad_request(f"error decoding YAML body{where}: {exc}") from exc
+                raise bad_request(f"error decoding YAML body: {yaml_error(exc)}") from exc
         try:
             return json.loads(raw)
         except ValueError as exc:

@@ -190,3 +190,13 @@ async def test_unauthorized_window(http: aiohttp.ClientSession) -> None:
     await call(http, "POST", "/_sim/clear", {})
     status, _ = await call(http, "GET", CMS)
     assert status == 200
+
+
+async def test_errors_do_not_echo_secret_material(http: aiohttp.ClientSession) -> None:
+    secrets = "/api/v1/namespaces/default/secrets"
+    status, answer = await call(http, "POST", secrets, raw=b"stringData:\n  token: hunter2-secret\n  bad: [\n",
+                                content_type="application/yaml")
+    assert status == 400 and "line" in answer["message"] and "hunter2" not in answer["message"]
+    body = {"metadata": {"name": "s", "annotations": {"x": {"token": "hunter2-secret"}}}}
+    status, answer = await call(http, "POST", secrets, body)
+    assert status == 422 and "annotations" in answer["message"] and "hunter2" not in json.dumps(answer)
