@@ -176,8 +176,9 @@ class FakeKubeAPI:
                     self.delete(rt, key[0] or None, key[1])
 
     def _bump(self, obj: JSON) -> None:
-        if not self._dry:
-            self._rv += 1
+        if self._dry:
+            return  # a dry run allocates no version: the answer keeps the one it had (none on create)
+        self._rv += 1
         obj["metadata"]["resourceVersion"] = str(self._rv)
 
     @contextlib.contextmanager
