@@ -20,6 +20,7 @@ from haptic.k8s.api import JSON, ApiError, Conflict, Gone, Invalid, NotFound
 
 from . import ownership
 from .clock import SeededIds, Stamper, default_now
+from .defaults import ClusterIPs, apply_defaults
 from .faults import Faults
 from .patching import json_copy, json_patch, merge_patch, strategic_merge
 from .resources import BUILTIN_TYPES, CRD_KEY, NAMESPACES_KEY, ResourceType, TypeRegistry
@@ -31,6 +32,7 @@ from .watch import Watch
 if TYPE_CHECKING:
     from .http_app import KubeHTTPServer
 
+_DEFAULTED = {("", "secrets"), ("", "services"), ("discovery.k8s.io", "endpointslices")}
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
@@ -72,6 +74,7 @@ class FakeKubeAPI:
         # ownerReferences uid -> dependents, and the uids that exist, for garbage collection.
         self._dependents: dict[str, dict[tuple[Key, Key], None]] = {}
         self._live_uids: set[str] = set()
+        self._cluster_ips = ClusterIPs()
         self.writes = 0
         for name in namespaces:
             self.create(self.types.resolve("v1", "namespaces"), None, {"metadata": {"name": name}})
@@ -349,6 +352,8 @@ class FakeKubeAPI:
         if rt.has_status and not keep_status:
             obj.pop("status", None)
         self._defaults(rt, obj)
+        if rt.storage_key in _DEFAULTED:
+            apply_defaults(rt, obj, None, self._cluster_ips)
         if rt.storage_key == CRD_KEY:
             self._check_crd(obj)
         if managed_fields is not None:
@@ -478,6 +483,10 @@ class FakeKubeAPI:
         meta["resourceVersion"] = old_meta["resourceVersion"]
         if rt.storage_key == CRD_KEY:
             self._check_crd(new)
+        if rt.storage_key in _DEFAULTED and subresource is None:
+            if new is body:
+                new = json_copy(new)
+            apply_defaults(rt, new, old, self._cluster_ips)
         if self._spec_view(rt, new) != self._spec_view(rt, old):
             meta["generation"] = int(old_meta.get("generation") or 0) + 1
         if manager and not applied:
