@@ -41,7 +41,6 @@ class ListResult:
     items: list[JSON]
     resource_version: str
     continue_token: str | None
-    remaining: int | None = None
 
 
 class FakeKubeAPI:
@@ -86,10 +85,7 @@ class FakeKubeAPI:
         return self._rv
 
     def _store(self, rt: ResourceType) -> TypeStore:
-        ts = self._stores.get(rt.storage_key)
-        if ts is None:
-            ts = self._stores[rt.storage_key] = TypeStore()
-        return ts
+        return self._store_by_key(rt.storage_key)
 
     def _store_by_key(self, key: Key) -> TypeStore:
         ts = self._stores.get(key)
