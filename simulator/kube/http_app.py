@@ -15,7 +15,7 @@ from aiohttp import web
 
 from haptic.k8s.api import JSON, ApiError, NotFound
 
-from . import discovery
+from . import discovery, protobuf
 from .clock import timestamp
 from .faults import loop_time
 from .loading import load_documents
@@ -214,6 +214,8 @@ class KubeHTTPServer:
         if not raw.strip():
             raise bad_request("the request body is empty")
         content_type = request.content_type
+        if content_type == "application/vnd.kubernetes.protobuf":
+            return protobuf.decode(raw)
         if "protobuf" in content_type or "cbor" in content_type:
             raise ApiError(415, "UnsupportedMediaType",
                            f"the body of the request was in an unknown format - accepted media types include: "
