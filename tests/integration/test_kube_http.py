@@ -201,3 +201,14 @@ async def test_errors_do_not_echo_secret_material(http: aiohttp.ClientSession) -
     body = {"metadata": {"name": "s", "annotations": {"x": {"token": "hunter2-secret"}}}}
     status, answer = await call(http, "POST", secrets, body)
     assert status == 422 and "annotations" in answer["message"] and "hunter2" not in json.dumps(answer)
+
+
+async def test_admin_arguments_are_validated(http: aiohttp.ClientSession) -> None:
+    status, answer = await call(http, "POST", "/_sim/conflicts", {"resource": "configmaps", "count": 0})
+    assert status == 400 and "count" in answer["message"]
+    status, answer = await call(http, "POST", "/_sim/outage", {"seconds": 5, "bogus": 1})
+    assert status == 400 and "bogus" in answer["message"]
+    status, answer = await call(http, "POST", "/_sim/nope", {})
+    assert status == 404 and "compact" in answer["message"]
+    status, faults = await call(http, "GET", "/_sim/faults")
+    assert status == 200 and faults["outage"] == 0 and faults["conflicts"] == {}
