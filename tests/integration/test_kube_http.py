@@ -212,3 +212,13 @@ async def test_admin_arguments_are_validated(http: aiohttp.ClientSession) -> Non
     assert status == 404 and "compact" in answer["message"]
     status, faults = await call(http, "GET", "/_sim/faults")
     assert status == 200 and faults["outage"] == 0 and faults["conflicts"] == {}
+
+
+async def test_streaming_list_sends_initial_events_then_a_marked_bookmark(http: aiohttp.ClientSession) -> None:
+    for name in ("b", "a"):
+        await call(http, "POST", CMS, {"metadata": {"name": name}})
+    query = "sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"
+    events = await watch_lines(http, query, 3)
+    assert [(e["type"], e["object"]["metadata"].get("name")) for e in events[:2]] == [("ADDED", "a"), ("ADDED", "b")]
+    assert events[2]["type"] == "BOOKMARK"
+    assert events[2]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
