@@ -22,6 +22,7 @@ from .validation import bad_request, yaml_error
 from .watch import Watch
 
 MAX_BODY = 3 * 1024 * 1024
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _PATCH_TYPES = {
     "application/merge-patch+json": "merge",
     "application/json-patch+json": "json",
@@ -217,8 +218,12 @@ class KubeHTTPServer:
                            f"the body of the request was in an unknown format - accepted media types include: "
                            f"application/json, application/yaml (got {content_type!r})")
         if "yaml" in content_type:
+            if raw.lstrip()[:1] in (b"{", b"["):
+                # kubectl sends JSON as apply-patch+yaml; JSON is YAML, and json is far faster.
+                with contextlib.suppress(ValueError):
+                    return json.loads(raw)
             try:
-                return yaml.safe_load(raw)
+                return yaml.load(raw, Loader=_YAML_LOADER)
             except yaml.YAMLError as exc:
                 raise bad_request(f"error decoding YAML body: {yaml_error(exc)}") from exc
         try:
