@@ -41,7 +41,7 @@ async def test_bad_input_answers_status_and_changes_nothing(server: KubeHTTPServ
     rv = server.api.resource_version
     cases: list[tuple[str, str, Any, str, bytes | None, int, str]] = [
         ("POST", CMS, None, "application/json", b'{"metadata": {', 400, "decoding JSON"),
-        ("POST", CMS, None, "application/yaml", b"metadata: [unclosed", 400, "line 1"),
+        ("POST", CMS, None, "application/yaml", b"metadata: [unclosed", 400, "YAML body"),
         ("POST", "/api/v1/namespaces/default/frobs", {"metadata": {"name": "x"}}, "application/json", None, 404,
          "frobs"),
         ("POST", CMS, {"kind": "Secret", "metadata": {"name": "x"}}, "application/json", None, 400, '"Secret"'),
