@@ -750,6 +750,31 @@ class FakeKubeAPI:
     def clear_faults(self) -> None:
         self.faults.clear()
 
+    def type_of(self, api_version: str, kind: str) -> ResourceType:
+        """The served type of a kind (what manifests name), or 404."""
+        rt = self.types.by_kind(api_version, kind)
+        if rt is None:
+            raise NotFound(f"no resource type serves {kind} in {api_version}", {"kind": kind})
+        return rt
+
+    def apply_object(self, obj: JSON, field_manager: str = "haptic-sim", force: bool = True) -> JSON:
+        """Creates or updates a manifest by server-side apply (what a scenario's ``apply`` step means);
+        ``status`` in the manifest is applied through the status subresource too."""
+        rt = self.type_of(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
+        meta = obj.get("metadata") or {}
+        namespace = meta.get("namespace") if rt.namespaced else None
+        result = self.patch(rt, namespace, str(meta.get("name", "")), "apply", obj, None, field_manager, force)
+        if rt.has_status and "status" in obj:
+            result = self.patch(rt, namespace, result["metadata"]["name"], "merge", {"status": obj["status"]},
+                                "status", field_manager)
+        return result
+
+    def delete_object(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> JSON | None:
+        """Deletes by kind; returns the object while finalizers keep it, None once it is gone."""
+        rt = self.type_of(api_version, kind)
+        obj, gone = self.delete(rt, namespace if rt.namespaced else None, name)
+        return None if gone else obj
+
     def load_yaml(self, text_or_path: str | Path) -> builtins.list[JSON]:
         """Creates the objects of a YAML file or text (see ``simulator.kube.loading``)."""
         from .loading import load_yaml

@@ -476,3 +476,17 @@ async def test_secret_string_data_and_service_defaults(kube: InProcessKubeClient
     assert replaced["spec"]["clusterIP"] == "10.96.0.2"
     with pytest.raises(Invalid, match="immutable"):
         await kube.patch(SVC, "a", {"spec": {"clusterIP": "10.96.9.9"}}, namespace="default")
+
+
+def test_apply_object_creates_updates_and_sets_status(api: FakeKubeAPI) -> None:
+    ingress = {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+               "metadata": {"name": "web", "namespace": "default"},
+               "spec": {"rules": [{"host": "a.example"}]},
+               "status": {"loadBalancer": {"ingress": [{"ip": "10.0.0.1"}]}}}
+    created = api.apply_object(ingress)
+    assert created["status"]["loadBalancer"]["ingress"] == [{"ip": "10.0.0.1"}]
+    updated = api.apply_object({**ingress, "spec": {"rules": [{"host": "b.example"}]}})
+    assert updated["spec"]["rules"] == [{"host": "b.example"}] and updated["metadata"]["generation"] == 2
+    assert api.delete_object("networking.k8s.io/v1", "Ingress", "web", "default") is None
+    with pytest.raises(NotFound):
+        api.apply_object({"apiVersion": "example.com/v1", "kind": "Nope", "metadata": {"name": "x"}})
