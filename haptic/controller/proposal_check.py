@@ -12,11 +12,13 @@ every review awaits that one result. Build a new ``DryRunCheck`` for each config
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Mapping
 from typing import Any
 
 from haptic.config.models import HAProxyTemplateConfigSpec
-from haptic.controller.admission import DEFAULT_TIMEOUT, ProposalOutcome
+from haptic.controller.admission import DEFAULT_TIMEOUT, AdmissionValidator, ProposalOutcome
+from haptic.k8s.store import ResourceStore
 from haptic.templating.context import StorageDirs, StoreLike
 from haptic.templating.engine import RenderInputs, TemplateEngine, TemplateSet
 from haptic.templating.errors import TemplatingError
@@ -138,3 +140,23 @@ class DryRunCheck:
             problems.append("haproxy -c: " + "; ".join(errors[:_MAX_PROBLEMS]))
         problems.extend(await self.test_problems())
         return ProposalOutcome(tuple(problems), tuple(result.warnings))
+
+
+def admission_validator(
+    spec: HAProxyTemplateConfigSpec,
+    stores: Mapping[str, ResourceStore],
+    haproxy_binary: str = "haproxy",
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    capabilities: Mapping[str, Any] | None = None,
+) -> AdmissionValidator:
+    """The validator for one configuration over its live stores, with the standard dry-run check.
+
+    Built inside a running event loop, the validationTests start at once (in a worker thread), so the
+    first review does not wait for them; otherwise the first review starts them.
+    """
+    check = DryRunCheck.from_spec(spec, haproxy_binary, timeout=timeout, capabilities=capabilities)
+    with contextlib.suppress(RuntimeError):
+        asyncio.get_running_loop()
+        check.start_tests()
+    return AdmissionValidator.from_spec(spec, stores, check, timeout=timeout)

@@ -10,9 +10,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from haptic.controller.admission import AdmissionDecision, AdmissionHandler, AdmissionValidator
+from haptic.controller.admission import AdmissionDecision, AdmissionHandler
 from haptic.controller.metrics import ControllerMetrics
-from haptic.controller.proposal_check import DryRunCheck
+from haptic.controller.proposal_check import admission_validator
 from haptic.live.certs import WebhookCerts, generate_webhook_certs, write_certs
 from haptic.live.webhook_server import WebhookServer
 from tests.integration.test_admission_haproxy import _live_stores
@@ -30,9 +30,7 @@ def certs(tmp_path: Path) -> WebhookCerts:
 async def served(certs: WebhookCerts, haproxy_bin: str) -> AsyncIterator[tuple[WebhookServer, ControllerMetrics,
                                                                                list[AdmissionDecision]]]:
     config = ingress_example()
-    validator = AdmissionValidator.from_spec(
-        config.spec, _live_stores(config), DryRunCheck.from_spec(config.spec, haproxy_bin)
-    )
+    validator = admission_validator(config.spec, _live_stores(config), haproxy_bin)
     decisions: list[AdmissionDecision] = []
     handler = AdmissionHandler(validator, observers=[decisions.append])
     metrics = ControllerMetrics()

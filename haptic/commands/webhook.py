@@ -1,0 +1,102 @@
+"""``haptic webhook certs|configuration``: serving certificates and the ValidatingWebhookConfiguration.
+
+For Kind clusters and local runs without cert-manager::
+
+    haptic webhook certs -o certs/ --service haptic-webhook --namespace haptic-system
+    haptic webhook configuration -f examples/ingress/haproxytemplateconfig.yaml \\
+        --service haptic-system/haptic-webhook --ca-file certs/ca.crt | kubectl apply -f -
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from haptic.config.errors import ConfigError
+from haptic.controller.admission import webhook_resources
+from haptic.controller.webhook_config import DEFAULT_NAME, ServiceEndpoint, build_webhook_configuration
+from haptic.core import RealClock
+from haptic.live.certs import ca_bundle, generate_webhook_certs, service_dns_names
+from haptic.validation.config_file import read_config_file
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "webhook",
+        help="admission webhook helpers (certificates, ValidatingWebhookConfiguration)",
+        description="Helpers for the validating admission webhook.",
+    )
+    sub = parser.add_subparsers(dest="webhook_command", metavar="SUBCOMMAND", required=True)
+
+    certs = sub.add_parser("certs", help="write a self-signed CA and a serving certificate (ca.crt, tls.crt, tls.key)")
+    certs.add_argument("-o", "--output", type=Path, required=True, help="directory to write into")
+    certs.add_argument("--service", default="haptic-webhook", help="webhook Service name (for the DNS SANs)")
+    certs.add_argument("--namespace", default="haptic-system", help="webhook Service namespace")
+    certs.add_argument("--dns", action="append", default=[], help="extra DNS name (repeatable)")
+    certs.add_argument("--ip", action="append", default=[], help="IP address SAN (repeatable, e.g. 127.0.0.1)")
+    certs.add_argument("--days", type=int, default=365, help="validity in days (default 365)")
+    certs.set_defaults(func=run_certs)
+
+    config = sub.add_parser("configuration", help="print the ValidatingWebhookConfiguration for a config")
+    config.add_argument("-f", "--file", type=Path, required=True, help="HAProxyTemplateConfig YAML")
+    target = config.add_mutually_exclusive_group(required=True)
+    target.add_argument("--service", help="NAMESPACE/NAME[:PORT] of the webhook Service")
+    target.add_argument("--url", help="https URL of the webhook (outside the cluster)")
+    config.add_argument("--ca-file", type=Path, required=True, help="PEM CA that signed the serving certificate")
+    config.add_argument("--name", default=DEFAULT_NAME, help=f"object name (default {DEFAULT_NAME})")
+    config.set_defaults(func=run_configuration)
+
+
+async def _now() -> datetime:
+    return RealClock().now()
+
+
+def run_certs(args: argparse.Namespace) -> int:
+    dns = [*service_dns_names(args.service, args.namespace), *args.dns]
+    try:
+        certs = generate_webhook_certs(
+            asyncio.run(_now()), dns, args.ip, validity=timedelta(days=args.days), directory=args.output
+        )
+    except (ValueError, OSError) as exc:
+        print(f"haptic webhook certs: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {certs.ca_path}, {certs.cert_path}, {certs.key_path} (SANs: {', '.join([*dns, *args.ip])})")
+    return 0
+
+
+def _service(value: str) -> ServiceEndpoint:
+    namespace, slash, rest = value.partition("/")
+    name, colon, port = rest.partition(":")
+    if not slash or not namespace or not name or (colon and not port.isdigit()):
+        raise ValueError(f"--service must be NAMESPACE/NAME[:PORT], got {value!r}")
+    return ServiceEndpoint(namespace, name, int(port) if colon else 443)
+
+
+def run_configuration(args: argparse.Namespace) -> int:
+    try:
+        config = read_config_file(args.file)
+        service = _service(args.service) if args.service else None
+        body = build_webhook_configuration(
+            webhook_resources(config.spec.watched_resources),
+            ca_bundle(args.ca_file.read_bytes()),
+            name=args.name,
+            service=service,
+            url=args.url,
+        )
+    except ConfigError as exc:
+        print(f"haptic webhook configuration: invalid configuration: {exc}", file=sys.stderr)
+        return 2
+    except (ValueError, OSError) as exc:
+        print(f"haptic webhook configuration: {exc}", file=sys.stderr)
+        return 2
+    if not body["webhooks"]:
+        print("haptic webhook configuration: no watched resource has enableValidationWebhook: true", file=sys.stderr)
+        return 1
+    print(yaml.safe_dump(body, sort_keys=False), end="")
+    return 0
