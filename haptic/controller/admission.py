@@ -348,8 +348,9 @@ def _unsafe_warnings(warnings: Sequence[str], proposed: Mapping[str, Any]) -> li
 
 
 def _object_warnings(warnings: Sequence[str], namespace: str, name: str) -> list[str]:
-    ref = f"{namespace}/{name}" if namespace else name
-    return [w for w in warnings if ref in w]
+    ref = re.escape(f"{namespace}/{name}" if namespace else name)
+    mentions = re.compile(rf"(?<![\w./-]){ref}(?![\w./-])")
+    return [w for w in warnings if mentions.search(w)]
 
 
 @dataclass

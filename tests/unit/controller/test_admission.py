@@ -262,6 +262,10 @@ async def test_template_warnings_about_the_object_become_admission_warnings() ->
     assert decision.allowed
     warnings = decision.response()["response"]["warnings"]
     assert any("shop/secure" in w and "missing-tls" in w for w in warnings)
+    # Warnings about another object whose name merely starts the same are not this object's.
+    validator.stores["ingresses"].apply({**tls, "metadata": {"namespace": "shop", "name": "secure-2"}})
+    plain = await validator.review(review("CREATE", ingress("secure")))
+    assert plain.allowed and "warnings" not in plain.response()["response"]
 
 
 async def test_malformed_reviews_name_the_field() -> None:
