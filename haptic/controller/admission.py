@@ -171,6 +171,16 @@ def decision_events(decision: AdmissionDecision) -> tuple[Event, ...]:
     return (request, outcome)
 
 
+def publishing_observer(publish: Callable[[Event], object]) -> Callable[[AdmissionDecision], None]:
+    """An ``AdmissionHandler`` observer that publishes each decision's events (e.g. ``bus.publish``)."""
+
+    def observe(decision: AdmissionDecision) -> None:
+        for event in decision_events(decision):
+            publish(event)
+
+    return observe
+
+
 def bounded(text: str, limit: int = MAX_MESSAGE) -> str:
     return text if len(text) <= limit else text[: limit - 15].rstrip() + " … (truncated)"
 

@@ -149,13 +149,15 @@ def admission_validator(
     *,
     timeout: float = DEFAULT_TIMEOUT,
     capabilities: Mapping[str, Any] | None = None,
+    runner: AsyncProcessRunner | None = None,
 ) -> AdmissionValidator:
     """The validator for one configuration over its live stores, with the standard dry-run check.
 
     Built inside a running event loop, the validationTests start at once (in a worker thread), so the
-    first review does not wait for them; otherwise the first review starts them.
+    first review does not wait for them; otherwise the first review starts them. ``runner`` runs
+    ``haproxy -c`` (the controller's check runner; the simulator's must not let virtual time advance).
     """
-    check = DryRunCheck.from_spec(spec, haproxy_binary, timeout=timeout, capabilities=capabilities)
+    check = DryRunCheck.from_spec(spec, haproxy_binary, timeout=timeout, capabilities=capabilities, runner=runner)
     with contextlib.suppress(RuntimeError):
         asyncio.get_running_loop()
         check.start_tests()

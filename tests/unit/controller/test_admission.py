@@ -22,9 +22,11 @@ from haptic.controller.admission import (
     ProposalOutcome,
     decision_events,
     parse_review,
+    publishing_observer,
     webhook_resources,
 )
 from haptic.controller.events import WebhookValidationDenied, WebhookValidationRequest
+from haptic.core import Event
 from haptic.k8s.store import ResourceStore
 from haptic.templating.context import StoreLike
 from haptic.templating.engine import RenderInputs, TemplateEngine, TemplateSet
@@ -281,7 +283,8 @@ async def test_malformed_reviews_name_the_field() -> None:
 
 async def test_handler_fails_open_without_validator_and_tells_observers() -> None:
     seen = []
-    handler = AdmissionHandler(observers=[seen.append])
+    published: list[Event] = []
+    handler = AdmissionHandler(observers=[seen.append, publishing_observer(published.append)])
     decision = await handler.review(review("CREATE", ingress("web"), uid="u-open"))
     assert decision.allowed and decision.uid == "u-open"
     validator, _, _ = small()
@@ -289,6 +292,10 @@ async def test_handler_fails_open_without_validator_and_tells_observers() -> Non
     denied = await handler.review(review("CREATE", ingress("b", annotations={"example.test/fail": "1"})))
     assert not denied.allowed
     assert [d.uid for d in seen] == ["u-open", "req-1"]
+    assert [e.type for e in published] == [
+        "webhook.validation.request", "webhook.validation.allowed",
+        "webhook.validation.request", "webhook.validation.denied",
+    ]
 
 
 def test_decision_events_and_registered_resources() -> None:
