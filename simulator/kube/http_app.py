@@ -106,8 +106,9 @@ class KubeHTTPServer:
             self._runner = None
 
     async def refuse(self, seconds: float) -> None:
-        """Stops listening for ``seconds`` (clients get "connection refused"), then listens again."""
-        self.api.faults.refuse(seconds)
+        """Stops listening for ``seconds`` (clients get "connection refused"), then listens again.
+        Open watch streams are cut, as a server going down would."""
+        self.api.refuse_connections(seconds)
         if self._site is not None:
             await self._site.stop()
             self._site = None

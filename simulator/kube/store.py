@@ -728,9 +728,10 @@ class FakeKubeAPI:
         self.faults.outage(seconds)
 
     def refuse_connections(self, seconds: float) -> None:
-        """Refuse connections for ``seconds`` (the HTTP server stops listening only via its own
-        ``refuse``; in-process calls raise a 503 "connection refused")."""
+        """The server is down for ``seconds``: open watch streams are cut and new calls fail with a
+        "connection refused" 503 (over HTTP, ``KubeHTTPServer.refuse`` also stops listening)."""
         self.faults.refuse(seconds)
+        self.drop_watches()
 
     def throttle(self, seconds: float, retry_after: float = 1.0) -> None:
         """Answer 429 with ``Retry-After`` for ``seconds``."""

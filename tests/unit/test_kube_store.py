@@ -361,9 +361,16 @@ async def test_faults_follow_the_loop_clock(kube: InProcessKubeClient, api: Fake
     await kube.get(CM, "a", "default")
     assert loop.time() - start == 3
     api.faults.clear()
-    api.faults.refuse(1)
+    rv = (await kube.list(CM)).resource_version
+    stream = kube.watch(CM, None, WatchOptions(resource_version=rv))
+    watching = asyncio.ensure_future(collect(stream, 1))
+    await asyncio.sleep(0)
+    api.refuse_connections(1)
+    assert await watching == [], "a server going down cuts open watches"
     with pytest.raises(ApiError, match="connection refused"):
         await kube.get(CM, "a", "default")
+    await asyncio.sleep(1)
+    await kube.get(CM, "a", "default")
 
 
 async def test_results_are_copies(kube: InProcessKubeClient) -> None:
