@@ -497,3 +497,11 @@ def test_apply_object_creates_updates_and_sets_status(api: FakeKubeAPI) -> None:
     assert api.delete_object("networking.k8s.io/v1", "Ingress", "web", "default") is None
     with pytest.raises(NotFound):
         api.apply_object({"apiVersion": "example.com/v1", "kind": "Nope", "metadata": {"name": "x"}})
+
+
+def test_load_errors_name_the_source_and_object(api: FakeKubeAPI, tmp_path: Any) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Bad_Name\n")
+    with pytest.raises(Invalid) as info:
+        load_yaml(api, path)
+    assert str(path) in str(info.value) and "ConfigMap 'Bad_Name'" in str(info.value)
