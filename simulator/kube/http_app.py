@@ -138,7 +138,8 @@ class KubeHTTPServer:
         try:
             return await self._serve(request, path)
         except ApiError as err:
-            log.debug("%s %s -> %s %s", request.method, request.path_qs, err.code, err.message)
+            # Reason only: messages can quote request values (a failed JSON patch test on a Secret).
+            log.debug("%s %s -> %s %s", request.method, request.path, err.code, err.reason)
             return error_response(err)
 
     async def _serve(self, request: web.Request, path: str) -> web.StreamResponse:
