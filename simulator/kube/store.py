@@ -10,7 +10,7 @@ import builtins
 import contextlib
 import json
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -750,6 +750,12 @@ class FakeKubeAPI:
 
     def clear_faults(self) -> None:
         self.faults.clear()
+
+    def apply_fault(self, spec: Mapping[str, Any]) -> JSON:
+        """A fault as data, e.g. ``{"fault": "throttle", "seconds": 10, "retryAfter": 2}`` (see ``admin``)."""
+        from .admin import apply_fault
+
+        return apply_fault(self, spec)
 
     def type_of(self, api_version: str, kind: str) -> ResourceType:
         """The served type of a kind (what manifests name), or 404."""

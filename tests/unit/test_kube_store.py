@@ -505,3 +505,20 @@ def test_load_errors_name_the_source_and_object(api: FakeKubeAPI, tmp_path: Any)
     with pytest.raises(Invalid) as info:
         load_yaml(api, path)
     assert str(path) in str(info.value) and "ConfigMap 'Bad_Name'" in str(info.value)
+
+
+@pytest.mark.looptime
+async def test_faults_as_data(kube: InProcessKubeClient, api: FakeKubeAPI) -> None:
+    assert api.apply_fault({"fault": "throttle", "seconds": 4, "retryAfter": 2})["throttle"] == 4
+    with pytest.raises(ApiError) as info:
+        await kube.list(CM)
+    assert (info.value.code, info.value.retry_after) == (429, 2)
+    api.apply_fault({"fault": "clear"})
+    api.apply_fault({"fault": "conflicts", "resource": "configmaps"})
+    with pytest.raises(Conflict):
+        await kube.create(CM, cm("a"), "default")
+    with pytest.raises(ApiError) as info:
+        api.apply_fault({"fault": "outage", "seconds": -1})
+    assert info.value.code == 400 and "seconds" in info.value.message
+    with pytest.raises(NotFound, match="outage"):
+        api.apply_fault({"fault": "meteor"})
