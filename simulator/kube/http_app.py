@@ -75,6 +75,7 @@ class KubeHTTPServer:
         self._runner: web.AppRunner | None = None
         self._site: web.TCPSite | None = None
         self._reopen: asyncio.TimerHandle | None = None
+        self._reopening: asyncio.Task[None] | None = None
         self.requests = 0
         self._watches: set[Watch] = set()
 
@@ -91,10 +92,8 @@ class KubeHTTPServer:
         assert self._runner is not None
         self._site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True)
         await self._site.start()
-        server = self._site._server
-        if self.port == 0 and server is not None:
-            sockets = getattr(server, "sockets", None) or []
-            self.port = sockets[0].getsockname()[1]
+        if self.port == 0:
+            self.port = int(self._runner.addresses[0][1])
 
     async def stop(self) -> None:
         if self._reopen is not None:
@@ -115,11 +114,11 @@ class KubeHTTPServer:
         loop = asyncio.get_running_loop()
         if self._reopen is not None:
             self._reopen.cancel()
-        self._reopen = loop.call_later(seconds, lambda: loop.create_task(self._listen_again()))
+        self._reopen = loop.call_later(seconds, self._listen_again)
 
-    async def _listen_again(self) -> None:
+    def _listen_again(self) -> None:
         if self._site is None and self._runner is not None:
-            await self._listen()
+            self._reopening = asyncio.get_running_loop().create_task(self._listen())
 
     # -- dispatch -------------------------------------------------------------------------------------
 
