@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from .http_app import KubeHTTPServer
 
 _DEFAULTED = {("", "secrets"), ("", "services"), ("discovery.k8s.io", "endpointslices")}
+_ENCODER = json.JSONEncoder(separators=(",", ":"))  # one instance: json.dumps builds one per call
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
@@ -101,7 +102,7 @@ class FakeKubeAPI:
         hit = self._encoded.get(id(obj))
         if hit is not None and hit[0] is obj:
             return hit[1]
-        raw = json.dumps(obj, separators=(",", ":")).encode()
+        raw = _ENCODER.encode(obj).encode()
         if len(self._encoded) > 1_000_000:
             self._encoded.clear()
         self._encoded[id(obj)] = (obj, raw)
