@@ -522,3 +522,24 @@ async def test_faults_as_data(kube: InProcessKubeClient, api: FakeKubeAPI) -> No
     assert info.value.code == 400 and "seconds" in info.value.message
     with pytest.raises(NotFound, match="outage"):
         api.apply_fault({"fault": "meteor"})
+
+
+def test_apply_merges_list_items_by_key_across_managers(api: FakeKubeAPI) -> None:
+    rt = api.resolve("apps/v1", "deployments")
+
+    def deployment(*containers: str, replicas: int | None = None) -> dict[str, Any]:
+        spec: dict[str, Any] = {"template": {"spec": {"containers": [{"name": n, "image": f"{n}:1"}
+                                                                     for n in containers]}}}
+        if replicas:
+            spec["replicas"] = replicas
+        return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": spec}
+
+    api.patch(rt, "default", "d", "apply", deployment("a", replicas=2), None, "one")
+    both = api.patch(rt, "default", "d", "apply", deployment("b"), None, "two")
+    assert [c["name"] for c in both["spec"]["template"]["spec"]["containers"]] == ["a", "b"]
+    assert both["spec"]["replicas"] == 2
+    only_b = api.patch(rt, "default", "d", "apply", deployment(), None, "one")
+    assert [c["name"] for c in only_b["spec"]["template"]["spec"]["containers"]] == ["b"]
+    assert "replicas" not in only_b["spec"]
+    owners = {m["manager"]: m["fieldsV1"] for m in only_b["metadata"]["managedFields"]}
+    assert 'k:{"name":"b"}' in owners["two"]["f:spec"]["f:template"]["f:spec"]["f:containers"]
