@@ -543,3 +543,15 @@ def test_apply_merges_list_items_by_key_across_managers(api: FakeKubeAPI) -> Non
     assert "replicas" not in only_b["spec"]
     owners = {m["manager"]: m["fieldsV1"] for m in only_b["metadata"]["managedFields"]}
     assert 'k:{"name":"b"}' in owners["two"]["f:spec"]["f:template"]["f:spec"]["f:containers"]
+
+
+def test_forced_apply_takes_only_the_conflicting_fields(api: FakeKubeAPI) -> None:
+    rt = api.resolve("v1", "configmaps")
+
+    def applied(**data: str) -> dict[str, Any]:
+        return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": data}
+
+    api.patch(rt, "default", "a", "apply", applied(x="1", y="1"), None, "one")
+    forced = api.patch(rt, "default", "a", "apply", applied(x="2", y="1"), None, "two", force=True)
+    owners = {m["manager"]: set(m["fieldsV1"]["f:data"]) for m in forced["metadata"]["managedFields"]}
+    assert owners == {"one": {"f:y"}, "two": {"f:x", "f:y"}}
