@@ -555,3 +555,14 @@ def test_forced_apply_takes_only_the_conflicting_fields(api: FakeKubeAPI) -> Non
     forced = api.patch(rt, "default", "a", "apply", applied(x="2", y="1"), None, "two", force=True)
     owners = {m["manager"]: set(m["fieldsV1"]["f:data"]) for m in forced["metadata"]["managedFields"]}
     assert owners == {"one": {"f:y"}, "two": {"f:x", "f:y"}}
+
+
+@pytest.mark.parametrize("labels", [{"bad key": "v"}, {"k": "-leading"}, {"k": "x" * 64}, {"Example.com/k": "v"}])
+async def test_invalid_labels_are_422(kube: InProcessKubeClient, labels: dict[str, str]) -> None:
+    with pytest.raises(Invalid, match=r"metadata\.labels"):
+        await kube.create(CM, cm("a", labels), "default")
+
+
+async def test_valid_labels_pass(kube: InProcessKubeClient) -> None:
+    labels = {"example.com/role": "edge", "a_b.c-d": "", "k": "V_1.x"}
+    assert (await kube.create(CM, cm("a", labels), "default"))["metadata"]["labels"] == labels
