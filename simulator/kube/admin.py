@@ -125,13 +125,16 @@ def apply_fault(api: FakeKubeAPI, spec: Mapping[str, Any]) -> JSON:
 
 
 async def handle(server: KubeHTTPServer, action: str, body: bytes) -> JSON:
-    """One ``/_sim/<action>`` request: a fault (JSON arguments), ``load`` (YAML), ``faults`` or ``state``."""
+    """One ``/_sim/<action>`` request: a fault (JSON arguments), ``load`` (YAML), ``faults``, ``requests``
+    (the request log) or ``state``."""
     api = server.api
     if action == "load":
         created = load_documents(api, body.decode(), source="request body")
         return {"created": [f"{o['kind']}/{o['metadata']['name']}" for o in created]}
     if action == "faults":
         return api.faults.snapshot()
+    if action == "requests":
+        return {"requests": [{"method": m, "path": p, "status": c} for m, p, c in server.request_log]}
     if action == "state":
         return {"resourceVersion": str(api.resource_version), "watchers": api.watcher_count(),
                 "loopTime": loop_time(), "now": timestamp(api.now()), "requests": server.requests}
@@ -142,7 +145,8 @@ async def handle(server: KubeHTTPServer, action: str, body: bytes) -> JSON:
     if not isinstance(args, dict):
         raise bad_request("admin requests take a JSON object")
     if action not in FAULTS:
-        raise NotFound(f"unknown admin action {action!r}; known: {', '.join([*FAULTS, 'faults', 'load', 'state'])}")
+        known = ", ".join([*FAULTS, "faults", "load", "requests", "state"])
+        raise NotFound(f"unknown admin action {action!r}; known: {known}")
     if action == "refuse":
         window = _validate(Window, action, args)
         await server.refuse(window.seconds)  # also stops listening

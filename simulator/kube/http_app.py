@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import logging
+from collections import deque
 from datetime import datetime
 from typing import Any
 
@@ -77,6 +78,8 @@ class KubeHTTPServer:
         self._reopen: asyncio.TimerHandle | None = None
         self._reopening: asyncio.Task[None] | None = None
         self.requests = 0
+        # (method, path with query, status) of the last API requests, for tests to assert on.
+        self.request_log: deque[tuple[str, str, int]] = deque(maxlen=10_000)
         self._watches: set[Watch] = set()
 
     @property
@@ -135,11 +138,13 @@ class KubeHTTPServer:
                 request.transport.abort()
             return web.Response(status=503)
         try:
-            return await self._serve(request, path)
+            response = await self._serve(request, path)
         except ApiError as err:
             # Reason only: messages can quote request values (a failed JSON patch test on a Secret).
             log.debug("%s %s -> %s %s", request.method, request.path, err.code, err.reason)
-            return error_response(err)
+            response = error_response(err)
+        self.request_log.append((request.method, request.path_qs, response.status))
+        return response
 
     async def _serve(self, request: web.Request, path: str) -> web.StreamResponse:
         parts = [p for p in path.split("/") if p]
