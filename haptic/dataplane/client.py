@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import httpx
 
-from haptic.dataplane.errors import (
+from haptic.dataplane.api_errors import (
     AlreadyExistsError,
     AuthenticationError,
     DataplaneConnectionError,

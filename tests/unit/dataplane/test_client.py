@@ -8,7 +8,7 @@ import httpx
 import pytest
 import respx
 
-from haptic.dataplane import errors
+from haptic.dataplane import api_errors as errors
 from haptic.dataplane.client import STORAGE_GENERAL, STORAGE_MAPS, STORAGE_SSL, DataplaneClient, RetryPolicy
 
 BASE = "http://dp.test:5555/v3"
