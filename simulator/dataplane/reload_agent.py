@@ -8,6 +8,7 @@ As the real agent: a reload requested while one is pending reuses its ID; the pe
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +25,12 @@ class ReloadRecord:
     timestamp: float = 0.0
 
     def as_json(self) -> dict[str, Any]:
-        return {"id": self.id, "status": self.status, "response": self.response, "reload_timestamp": int(self.timestamp)}
+        return {
+            "id": self.id,
+            "status": self.status,
+            "response": self.response,
+            "reload_timestamp": int(self.timestamp),
+        }
 
 
 class ReloadAgent:
@@ -98,8 +104,6 @@ class ReloadAgent:
     async def aclose(self) -> None:
         if self._task is not None and not self._task.done():
             self._task.cancel()
-            try:
+            with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-            except asyncio.CancelledError:
-                pass
         self._task = None
