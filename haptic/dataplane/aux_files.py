@@ -6,8 +6,10 @@ The renderer produces an ``AuxFiles``; the synchronizer consumes it. Pure data, 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from types import MappingProxyType
 
 
@@ -54,3 +56,30 @@ class AuxFiles:
             f"AuxFiles(maps={list(self.maps)}, files={list(self.files)}, "
             f"certificates={list(self.certificates)}, crt_lists={list(self.crt_lists)})"
         )
+
+
+_UNSAFE_NAME = re.compile(r"[^a-zA-Z0-9_\-]+")
+
+
+def sanitize_storage_name(kind: str, name: str) -> str:
+    """The name the Dataplane API stores a file under: unsafe runs in the base name and extension
+    become ``_`` (so ``example.com.pem`` is stored as ``example_com.pem``); maps end in ``.map``."""
+    base, dot, ext = PurePosixPath(name).name.rpartition(".")
+    if not dot:
+        base, ext = ext, ""
+    clean = _UNSAFE_NAME.sub("_", base) + ("." + _UNSAFE_NAME.sub("_", ext) if ext else "")
+    if kind == "maps" and not clean.endswith(".map"):
+        clean += ".map"
+    return clean
+
+
+def parse_map_entries(content: str) -> list[tuple[str, str]]:
+    """``key value`` lines of a map file; blank and ``#`` lines skipped; the value is the rest."""
+    entries = []
+    for line in content.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        key, _, value = stripped.partition(" ")
+        entries.append((key, value.strip()))
+    return entries

@@ -49,7 +49,9 @@ class ConfigDocument:
 
     @classmethod
     def from_text(cls, text: str) -> ConfigDocument:
-        return cls(strip_version_lines(text))
+        document = cls(strip_version_lines(text))
+        document._index()  # paid once per push, so that runtime server updates stay O(1)
+        return document
 
     def copy(self) -> ConfigDocument:
         return ConfigDocument(list(self.lines))

@@ -92,7 +92,7 @@ async def test_unparseable_config_is_refused_naming_the_line(client: DataplaneCl
     await push(client)
     before = await client.get_raw_config()
     with pytest.raises(errors.ValidationError, match="line 4"):
-        await client.post_raw_config("global\n    daemon\nbackend web\n    server s1 \"10.0.0.1:80\n", 2)
+        await client.post_raw_config('global\n    daemon\nbackend web\n    server s1 "10.0.0.1:80\n', 2)
     assert await client.get_raw_config() == before
     with pytest.raises(errors.ValidationError, match="newline"):
         await client.post_raw_config("global", 2)
