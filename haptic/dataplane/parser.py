@@ -7,6 +7,9 @@ HAProxy knows; ``haproxy -c`` does that. Whitespace and comments never reach the
 
 from __future__ import annotations
 
+import gc
+import itertools
+import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -18,12 +21,11 @@ from haptic.dataplane.section_kinds import (
     NAMED_BY_ADDRESS,
     SECTION_KEYWORDS,
     UNNAMED_SECTIONS,
-    Category,
 )
 from haptic.dataplane.server_model import is_server_keyword
-from haptic.dataplane.tokenizer import tokenize_line
+from haptic.dataplane.tokenizer import tokenize_line, tokenize_special
 
-__all__ = ["ConfigParseError", "Directive", "HAProxyConfig", "Section", "parse_config"]
+__all__ = ["ConfigParseError", "Directive", "HAProxyConfig", "Section", "parse_config", "parse_config_reusing"]
 
 
 class Directive(NamedTuple):
@@ -63,6 +65,7 @@ class Section:
     acls: dict[str, list[Directive]] = field(default_factory=dict)
     rules: dict[str, list[Directive]] = field(default_factory=dict)
     signature: list[tuple[str, ...]] = field(default_factory=list, repr=False)
+    source: str = field(default="", repr=False)
 
     @property
     def key(self) -> tuple[str, str | None]:
@@ -122,7 +125,27 @@ class HAProxyConfig:
 
 def parse_config(text: str) -> HAProxyConfig:
     """Parse haproxy.cfg text; raises ``ConfigParseError`` naming the offending line."""
-    return _Parser().parse(text)
+    return _Parser().parse(text, {})
+
+
+def parse_config_reusing(text: str, other: HAProxyConfig) -> HAProxyConfig:
+    """Parse ``text``, taking unchanged sections from ``other`` instead of parsing them again.
+
+    A section whose source text (header line to the next header) is byte-identical to one of
+    ``other``'s is the same parse result, so it is shared, not re-parsed: planning a one-line change
+    in a 100k-line config parses one section of the second text. Shared sections keep ``other``'s
+    line numbers; treat both results as read-only.
+    """
+    reuse = {s.source: s for s in other.sections if s.kind not in UNNAMED_SECTIONS}
+    return _Parser().parse(text, reuse)
+
+
+# The start of every section: a section keyword first on its line. Chunking the text with one
+# regular expression is what lets unchanged sections be recognised before any tokenising.
+_KEYWORDS_RE = "|".join(re.escape(k) for k in sorted(SECTION_KEYWORDS, key=len, reverse=True))
+# Anchoring on a literal newline rather than ``^`` lets the regex engine skip ahead quickly.
+_HEADER = re.compile(r"\n[ \t]*(?:" + _KEYWORDS_RE + r")(?=[\s#]|$)")
+_FIRST_HEADER = re.compile(r"[ \t]*(?:" + _KEYWORDS_RE + r")(?=[\s#]|$)")
 
 
 class _Parser:
@@ -131,34 +154,85 @@ class _Parser:
         self.seen: dict[tuple[str, str | None], Section] = {}
         self.unnamed_defaults = 0
 
-    def parse(self, text: str) -> HAProxyConfig:
+    def parse(self, text: str, reuse: dict[str, Section]) -> HAProxyConfig:
         if "\x00" in text:
-            raise ConfigParseError(text[: text.index("\x00")].count("\n") + 1, "NUL byte in configuration text")
-        section: Section | None = None
-        children: dict[str, tuple[Category, str]] = {}
-        for number, raw in enumerate(text.splitlines(), 1):
+            raise ConfigParseError(text.count("\n", 0, text.index("\x00")) + 1, "NUL byte in configuration text")
+        # A large config allocates hundreds of thousands of tuples and no cycles: the cyclic
+        # collector would only rescan them over and over.
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            starts = [match.start() + 1 for match in _HEADER.finditer(text)]
+            if _FIRST_HEADER.match(text):
+                starts.insert(0, 0)
+            starts.append(len(text))
+            self._parse_preamble(text[: starts[0]])
+            number = 1 + text.count("\n", 0, starts[0])
+            for begin, end in itertools.pairwise(starts):
+                chunk = text[begin:end]
+                self._parse_chunk(chunk, number, reuse)
+                number += chunk.count("\n")
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+        return HAProxyConfig(self.sections)
+
+    @staticmethod
+    def _parse_preamble(preamble: str) -> None:
+        for number, raw in enumerate(preamble.split("\n"), 1):
             words = tokenize_line(raw, number)
             if not words:
                 continue
-            keyword = words[0]
-            if keyword in SECTION_KEYWORDS:
-                section = self._open_section(words, number)
-                children = CHILDREN_BY_KIND.get(section.kind, {})
+            if raw[0] not in " \t" and words[0] not in COLUMN_ZERO_DIRECTIVES:
+                raise ConfigParseError(number, f"unknown section keyword '{words[0]}'")
+            raise ConfigParseError(number, f"'{words[0]}' appears before any section keyword")
+
+    def _parse_chunk(self, chunk: str, first_number: int, reuse: dict[str, Section]) -> None:
+        header_end = chunk.find("\n")
+        if header_end < 0:
+            header_end = len(chunk)
+        section = self._open_section(tokenize_line(chunk[:header_end], first_number), first_number)
+        candidate = reuse.get(chunk)
+        if candidate is not None and candidate.key == section.key:
+            self.sections[-1] = candidate
+            self.seen[candidate.key] = candidate
+            return
+        lines = chunk.split("\n")
+        if not section.source:
+            section.source = chunk
+        children = CHILDREN_BY_KIND.get(section.kind, {})
+        servers: dict[str, Directive] = {}
+        server_needs_address = section.kind in ADDRESS_REQUIRED["server"]
+        if server_needs_address:
+            servers = section.named.setdefault("server", {})
+        for offset in range(1, len(lines)):
+            raw = lines[offset]
+            number = first_number + offset
+            if "#" in raw or '"' in raw or "'" in raw or "\\" in raw:
+                words = tokenize_special(raw, number)
+            else:
+                words = raw.split()
+            if not words:
                 continue
-            if section is None:
-                raise ConfigParseError(number, f"'{keyword}' appears before any section keyword")
+            keyword = words[0]
             if raw[0] not in " \t" and keyword not in COLUMN_ZERO_DIRECTIVES and keyword not in children:
                 raise ConfigParseError(number, f"unknown section keyword '{keyword}'")
             frozen = tuple(words)
             directive = Directive(frozen, number)
             section.directives.append(directive)
             section.signature.append(frozen)
-            if keyword == "declare" and len(words) > 1 and words[1] == "capture" and "capture" in children:
-                section.rules.setdefault("capture", []).append(directive)
+            if keyword == "server" and server_needs_address and len(frozen) > 2:
+                # Hot path for the commonest line of a big config.
+                if frozen[1] in servers or is_server_keyword(frozen[2]):
+                    self._add_named(section, "server", directive)  # raises the precise error
+                servers[frozen[1]] = directive
                 continue
             kind = children.get(keyword)
             if kind is None:
-                section.attributes.append(directive)
+                if keyword == "declare" and len(words) > 1 and words[1] == "capture" and "capture" in children:
+                    section.rules.setdefault("capture", []).append(directive)
+                else:
+                    section.attributes.append(directive)
             elif kind[0] == "rule":
                 section.rules.setdefault(kind[1], []).append(directive)
             elif kind[0] == "acl":
@@ -167,7 +241,8 @@ class _Parser:
                 section.acls.setdefault(words[1], []).append(directive)
             else:
                 self._add_named(section, kind[1], directive)
-        return HAProxyConfig(self.sections)
+        if server_needs_address and not servers:
+            del section.named["server"]
 
     def _open_section(self, words: list[str], number: int) -> Section:
         kind = words[0]

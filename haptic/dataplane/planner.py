@@ -11,15 +11,16 @@ large config costs a linear scan, not a deep comparison of every section.
 
 from __future__ import annotations
 
-from functools import lru_cache
+import threading
+from collections import OrderedDict
 from typing import Any
 
 from haptic.dataplane.operations import Action, Operation, SyncPlan
-from haptic.dataplane.parser import Directive, HAProxyConfig, Section, parse_config
+from haptic.dataplane.parser import Directive, HAProxyConfig, Section, parse_config, parse_config_reusing
 from haptic.dataplane.section_kinds import CHILD_PRIORITY, RULE_PRIORITY, SECTION_PRIORITY
 from haptic.dataplane.server_model import runtime_only_change, server_words_to_model
 
-__all__ = ["plan", "plan_parsed"]
+__all__ = ["clear_parse_cache", "plan", "plan_parsed"]
 
 _CHILD_LABELS: dict[str, str] = {
     "server": "server",
@@ -61,14 +62,54 @@ _PHASE = {"delete": 0, "create": 1, "update": 2}
 
 
 def plan(current: str, desired: str) -> SyncPlan:
-    """Compare two haproxy.cfg texts. Raises ``ConfigParseError`` if either cannot be parsed."""
-    return plan_parsed(_parse_cached(current), _parse_cached(desired))
+    """Compare two haproxy.cfg texts. Raises ``ConfigParseError`` if either cannot be parsed.
+
+    The desired config is parsed in full (and cached: it is planned against every HAProxy
+    instance); the current one reuses every section whose text is unchanged.
+    """
+    desired_config = _PARSED.get(desired)
+    if desired_config is None:
+        desired_config = _PARSED.put(desired, parse_config(desired))
+    current_config = _PARSED.get(current)
+    if current_config is None:
+        current_config = _PARSED.put(current, parse_config_reusing(current, desired_config))
+    return plan_parsed(current_config, desired_config)
 
 
-@lru_cache(maxsize=4)
-def _parse_cached(text: str) -> HAProxyConfig:
-    # The same desired config is planned against every HAProxy instance; parse it once.
-    return parse_config(text)
+def clear_parse_cache() -> None:
+    """Forget every parsed config ``plan()`` keeps (benchmarks measure cold runs with it)."""
+    _PARSED.clear()
+
+
+class _ParseCache:
+    """The few most recently planned texts and their parse results (HAPTIC keeps four too)."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._entries: OrderedDict[str, HAProxyConfig] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, text: str) -> HAProxyConfig | None:
+        with self._lock:
+            config = self._entries.get(text)
+            if config is not None:
+                self._entries.move_to_end(text)
+            return config
+
+    def put(self, text: str, config: HAProxyConfig) -> HAProxyConfig:
+        with self._lock:
+            self._entries[text] = config
+            self._entries.move_to_end(text)
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+        return config
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+_PARSED = _ParseCache(4)
 
 
 def plan_parsed(current: HAProxyConfig, desired: HAProxyConfig) -> SyncPlan:
@@ -78,7 +119,7 @@ def plan_parsed(current: HAProxyConfig, desired: HAProxyConfig) -> SyncPlan:
         existing = current.by_key.get(section.key)
         if existing is None:
             planner.create_section(section)
-        elif not existing.same_content(section):
+        elif existing is not section and not existing.same_content(section):
             planner.compare_sections(existing, section)
     for section in current.sections:
         if section.key not in desired.by_key:

@@ -204,8 +204,7 @@ def model_to_server_line(model: dict[str, Any]) -> str:
         address = model["address"]
     except KeyError as missing:
         raise ValueError(f"server model lacks {missing.args[0]!r}") from None
-    port = model.get("port")
-    endpoint = _quote(str(address)) if port is None else f"{_quote(str(address))}:{int(port)}"
+    endpoint = _render_endpoint(str(address), model.get("port"))
     words = ["server", _quote(str(name)), endpoint]
     for keyword, key, kind in _RENDER_ORDER:
         value = model.get(key)
@@ -241,6 +240,14 @@ def split_address(endpoint: str) -> tuple[str, int | None]:
     if sep and port.isdigit() and host:
         return host, int(port)
     return endpoint, None
+
+
+def _render_endpoint(address: str, port: Any) -> str:
+    if ":" in address and "@" not in address and not address.startswith("/"):
+        # A bare IPv6 address: brackets keep its last group from being read as the port.
+        address = f"[{address}]"
+    address = _quote(address)
+    return address if port is None else f"{address}:{int(port)}"
 
 
 def runtime_only_change(current: dict[str, Any], desired: dict[str, Any]) -> bool:

@@ -14,12 +14,12 @@ _SPECIAL = frozenset("\"'\\#")
 def tokenize_line(raw: str, line_number: int) -> list[str]:
     """Return the words of ``raw`` without its comment; ``[]`` for blank and comment-only lines."""
     # Hot path: the vast majority of generated lines hold no quote, escape or comment character.
-    if not _SPECIAL.intersection(raw):
-        return raw.split()
-    return _tokenize_slow(raw, line_number)
+    if "#" in raw or '"' in raw or "'" in raw or "\\" in raw:
+        return tokenize_special(raw, line_number)
+    return raw.split()
 
 
-def _tokenize_slow(raw: str, line_number: int) -> list[str]:
+def tokenize_special(raw: str, line_number: int) -> list[str]:
     words: list[str] = []
     current: list[str] = []
     in_word = False
