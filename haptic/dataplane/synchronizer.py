@@ -64,6 +64,7 @@ class SyncResult:
     reload_ids: tuple[str, ...] = ()
     runtime_updates: int = 0
     duration: float = 0.0
+    plan_duration: float = 0.0  # the part of ``duration`` spent comparing configs
     retries: int = 0
     errors: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
@@ -93,6 +94,7 @@ class _Run:
     warnings: list[str] = field(default_factory=list)
     runtime_updates: int = 0
     mode: SyncMode = "noop"
+    plan_duration: float = 0.0
 
     def reload(self, reload_id: str | None) -> None:
         if reload_id and reload_id not in self.reload_ids:
@@ -108,6 +110,7 @@ class _Run:
             reload_ids=tuple(self.reload_ids),
             runtime_updates=self.runtime_updates,
             duration=self.client.now() - self.started,
+            plan_duration=self.plan_duration,
             retries=stats.connection_retries + stats.conflict_retries - self.retries_before,
             errors=errors,
             warnings=tuple(self.warnings),
@@ -147,7 +150,9 @@ async def sync(
                 # What is there cannot be planned against; a raw push replaces it whole.
                 run.warnings.append(f"current configuration unparseable, pushing raw: {exc}")
                 current_text_ok = False
+        planning = client.now()
         plan = plan_parsed(current, desired) if current is not None else None
+        run.plan_duration = client.now() - planning
         checksum = aux.checksum()
         cached_aux = (
             cache is not None
