@@ -121,7 +121,7 @@ def _runtime_commands(backend: str, server: str, old: Mapping[str, Any], new: Ma
 @dataclass
 class InstanceOptions:
     username: str = "admin"
-    password: str = "adminpwd"
+    password: str = field(default="adminpwd", repr=False)
     api_version: str = DEFAULT_API_VERSION
     reload_delay: float = 1.0
     max_open_transactions: int = 20
