@@ -229,15 +229,17 @@ class FakeDataplane:
 
     async def _do_reload(self) -> str | None:
         self.counters.reloads += 1
+        loading, loading_version = self.document, self.version
         error: str | None = None
         if self.faults.fail_reloads > 0:
             self.faults.fail_reloads -= 1
             error = "reload failed (injected fault)"
         elif self.driver is not None:
             try:
-                await self.driver.reload(self.document.body())
+                await self.driver.reload(loading.body())
             except (HAProxyError, OSError) as exc:
                 error = f"reload failed: {exc}"
+        changed_meanwhile = self.document is not loading
         if error is not None:
             # As the real agent: restore the last configuration that loaded.
             self.counters.failed_reloads += 1
@@ -245,7 +247,9 @@ class FakeDataplane:
                 self.document, self.version = self._last_good.document, self._last_good.version
             self._last_good = None
             return error
-        self._last_good = None
+        # A write that arrived while haproxy reloaded waits for the next reload: what just loaded
+        # is what a failure of that one falls back to.
+        self._last_good = _Snapshot(loading, loading_version) if changed_meanwhile else None
         return None
 
     def _remember_good(self, *, copy: bool) -> None:
