@@ -19,7 +19,7 @@ from haptic.dataplane.aux_sync import AuxChange, apply_map_edits, delete_aux, pl
 from haptic.dataplane.client import DataplaneClient, WriteOutcome
 from haptic.dataplane.errors import ConfigParseError
 from haptic.dataplane.operations import Operation, SyncPlan
-from haptic.dataplane.parser import HAProxyConfig, parse_config
+from haptic.dataplane.parser import HAProxyConfig, parse_config, parse_config_reusing
 from haptic.dataplane.planner import plan_parsed
 
 # noop: nothing to do; files: only auxiliary files changed (uploaded); runtime: server replaces;
@@ -132,7 +132,7 @@ async def sync(
     opts = options or SyncOptions()
     run = _Run(client, opts, client.now(), client.stats.connection_retries + client.stats.conflict_retries)
     try:
-        desired = parsed_desired if parsed_desired is not None else parse_config(desired_config)
+        desired = parsed_desired if parsed_desired is not None else _parse_desired(desired_config, cache)
     except ConfigParseError as exc:
         # Refused before any write: the instance is left untouched.
         return run.result(version=None, errors=(f"desired configuration: {exc}",))
@@ -145,7 +145,7 @@ async def sync(
             raw = await client.get_raw_config()
             version = raw.version
             try:
-                current = parse_config(raw.text)
+                current = parse_config_reusing(raw.text, desired)
             except ConfigParseError as exc:
                 # What is there cannot be planned against; a raw push replaces it whole.
                 run.warnings.append(f"current configuration unparseable, pushing raw: {exc}")
@@ -170,6 +170,13 @@ async def sync(
     if cache is not None:
         cache.store(version, desired, aux.checksum())
     return run.result(version=version)
+
+
+def _parse_desired(text: str, cache: VersionCache | None) -> HAProxyConfig:
+    # Sections whose text did not change since the cached config are shared, not parsed again.
+    if cache is not None and cache.parsed is not None:
+        return parse_config_reusing(text, cache.parsed)
+    return parse_config(text)
 
 
 async def _apply(run: _Run, desired_config: str, version: int, plan: SyncPlan | None, changes: list[AuxChange]) -> int:
