@@ -6,17 +6,27 @@ free ports. HAProxy processes are killed (process groups) by the fixtures even w
 
 from __future__ import annotations
 
+import asyncio
+import ssl
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from cryptography import x509
 
 from haptic.dataplane.aux_files import AuxFiles
 from haptic.dataplane.client import DataplaneClient
 from haptic.dataplane.synchronizer import VersionCache, sync
 from simulator.dataplane.http_server import serve
 from simulator.dataplane.process_runner import AsyncProcessRunner, BlockingProcessRunner
-from tests.integration.dataplane_harness import DrivenInstance, EchoServer, render_config, start_instance
+from tests.integration.dataplane_harness import (
+    DrivenInstance,
+    EchoServer,
+    free_port,
+    render_config,
+    start_instance,
+)
+from tests.unit.dataplane.certs import make_pem
 
 pytestmark = pytest.mark.haproxy
 
@@ -159,3 +169,50 @@ async def test_sync_over_http(pair: list[DrivenInstance], echoes: dict[str, Echo
         assert await instance.get() == "200 delta"
     finally:
         await running.stop()
+
+
+async def test_restart_then_sync_restores_traffic(pair: list[DrivenInstance], echoes: dict[str, EchoServer]) -> None:
+    instance = pair[0]
+    cache = VersionCache()
+    config = render_config(instance, topology(echoes))
+    assert (await sync(instance.client, config, HOSTS, cache=cache)).ok
+    await instance.fake.restart()  # the pod restarts: initial config, empty storage, version 1
+    assert instance.fake.version == 1 and instance.fake.storage.listing("maps") == []
+    result = await sync(instance.client, config, HOSTS, cache=cache)
+    assert result.ok and result.mode == "raw" and "Create map 'host.map'" in result.operations
+    assert await instance.get("api.local") == "200 beta"
+
+
+async def test_certificate_served_and_rotated(pair: list[DrivenInstance], echoes: dict[str, EchoServer]) -> None:
+    instance = pair[1]
+    tls_port = free_port()
+    cert_path = instance.storage.path("ssl_certificates", "example_com.pem")
+    config = render_config(instance, topology(echoes)) + (
+        f"\nfrontend tls\n    bind 127.0.0.1:{tls_port} ssl crt {cert_path}\n    default_backend web\n"
+    )
+    first = AuxFiles(maps=HOSTS.maps, certificates={"example.com.pem": make_pem("example.com", 1001)})
+    result = await sync(instance.client, config, first)
+    assert result.ok, result.errors
+    assert result.operations[0] == "Create SSL certificate 'example_com.pem'"  # before the config needing it
+    assert await served_serial(tls_port) == 1001
+    rotated = AuxFiles(maps=HOSTS.maps, certificates={"example.com.pem": make_pem("example.com", 1002)})
+    result = await sync(instance.client, config, rotated)
+    assert result.ok and result.operations == ("Update SSL certificate 'example_com.pem'",)
+    assert result.reload_triggered  # the referenced certificate is reloaded
+    assert await served_serial(tls_port) == 1002
+
+
+async def served_serial(port: int) -> int:
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    for _ in range(50):
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", port, ssl=context)
+        except OSError:
+            await asyncio.sleep(0.05)
+            continue
+        der = writer.get_extra_info("ssl_object").getpeercert(binary_form=True)
+        writer.close()
+        return int(x509.load_der_x509_certificate(der).serial_number)
+    raise AssertionError(f"no TLS listener on port {port}")
