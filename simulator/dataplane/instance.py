@@ -62,6 +62,7 @@ class Answer:
     body: Any = None
     reload_id: str | None = None
     text: str | None = None
+    media_type: str = "text/plain"
 
 
 @dataclass
@@ -447,7 +448,7 @@ class FakeDataplane:
         if kind == "ssl_certificates":
             info = certificate_info(stored.content)
             return Answer(200, body={"storage_name": name, "file": stored.path, "size": len(stored.content), **info})
-        return Answer(200, text=stored.content)
+        return Answer(200, text=stored.content, media_type="application/octet-stream")
 
     # -- runtime map entries --------------------------------------------------------------------
 
