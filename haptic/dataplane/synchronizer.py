@@ -130,6 +130,7 @@ async def sync(
     """Brings one instance to ``desired_config`` plus ``aux``. ``parsed_desired`` skips re-parsing
     a config the caller already parsed (the same config goes to every instance)."""
     opts = options or SyncOptions()
+    checksum = aux.checksum()
     run = _Run(client, opts, client.now(), client.stats.connection_retries + client.stats.conflict_retries)
     try:
         desired = parsed_desired if parsed_desired is not None else _parse_desired(desired_config, cache)
@@ -140,7 +141,6 @@ async def sync(
     try:
         version = await client.get_version()
         current = cache.get(version) if cache is not None else None
-        current_text_ok = True
         if current is None:
             raw = await client.get_raw_config()
             version = raw.version
@@ -149,11 +149,9 @@ async def sync(
             except ConfigParseError as exc:
                 # What is there cannot be planned against; a raw push replaces it whole.
                 run.warnings.append(f"current configuration unparseable, pushing raw: {exc}")
-                current_text_ok = False
         planning = client.now()
         plan = plan_parsed(current, desired) if current is not None else None
         run.plan_duration = client.now() - planning
-        checksum = aux.checksum()
         cached_aux = (
             cache is not None
             and not opts.force_aux_compare
@@ -161,14 +159,14 @@ async def sync(
             and cache.aux_checksum == checksum
         )
         changes = [] if cached_aux else await plan_aux(client, aux, map_edit_limit=opts.map_edit_limit)
-        version = await _apply(run, desired_config, version, plan if current_text_ok else None, changes)
+        version = await _apply(run, desired_config, version, plan, changes)
         await _verify(run)
     except DataplaneError as exc:
         if cache is not None:
             cache.invalidate()
         return run.result(version=None, errors=(str(exc),))
     if cache is not None:
-        cache.store(version, desired, aux.checksum())
+        cache.store(version, desired, checksum)
     return run.result(version=version)
 
 
