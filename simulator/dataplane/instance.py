@@ -180,7 +180,7 @@ class FakeDataplane:
     async def aclose(self) -> None:
         await self.reloads.aclose()
         if self.driver is not None:
-            self.driver.stop()
+            self.driver.close()
 
     async def restart(self) -> None:
         """A pod restart: initial config, version 1, empty storage, no transactions or reloads."""

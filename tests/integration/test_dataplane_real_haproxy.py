@@ -45,7 +45,7 @@ def cleanup() -> Iterator[list[DrivenInstance]]:
     instances: list[DrivenInstance] = []
     yield instances
     for instance in instances:
-        instance.driver.stop()
+        instance.driver.close()
 
 
 @pytest.fixture

@@ -329,6 +329,9 @@ class _SlowDriver:
     def stop(self) -> None:
         return None
 
+    def close(self) -> None:
+        return None
+
 
 @pytest.mark.looptime
 async def test_reloads_run_one_at_a_time_and_fall_back_to_what_last_loaded() -> None:
