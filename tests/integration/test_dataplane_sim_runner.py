@@ -59,7 +59,6 @@ def test_cli_serves_over_http_and_stops_its_haproxy(haproxy_bin: str, tmp_path: 
         text=True,
         start_new_session=True,
     )
-    master = tmp_path / "unknown"
     try:
         assert process.stdout is not None
         line = process.stdout.readline()
@@ -80,11 +79,11 @@ def test_cli_serves_over_http_and_stops_its_haproxy(haproxy_bin: str, tmp_path: 
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
-        for pid in _haproxy_pids(master):
+        for pid in _haproxy_pids(tmp_path):  # its config files live under this test's tmp_path
             os.kill(pid, signal.SIGKILL)
 
 
-def _haproxy_pids(master: Path) -> list[int]:
-    """PIDs of the haproxy processes using this test's own master socket path."""
-    found = subprocess.run(["pgrep", "-f", str(master)], capture_output=True, text=True, check=False)
+def _haproxy_pids(path: Path) -> list[int]:
+    """PIDs of the haproxy processes whose command line names this test's own ``path``."""
+    found = subprocess.run(["pgrep", "-f", str(path)], capture_output=True, text=True, check=False)
     return [int(pid) for pid in found.stdout.split()]
