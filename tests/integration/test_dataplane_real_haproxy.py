@@ -216,3 +216,23 @@ async def served_serial(port: int) -> int:
         writer.close()
         return int(x509.load_der_x509_certificate(der).serial_number)
     raise AssertionError(f"no TLS listener on port {port}")
+
+
+async def test_reserved_server_slot_is_filled_without_reload(
+    pair: list[DrivenInstance], echoes: dict[str, EchoServer]
+) -> None:
+    instance = pair[0]
+    cache = VersionCache()
+    base = render_config(instance, topology(echoes))
+    slot = "    server s1 127.0.0.1:1 disabled\n"
+    empty = base.replace("backend api\n", "backend api\n" + slot.replace("s1", "s9")).replace(
+        f"    server s1 127.0.0.1:{echoes['beta'].port}\n", slot
+    )
+    assert (await sync(instance.client, empty, HOSTS, cache=cache)).ok
+    assert (await instance.get("api.local")).startswith("503")  # every slot in maintenance
+    before = await worker_pids(instance)
+    filled = empty.replace(slot, f"    server s1 127.0.0.1:{echoes['gamma'].port}\n", 1)
+    result = await sync(instance.client, filled, HOSTS, cache=cache)
+    assert result.ok and result.mode == "runtime" and not result.reload_triggered, result
+    assert await instance.get("api.local") == "200 gamma"
+    assert await worker_pids(instance) == before
