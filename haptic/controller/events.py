@@ -1,0 +1,541 @@
+"""The domain events of the controller: typed, frozen, with stable ``type`` names.
+
+Every class is a frozen dataclass subclassing ``haptic.core.Event``: the envelope (``event_id``,
+``correlation_id``, ``causation_id``, ``timestamp``) is sealed by the bus on publish. ``type`` is the
+stable name used in logs, traces and scenario expectations; ``to_dict()`` renders an event JSON-safe
+for traces. Secrets never travel in a rendered event: ``CredentialsUpdated`` renders only the Secret's
+version, ``SecretResourceChanged`` omits the Secret object. Bulky payloads (parsed configs, whole
+resources, auxiliary files) are omitted from ``to_dict()`` and rendered config text becomes a digest.
+
+Payload types owned by other packages (the parsed ``HAProxyTemplateConfig`` model, parsed HAProxy
+configuration, auxiliary files, credentials) are typed ``object`` here so this catalogue does not
+depend on them; consumers narrow them with ``isinstance``.
+
+Who publishes / subscribes what (after the original, see DESIGN.md):
+
+- watchers → ``resource.index.updated``, ``resource.sync.complete``; index tracker → ``index.synchronized``
+- CR / Secret watchers → ``config.resource.changed``, ``secret.resource.changed``
+- config loader → ``config.parsed``; credentials loader → ``credentials.updated`` / ``credentials.invalid``
+- config change handler → ``config.validation.request`` (scatter-gather to the validators, which answer
+  ``config.validation.response``) → ``config.validated`` / ``config.invalid``
+- reconciler → ``reconciliation.triggered``; coordinator (leader) → ``reconciliation.started``,
+  ``template.rendered`` / ``template.render.failed``, ``validation.completed`` / ``validation.failed``,
+  ``reconciliation.completed`` / ``reconciliation.failed``
+- scheduler (leader) → ``deployment.scheduled``, ``deployment.cancel.request``; deployer (leader) →
+  ``deployment.started``, ``instance.deployed`` / ``instance.deployment.failed``, ``config.applied.to.pod``,
+  ``deployment.completed``; drift monitor (leader) → ``drift.prevention.triggered``
+- discovery → ``haproxy.pods.discovered``, ``haproxy.pod.terminated``
+- config publisher (leader) → ``config.published``; leader election → ``leader.*``
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from haptic.core import DIGEST, OMIT, SECRET, Event, Request, Response
+
+
+class TriggerReason(enum.StrEnum):
+    """Why a reconciliation was triggered (``ReconciliationTriggered.reason`` and downstream copies)."""
+
+    INITIAL_SYNC_COMPLETE = "initial_sync_complete"
+    INDEX_SYNCHRONIZED = "index_synchronized"
+    RESOURCE_CHANGE = "resource_change"
+    DEBOUNCE_TIMER = "debounce_timer"
+    CONFIG_CHANGE = "config_change"
+    DRIFT_PREVENTION = "drift_prevention"
+    BECAME_LEADER = "became_leader"
+    HTTP_RESOURCE_CHANGE = "http_resource_change"
+    HTTP_CONTENT_VALIDATED = "http_content_validated"
+    DEPLOYMENT_TIMEOUT_RECOVERY = "deployment_timeout_recovery"
+
+
+@dataclass(frozen=True, slots=True)
+class DataplaneEndpoint:
+    """One HAProxy pod's Dataplane API. Credentials are not part of it (see ``CredentialsUpdated``)."""
+
+    url: str
+    pod_name: str
+    pod_namespace: str
+
+
+# -- configuration -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigResourceChanged(Event):
+    """The HAProxyTemplateConfig resource changed (spec change or initial sync)."""
+
+    type: ClassVar[str] = "config.resource.changed"
+    name: str
+    namespace: str
+    resource_version: str
+    resource: Mapping[str, object] = field(default_factory=dict, metadata=OMIT)
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigParsed(Event):
+    type: ClassVar[str] = "config.parsed"
+    version: str
+    secret_version: str = ""
+    config: object = field(default=None, metadata=OMIT)
+    template_config: Mapping[str, object] = field(default_factory=dict, metadata=OMIT)
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigValidationRequest(Request):
+    """Scatter-gather request to the config validators; answered by ``ConfigValidationResponse``."""
+
+    type: ClassVar[str] = "config.validation.request"
+    version: str
+    config: object = field(default=None, metadata=OMIT)
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigValidationResponse(Response):
+    type: ClassVar[str] = "config.validation.response"
+    valid: bool
+    errors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigValidated(Event):
+    type: ClassVar[str] = "config.validated"
+    version: str
+    secret_version: str = ""
+    config: object = field(default=None, metadata=OMIT)
+    template_config: Mapping[str, object] = field(default_factory=dict, metadata=OMIT)
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigInvalid(Event):
+    type: ClassVar[str] = "config.invalid"
+    version: str
+    #: validator name -> its error messages
+    errors: Mapping[str, tuple[str, ...]]
+    template_config: Mapping[str, object] = field(default_factory=dict, metadata=OMIT)
+
+
+@dataclass(frozen=True, slots=True)
+class SecretResourceChanged(Event):
+    """The credentials Secret changed. The Secret itself is never rendered."""
+
+    type: ClassVar[str] = "secret.resource.changed"
+    name: str
+    namespace: str
+    resource_version: str
+    resource: Mapping[str, object] = field(default_factory=dict, repr=False, metadata=SECRET)
+
+
+@dataclass(frozen=True, slots=True)
+class CredentialsUpdated(Event):
+    """New Dataplane API credentials. Rendered and logged with their version only."""
+
+    type: ClassVar[str] = "credentials.updated"
+    secret_version: str
+    credentials: object = field(default=None, repr=False, metadata=SECRET)
+
+
+@dataclass(frozen=True, slots=True)
+class CredentialsInvalid(Event):
+    type: ClassVar[str] = "credentials.invalid"
+    secret_version: str
+    error: str
+
+
+# -- resources -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceIndexUpdated(Event):
+    """A watched resource type's store changed (after the watcher's debounce)."""
+
+    type: ClassVar[str] = "resource.index.updated"
+    resource_type: str
+    created: int = 0
+    modified: int = 0
+    deleted: int = 0
+    initial_sync: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceSyncComplete(Event):
+    type: ClassVar[str] = "resource.sync.complete"
+    resource_type: str
+    initial_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class IndexSynchronized(Event):
+    """Every watched resource type finished its initial sync."""
+
+    type: ClassVar[str] = "index.synchronized"
+    resource_counts: Mapping[str, int]
+
+
+# -- reconciliation ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ReconciliationTriggered(Event):
+    type: ClassVar[str] = "reconciliation.triggered"
+    reason: str
+    #: Coalescible triggers may be merged ("latest wins"); the others must each run.
+    coalescible: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ReconciliationStarted(Event):
+    type: ClassVar[str] = "reconciliation.started"
+    trigger: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReconciliationCompleted(Event):
+    type: ClassVar[str] = "reconciliation.completed"
+    duration_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class ReconciliationFailed(Event):
+    type: ClassVar[str] = "reconciliation.failed"
+    error: str
+    #: "render" or "validate"
+    phase: str
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateRendered(Event):
+    type: ClassVar[str] = "template.rendered"
+    haproxy_config: str = field(repr=False, metadata=DIGEST)
+    content_checksum: str
+    auxiliary_file_count: int = 0
+    duration_s: float = 0.0
+    trigger_reason: str = ""
+    coalescible: bool = True
+    auxiliary_files: object = field(default=None, repr=False, metadata=OMIT)
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateRenderFailed(Event):
+    type: ClassVar[str] = "template.render.failed"
+    template_name: str
+    error: str
+    stack_trace: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationStarted(Event):
+    type: ClassVar[str] = "validation.started"
+    content_checksum: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationCompleted(Event):
+    type: ClassVar[str] = "validation.completed"
+    content_checksum: str
+    warnings: tuple[str, ...] = ()
+    duration_s: float = 0.0
+    trigger_reason: str = ""
+    coalescible: bool = True
+    parsed_config: object = field(default=None, repr=False, metadata=OMIT)
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationFailed(Event):
+    type: ClassVar[str] = "validation.failed"
+    errors: tuple[str, ...]
+    content_checksum: str = ""
+    duration_s: float = 0.0
+    trigger_reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationTestsStarted(Event):
+    type: ClassVar[str] = "validation_tests.started"
+    test_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationTestsCompleted(Event):
+    type: ClassVar[str] = "validation_tests.completed"
+    total: int
+    passed: int
+    failed: int
+    duration_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationTestsFailed(Event):
+    type: ClassVar[str] = "validation_tests.failed"
+    failed_tests: tuple[str, ...]
+
+
+# -- deployment ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DeploymentScheduled(Event):
+    type: ClassVar[str] = "deployment.scheduled"
+    haproxy_config: str = field(repr=False, metadata=DIGEST)
+    content_checksum: str
+    endpoints: tuple[DataplaneEndpoint, ...]
+    reason: str
+    runtime_config_name: str = ""
+    runtime_config_namespace: str = ""
+    coalescible: bool = True
+    auxiliary_files: object = field(default=None, repr=False, metadata=OMIT)
+    parsed_config: object = field(default=None, repr=False, metadata=OMIT)
+
+
+@dataclass(frozen=True, slots=True)
+class DeploymentStarted(Event):
+    type: ClassVar[str] = "deployment.started"
+    endpoints: tuple[DataplaneEndpoint, ...]
+    content_checksum: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceDeployed(Event):
+    type: ClassVar[str] = "instance.deployed"
+    endpoint: DataplaneEndpoint
+    duration_s: float = 0.0
+    reload_required: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceDeploymentFailed(Event):
+    type: ClassVar[str] = "instance.deployment.failed"
+    endpoint: DataplaneEndpoint
+    error: str
+    retryable: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class DeploymentCompleted(Event):
+    type: ClassVar[str] = "deployment.completed"
+    total: int
+    succeeded: int
+    failed: int
+    duration_s: float = 0.0
+    reloads_triggered: int = 0
+    total_api_operations: int = 0
+    #: "<section>_<action>" (e.g. "servers_modified") -> count
+    operation_breakdown: Mapping[str, int] = field(default_factory=dict)
+    content_checksum: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class DeploymentCancelRequest(Event):
+    type: ClassVar[str] = "deployment.cancel.request"
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class DriftPreventionTriggered(Event):
+    type: ClassVar[str] = "drift.prevention.triggered"
+    time_since_last_deployment_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class SyncMetadata:
+    """How one pod was synchronized (part of ``ConfigAppliedToPod``)."""
+
+    reload_triggered: bool = False
+    reload_id: str = ""
+    sync_duration_s: float = 0.0
+    version_conflict_retries: int = 0
+    fallback_used: bool = False
+    operation_counts: Mapping[str, int] = field(default_factory=dict)
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigAppliedToPod(Event):
+    type: ClassVar[str] = "config.applied.to.pod"
+    pod_name: str
+    pod_namespace: str
+    checksum: str
+    runtime_config_name: str = ""
+    runtime_config_namespace: str = ""
+    is_drift_check: bool = False
+    sync: SyncMetadata = field(default_factory=SyncMetadata)
+
+
+# -- discovery -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class HAProxyPodsDiscovered(Event):
+    """The full current set of admitted HAProxy pods (not a delta)."""
+
+    type: ClassVar[str] = "haproxy.pods.discovered"
+    endpoints: tuple[DataplaneEndpoint, ...]
+
+    @property
+    def count(self) -> int:
+        return len(self.endpoints)
+
+
+@dataclass(frozen=True, slots=True)
+class HAProxyPodTerminated(Event):
+    type: ClassVar[str] = "haproxy.pod.terminated"
+    pod_name: str
+    pod_namespace: str
+
+
+# -- publishing ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigPublished(Event):
+    type: ClassVar[str] = "config.published"
+    runtime_config_name: str
+    runtime_config_namespace: str
+    map_file_count: int = 0
+    secret_count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigPublishFailed(Event):
+    type: ClassVar[str] = "config.publish.failed"
+    error: str
+
+
+# -- leadership ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderElectionStarted(Event):
+    type: ClassVar[str] = "leader.election.started"
+    identity: str
+    lease_name: str
+    lease_namespace: str
+
+
+@dataclass(frozen=True, slots=True)
+class BecameLeader(Event):
+    type: ClassVar[str] = "leader.became"
+    identity: str
+    #: "lease_acquired" or "standalone" (leader election disabled)
+    reason: str = "lease_acquired"
+
+
+@dataclass(frozen=True, slots=True)
+class LostLeadership(Event):
+    type: ClassVar[str] = "leader.lost"
+    identity: str
+    reason: str = "lease_lost"
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderObserved(Event):
+    type: ClassVar[str] = "leader.observed"
+    leader_identity: str
+    is_self: bool
+
+
+# -- HTTP content (http.Fetch in templates) ------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class HTTPResourceUpdated(Event):
+    type: ClassVar[str] = "http.resource.updated"
+    url: str
+    content_checksum: str
+    content_size: int
+
+
+@dataclass(frozen=True, slots=True)
+class HTTPResourceAccepted(Event):
+    type: ClassVar[str] = "http.resource.accepted"
+    url: str
+    content_checksum: str
+    content_size: int
+
+
+@dataclass(frozen=True, slots=True)
+class HTTPResourceRejected(Event):
+    type: ClassVar[str] = "http.resource.rejected"
+    url: str
+    content_checksum: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProposalValidationRequested(Event):
+    """Render and validate with overlays (pending HTTP content or proposed resources) before accepting."""
+
+    type: ClassVar[str] = "proposal.validation.requested"
+    proposal_id: str
+    source: str
+    source_context: str = ""
+    overlays: object = field(default=None, repr=False, metadata=OMIT)
+
+
+@dataclass(frozen=True, slots=True)
+class ProposalValidationCompleted(Event):
+    type: ClassVar[str] = "proposal.validation.completed"
+    proposal_id: str
+    valid: bool
+    phase: str = ""
+    error: str = ""
+    duration_s: float = 0.0
+
+
+# -- admission webhook ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookValidationRequest(Event):
+    type: ClassVar[str] = "webhook.validation.request"
+    request_uid: str
+    kind: str
+    name: str
+    namespace: str
+    operation: str
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookValidationAllowed(Event):
+    type: ClassVar[str] = "webhook.validation.allowed"
+    request_uid: str
+    kind: str
+    name: str
+    namespace: str
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookValidationDenied(Event):
+    type: ClassVar[str] = "webhook.validation.denied"
+    request_uid: str
+    kind: str
+    name: str
+    namespace: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookValidationError(Event):
+    type: ClassVar[str] = "webhook.validation.error"
+    request_uid: str
+    kind: str
+    name: str
+    namespace: str
+    error: str
+
+
+def _catalogue() -> dict[str, type[Event]]:
+    found = {
+        obj.type: obj
+        for obj in globals().values()
+        if isinstance(obj, type) and issubclass(obj, Event) and obj.__module__ == __name__
+    }
+    return dict(sorted(found.items()))
+
+
+#: Every domain event class by its ``type`` name, sorted by name.
+DOMAIN_EVENTS: dict[str, type[Event]] = _catalogue()
