@@ -3,3 +3,24 @@
 Pure apart from the httpx client it is handed a transport for. Must not import ``haptic.controller``
 or ``haptic.live``.
 """
+
+from haptic.dataplane.errors import ConfigParseError
+from haptic.dataplane.operations import Operation, SyncPlan
+from haptic.dataplane.parser import Directive, HAProxyConfig, Section, parse_config
+from haptic.dataplane.planner import plan, plan_parsed
+from haptic.dataplane.server_model import RUNTIME_SERVER_FIELDS, model_to_server_line, server_to_model
+
+__all__ = [
+    "RUNTIME_SERVER_FIELDS",
+    "ConfigParseError",
+    "Directive",
+    "HAProxyConfig",
+    "Operation",
+    "Section",
+    "SyncPlan",
+    "model_to_server_line",
+    "parse_config",
+    "plan",
+    "plan_parsed",
+    "server_to_model",
+]

@@ -1,0 +1,45 @@
+"""The result of comparing two configs: ordered operations and whether they need a reload."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Action = Literal["create", "update", "delete"]
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One change to apply through the Dataplane API.
+
+    ``payload`` is, for server creates and updates, the v3 server model of the desired server.
+    ``config_lines`` holds the desired normalised haproxy.cfg lines of the changed object (the
+    section header and its attributes for a section; the line(s) of a child), empty on delete.
+    """
+
+    action: Action
+    section_type: str
+    section_name: str | None
+    child_type: str | None
+    child_name: str | None
+    index: int | None
+    description: str
+    runtime: bool = False
+    payload: dict[str, Any] | None = field(default=None, hash=False, compare=True)
+    config_lines: tuple[str, ...] = field(default=(), repr=False)
+
+
+@dataclass(frozen=True)
+class SyncPlan:
+    """Operations in execution order, and whether applying them needs an HAProxy reload."""
+
+    operations: tuple[Operation, ...]
+    reload_required: bool
+
+    @property
+    def runtime_operations(self) -> tuple[Operation, ...]:
+        return tuple(op for op in self.operations if op.runtime)
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.operations

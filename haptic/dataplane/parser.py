@@ -1,0 +1,327 @@
+"""Parsing haproxy.cfg text into ordered sections and their children.
+
+The parser is structural: it knows the section keywords, which directives are children (servers,
+binds, ACLs, rule lists...) and which are plain attributes, but it does not validate every keyword
+HAProxy knows; ``haproxy -c`` does that. Whitespace and comments never reach the result.
+"""
+
+from __future__ import annotations
+
+import gc
+import itertools
+import re
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from haptic.dataplane.errors import ConfigParseError
+from haptic.dataplane.section_kinds import (
+    ADDRESS_REQUIRED,
+    CHILDREN_BY_KIND,
+    COLUMN_ZERO_DIRECTIVES,
+    NAMED_BY_ADDRESS,
+    SECTION_KEYWORDS,
+    UNNAMED_SECTIONS,
+)
+from haptic.dataplane.server_model import is_server_keyword
+from haptic.dataplane.tokenizer import tokenize_line, tokenize_special
+
+__all__ = ["ConfigParseError", "Directive", "HAProxyConfig", "Section", "parse_config", "parse_config_reusing"]
+
+
+class Directive(NamedTuple):
+    """One configuration line: its words (raw spelling, no comment) and its 1-based line number."""
+
+    words: tuple[str, ...]
+    line: int
+
+    @property
+    def keyword(self) -> str:
+        return self.words[0]
+
+    @property
+    def args(self) -> tuple[str, ...]:
+        return self.words[1:]
+
+    @property
+    def text(self) -> str:
+        """The normalised line: words joined by single spaces."""
+        return " ".join(self.words)
+
+    def __repr__(self) -> str:
+        return f"Directive({' '.join(_redacted(self.words))!r}, line={self.line})"
+
+
+@dataclass(eq=False)
+class Section:
+    """A section: header, every directive in order, and the same directives sorted into children."""
+
+    kind: str
+    name: str | None
+    line: int
+    header_args: tuple[str, ...] = ()
+    directives: list[Directive] = field(default_factory=list)
+    attributes: list[Directive] = field(default_factory=list)
+    named: dict[str, dict[str, Directive]] = field(default_factory=dict)
+    acls: dict[str, list[Directive]] = field(default_factory=dict)
+    rules: dict[str, list[Directive]] = field(default_factory=dict)
+    signature: list[tuple[str, ...]] = field(default_factory=list, repr=False)
+    source: str = field(default="", repr=False)
+
+    @property
+    def key(self) -> tuple[str, str | None]:
+        return (self.kind, self.name)
+
+    @property
+    def servers(self) -> dict[str, Directive]:
+        return self.named.get("server", {})
+
+    @property
+    def server_templates(self) -> dict[str, Directive]:
+        return self.named.get("server-template", {})
+
+    @property
+    def binds(self) -> dict[str, Directive]:
+        return self.named.get("bind", {})
+
+    def rule_list(self, child_type: str) -> list[Directive]:
+        return self.rules.get(child_type, [])
+
+    def __repr__(self) -> str:
+        return f"Section({self.kind!r}, {self.name!r}, line={self.line}, directives={len(self.directives)})"
+
+    def same_content(self, other: Section) -> bool:
+        """Cheap whole-section equality: header and every directive's words, in order."""
+        return self.header_args == other.header_args and self.signature == other.signature
+
+
+@dataclass(eq=False)
+class HAProxyConfig:
+    """A parsed haproxy.cfg: sections in file order plus typed accessors."""
+
+    sections: list[Section]
+
+    def __post_init__(self) -> None:
+        self.by_key: dict[tuple[str, str | None], Section] = {s.key: s for s in self.sections}
+        self.frontends: dict[str, Section] = {}
+        self.backends: dict[str, Section] = {}
+        self.listens: dict[str, Section] = {}
+        self.defaults: list[Section] = []
+        self.global_section: Section | None = None
+        accessor = {"frontend": self.frontends, "backend": self.backends, "listen": self.listens}
+        for section in self.sections:
+            if section.kind == "global":
+                self.global_section = section
+            elif section.kind == "defaults":
+                self.defaults.append(section)
+            elif section.kind in accessor and section.name is not None:
+                accessor[section.kind][section.name] = section
+
+    def section(self, kind: str, name: str | None = None) -> Section | None:
+        return self.by_key.get((kind, name))
+
+    def of_kind(self, kind: str) -> list[Section]:
+        return [s for s in self.sections if s.kind == kind]
+
+
+def parse_config(text: str) -> HAProxyConfig:
+    """Parse haproxy.cfg text; raises ``ConfigParseError`` naming the offending line."""
+    return _Parser().parse(text, {})
+
+
+def parse_config_reusing(text: str, other: HAProxyConfig) -> HAProxyConfig:
+    """Parse ``text``, taking unchanged sections from ``other`` instead of parsing them again.
+
+    A section whose source text (header line to the next header) is byte-identical to one of
+    ``other``'s is the same parse result, so it is shared, not re-parsed: planning a one-line change
+    in a 100k-line config parses one section of the second text. Shared sections keep ``other``'s
+    line numbers; treat both results as read-only.
+    """
+    reuse = {s.source: s for s in other.sections if s.kind not in UNNAMED_SECTIONS}
+    return _Parser().parse(text, reuse)
+
+
+# The start of every section: a section keyword first on its line. Chunking the text with one
+# regular expression is what lets unchanged sections be recognised before any tokenising.
+_KEYWORDS_RE = "|".join(re.escape(k) for k in sorted(SECTION_KEYWORDS, key=len, reverse=True))
+# Anchoring on a literal newline rather than ``^`` lets the regex engine skip ahead quickly.
+_HEADER = re.compile(r"\n[ \t]*(?:" + _KEYWORDS_RE + r")(?=[\s#]|$)")
+_FIRST_HEADER = re.compile(r"[ \t]*(?:" + _KEYWORDS_RE + r")(?=[\s#]|$)")
+
+
+class _Parser:
+    def __init__(self) -> None:
+        self.sections: list[Section] = []
+        self.seen: dict[tuple[str, str | None], Section] = {}
+        self.unnamed_defaults = 0
+
+    def parse(self, text: str, reuse: dict[str, Section]) -> HAProxyConfig:
+        if "\x00" in text:
+            raise ConfigParseError(text.count("\n", 0, text.index("\x00")) + 1, "NUL byte in configuration text")
+        # A large config allocates hundreds of thousands of tuples and no cycles: the cyclic
+        # collector would only rescan them over and over.
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            starts = [match.start() + 1 for match in _HEADER.finditer(text)]
+            if _FIRST_HEADER.match(text):
+                starts.insert(0, 0)
+            starts.append(len(text))
+            self._parse_preamble(text[: starts[0]])
+            number = 1 + text.count("\n", 0, starts[0])
+            for begin, end in itertools.pairwise(starts):
+                chunk = text[begin:end]
+                self._parse_chunk(chunk, number, reuse)
+                number += chunk.count("\n")
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+        return HAProxyConfig(self.sections)
+
+    @staticmethod
+    def _parse_preamble(preamble: str) -> None:
+        for number, raw in enumerate(preamble.split("\n"), 1):
+            words = tokenize_line(raw, number)
+            if not words:
+                continue
+            if raw[0] not in " \t" and words[0] not in COLUMN_ZERO_DIRECTIVES:
+                raise ConfigParseError(number, f"unknown section keyword '{words[0]}'")
+            raise ConfigParseError(number, f"'{words[0]}' appears before any section keyword")
+
+    def _parse_chunk(self, chunk: str, first_number: int, reuse: dict[str, Section]) -> None:
+        header_end = chunk.find("\n")
+        if header_end < 0:
+            header_end = len(chunk)
+        section = self._open_section(tokenize_line(chunk[:header_end], first_number), first_number)
+        candidate = reuse.get(chunk)
+        if candidate is not None and candidate.key == section.key:
+            self.sections[-1] = candidate
+            self.seen[candidate.key] = candidate
+            return
+        lines = chunk.split("\n")
+        if not section.source:
+            section.source = chunk
+        children = CHILDREN_BY_KIND.get(section.kind, {})
+        servers: dict[str, Directive] = {}
+        server_needs_address = section.kind in ADDRESS_REQUIRED["server"]
+        if server_needs_address:
+            servers = section.named.setdefault("server", {})
+        for offset in range(1, len(lines)):
+            raw = lines[offset]
+            number = first_number + offset
+            if "#" in raw or '"' in raw or "'" in raw or "\\" in raw:
+                words = tokenize_special(raw, number)
+            else:
+                words = raw.split()
+            if not words:
+                continue
+            keyword = words[0]
+            if raw[0] not in " \t" and keyword not in COLUMN_ZERO_DIRECTIVES and keyword not in children:
+                raise ConfigParseError(number, f"unknown section keyword '{keyword}'")
+            frozen = tuple(words)
+            directive = Directive(frozen, number)
+            section.directives.append(directive)
+            section.signature.append(frozen)
+            if keyword == "server" and server_needs_address and len(frozen) > 2:
+                # Hot path for the commonest line of a big config.
+                if frozen[1] in servers or is_server_keyword(frozen[2]):
+                    self._add_named(section, "server", directive)  # raises the precise error
+                servers[frozen[1]] = directive
+                continue
+            kind = children.get(keyword)
+            if kind is None:
+                if keyword == "declare" and len(words) > 1 and words[1] == "capture" and "capture" in children:
+                    section.rules.setdefault("capture", []).append(directive)
+                else:
+                    section.attributes.append(directive)
+            elif kind[0] == "rule":
+                section.rules.setdefault(kind[1], []).append(directive)
+            elif kind[0] == "acl":
+                if len(words) < 2:
+                    raise ConfigParseError(number, "acl line without a name")
+                section.acls.setdefault(words[1], []).append(directive)
+            else:
+                self._add_named(section, kind[1], directive)
+        if server_needs_address and not servers:
+            del section.named["server"]
+
+    def _open_section(self, words: list[str], number: int) -> Section:
+        kind = words[0]
+        if kind in UNNAMED_SECTIONS:
+            existing = self.seen.get((kind, None))
+            if existing is not None:
+                # HAProxy merges repeated global sections into one.
+                return existing
+            section = Section(kind, None, number, tuple(words[1:]))
+        elif kind == "defaults":
+            if len(words) > 1 and words[1] != "from":
+                section = Section(kind, words[1], number, tuple(words[2:]))
+            else:
+                self.unnamed_defaults += 1
+                section = Section(kind, f"unnamed_defaults_{self.unnamed_defaults}", number, tuple(words[1:]))
+        else:
+            if len(words) < 2:
+                raise ConfigParseError(number, f"'{kind}' section without a name")
+            section = Section(kind, words[1], number, tuple(words[2:]))
+        for clash_kind in _NAMESPACE_CLASHES.get(kind, (kind,)):
+            other = self.seen.get((clash_kind, section.name))
+            if other is not None:
+                raise ConfigParseError(
+                    number, f"duplicate {kind} '{section.name}' (already defined as {clash_kind} on line {other.line})"
+                )
+        self.seen[section.key] = section
+        self.sections.append(section)
+        return section
+
+    @staticmethod
+    def _add_named(section: Section, child_type: str, directive: Directive) -> None:
+        words = directive.words
+        number = directive.line
+        if len(words) < 2:
+            raise ConfigParseError(number, f"{child_type} line without a name in {section.kind} '{section.name}'")
+        if child_type in NAMED_BY_ADDRESS:
+            name = words[1]
+            for i in range(2, len(words) - 1):
+                if words[i] == "name":
+                    name = words[i + 1]
+                    break
+        else:
+            name = words[1]
+            required = ADDRESS_REQUIRED.get(child_type)
+            if required is not None and section.kind in required:
+                address_at = 3 if child_type == "server-template" else 2
+                if len(words) <= address_at or _looks_like_server_keyword(words[address_at]):
+                    raise ConfigParseError(
+                        number, f"{child_type} '{name}' in {section.kind} '{section.name}' has no address"
+                    )
+        bucket = section.named.setdefault(child_type, {})
+        previous = bucket.get(name)
+        if previous is not None:
+            raise ConfigParseError(
+                number,
+                f"duplicate {child_type} '{name}' in {section.kind} '{section.name}' (first on line {previous.line})",
+            )
+        bucket[name] = directive
+
+
+# Words after these keywords are secrets (userlist passwords, hashes): never shown in reprs.
+_SECRET_KEYWORDS = frozenset({"password", "insecure-password"})
+
+
+def _redacted(words: tuple[str, ...]) -> list[str]:
+    out = list(words)
+    for i in range(len(out) - 1):
+        if out[i] in _SECRET_KEYWORDS:
+            out[i + 1] = "<redacted>"
+    return out
+
+
+# Frontends and backends have separate namespaces; a listen section is both at once.
+_NAMESPACE_CLASHES: dict[str, tuple[str, ...]] = {
+    "frontend": ("frontend", "listen"),
+    "backend": ("backend", "listen"),
+    "listen": ("listen", "frontend", "backend"),
+}
+
+
+def _looks_like_server_keyword(word: str) -> bool:
+    return is_server_keyword(word)

@@ -1,0 +1,325 @@
+"""Comparing a current and a desired haproxy.cfg into an ordered list of Dataplane operations.
+
+Identity follows the Dataplane API: sections, servers, binds and other named children by name,
+ACLs by ACL name, rule lists by position. Operations come out as deletes (children before parents),
+then creates (parents before children), then updates. A plan needs no reload exactly when every
+operation is a server update touching only runtime-applicable fields.
+
+Sections whose words are identical are skipped with one list comparison, so a one-line change in a
+large config costs a linear scan, not a deep comparison of every section.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any
+
+from haptic.dataplane.operations import Action, Operation, SyncPlan
+from haptic.dataplane.parser import Directive, HAProxyConfig, Section, parse_config, parse_config_reusing
+from haptic.dataplane.section_kinds import CHILD_PRIORITY, RULE_PRIORITY, SECTION_PRIORITY
+from haptic.dataplane.server_model import runtime_only_change, server_words_to_model
+
+__all__ = ["clear_parse_cache", "plan", "plan_parsed"]
+
+_CHILD_LABELS: dict[str, str] = {
+    "server": "server",
+    "server-template": "server template",
+    "bind": "bind",
+    "dgram-bind": "dgram-bind",
+    "acl": "ACL",
+    "peer": "peer",
+    "nameserver": "nameserver",
+    "mailer": "mailer",
+    "user": "user",
+    "group": "group",
+}
+
+_RULE_LABELS: dict[str, str] = {
+    "http-request": "HTTP request rule",
+    "http-response": "HTTP response rule",
+    "http-after-response": "HTTP after-response rule",
+    "tcp-request": "TCP request rule",
+    "tcp-response": "TCP response rule",
+    "http-check": "HTTP check",
+    "tcp-check": "TCP check",
+    "filter": "filter",
+    "log": "log target",
+    "capture": "capture",
+    "use_backend": "backend switching rule",
+    "use-server": "server switching rule",
+    "stick": "stick rule",
+    "redirect": "redirect rule",
+    "quic-initial": "QUIC initial rule",
+}
+
+# tcp-request/tcp-response rules are typed by their second word ("content accept").
+_TCP_RULE_TYPES = frozenset({"connection", "content", "session"})
+
+_SERVER_MODEL_KINDS = frozenset({"backend", "listen", "ring"})
+
+_PHASE = {"delete": 0, "create": 1, "update": 2}
+
+
+def plan(current: str, desired: str) -> SyncPlan:
+    """Compare two haproxy.cfg texts. Raises ``ConfigParseError`` if either cannot be parsed.
+
+    The desired config is parsed in full (and cached: it is planned against every HAProxy
+    instance); the current one reuses every section whose text is unchanged.
+    """
+    desired_config = _PARSED.get(desired)
+    if desired_config is None:
+        desired_config = _PARSED.put(desired, parse_config(desired))
+    current_config = _PARSED.get(current)
+    if current_config is None:
+        current_config = _PARSED.put(current, parse_config_reusing(current, desired_config))
+    return plan_parsed(current_config, desired_config)
+
+
+def clear_parse_cache() -> None:
+    """Forget every parsed config ``plan()`` keeps (benchmarks measure cold runs with it)."""
+    _PARSED.clear()
+
+
+class _ParseCache:
+    """The few most recently planned texts and their parse results (HAPTIC keeps four too)."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._entries: OrderedDict[str, HAProxyConfig] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, text: str) -> HAProxyConfig | None:
+        with self._lock:
+            config = self._entries.get(text)
+            if config is not None:
+                self._entries.move_to_end(text)
+            return config
+
+    def put(self, text: str, config: HAProxyConfig) -> HAProxyConfig:
+        with self._lock:
+            self._entries[text] = config
+            self._entries.move_to_end(text)
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+        return config
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+_PARSED = _ParseCache(4)
+
+
+def plan_parsed(current: HAProxyConfig, desired: HAProxyConfig) -> SyncPlan:
+    """Compare two parsed configs (not modified)."""
+    planner = _Planner()
+    for section in desired.sections:
+        existing = current.by_key.get(section.key)
+        if existing is None:
+            planner.create_section(section)
+        elif existing is not section and not existing.same_content(section):
+            planner.compare_sections(existing, section)
+    for section in current.sections:
+        if section.key not in desired.by_key:
+            planner.emit("delete", section, None, None, None, _section_description("delete", section))
+    return planner.result()
+
+
+class _Planner:
+    def __init__(self) -> None:
+        self._ops: list[tuple[tuple[int, int, int], Operation]] = []
+
+    def result(self) -> SyncPlan:
+        self._ops.sort(key=lambda item: item[0])
+        operations = tuple(op for _, op in self._ops)
+        return SyncPlan(operations=operations, reload_required=not all(op.runtime for op in operations))
+
+    def emit(
+        self,
+        action: Action,
+        section: Section,
+        child_type: str | None,
+        child_name: str | None,
+        index: int | None,
+        description: str,
+        *,
+        runtime: bool = False,
+        payload: dict[str, Any] | None = None,
+        lines: tuple[str, ...] = (),
+    ) -> None:
+        if child_type is None:
+            base = SECTION_PRIORITY.get(section.kind, 30)
+        else:
+            base = CHILD_PRIORITY.get(child_type, RULE_PRIORITY)
+        order = (_PHASE[action], -base if action == "delete" else base, len(self._ops))
+        op = Operation(
+            action=action,
+            section_type=section.kind,
+            section_name=section.name,
+            child_type=child_type,
+            child_name=child_name,
+            index=index,
+            description=description,
+            runtime=runtime,
+            payload=payload,
+            config_lines=lines,
+        )
+        self._ops.append((order, op))
+
+    # -- sections ---------------------------------------------------------------------------
+
+    def create_section(self, section: Section) -> None:
+        self.emit(
+            "create", section, None, None, None, _section_description("create", section), lines=_section_lines(section)
+        )
+        for child_type, children in section.named.items():
+            for name, directive in children.items():
+                self._named("create", section, child_type, name, directive)
+        for name, definitions in section.acls.items():
+            self._acl("create", section, name, definitions)
+        for child_type, rules in section.rules.items():
+            for index, rule in enumerate(rules):
+                self._rule("create", section, child_type, index, rule)
+
+    def compare_sections(self, current: Section, desired: Section) -> None:
+        if current.header_args != desired.header_args or _words(current.attributes) != _words(desired.attributes):
+            self.emit(
+                "update",
+                desired,
+                None,
+                None,
+                None,
+                _section_description("update", desired),
+                lines=_section_lines(desired),
+            )
+        self._compare_named(current, desired)
+        self._compare_acls(current, desired)
+        self._compare_rules(current, desired)
+
+    # -- named children ---------------------------------------------------------------------
+
+    def _compare_named(self, current: Section, desired: Section) -> None:
+        for child_type in _ordered_union(desired.named, current.named):
+            have = current.named.get(child_type, {})
+            want = desired.named.get(child_type, {})
+            for name, directive in want.items():
+                existing = have.get(name)
+                if existing is None:
+                    self._named("create", desired, child_type, name, directive)
+                elif existing.words != directive.words:
+                    self._named("update", desired, child_type, name, directive, existing)
+            for name, directive in have.items():
+                if name not in want:
+                    self._named("delete", current, child_type, name, directive)
+
+    def _named(
+        self,
+        action: Action,
+        section: Section,
+        child_type: str,
+        name: str,
+        directive: Directive,
+        existing: Directive | None = None,
+    ) -> None:
+        payload: dict[str, Any] | None = None
+        runtime = False
+        if child_type == "server" and section.kind in _SERVER_MODEL_KINDS:
+            if action != "delete":
+                payload = server_words_to_model(directive.words)
+            if existing is not None and payload is not None:
+                before = server_words_to_model(existing.words)
+                if before == payload:
+                    return  # only the order or spelling of parameters changed
+                # The Dataplane API's runtime path exists for backend servers only.
+                runtime = section.kind == "backend" and runtime_only_change(before, payload)
+        description = _child_description(action, section, _CHILD_LABELS.get(child_type, child_type), name)
+        lines = () if action == "delete" else (directive.text,)
+        self.emit(action, section, child_type, name, None, description, runtime=runtime, payload=payload, lines=lines)
+
+    # -- ACLs -------------------------------------------------------------------------------
+
+    def _compare_acls(self, current: Section, desired: Section) -> None:
+        for name, definitions in desired.acls.items():
+            existing = current.acls.get(name)
+            if existing is None:
+                self._acl("create", desired, name, definitions)
+            elif _words(existing) != _words(definitions):
+                self._acl("update", desired, name, definitions)
+        for name, definitions in current.acls.items():
+            if name not in desired.acls:
+                self._acl("delete", current, name, definitions)
+
+    def _acl(self, action: Action, section: Section, name: str, definitions: list[Directive]) -> None:
+        lines = () if action == "delete" else tuple(d.text for d in definitions)
+        description = _child_description(action, section, "ACL", name)
+        self.emit(action, section, "acl", name, None, description, lines=lines)
+
+    # -- positional rule lists --------------------------------------------------------------
+
+    def _compare_rules(self, current: Section, desired: Section) -> None:
+        for child_type in _ordered_union(desired.rules, current.rules):
+            have = current.rules.get(child_type, [])
+            want = desired.rules.get(child_type, [])
+            common = min(len(have), len(want))
+            for index in range(common):
+                if have[index].words != want[index].words:
+                    self._rule("update", desired, child_type, index, want[index])
+            for index in range(common, len(want)):
+                self._rule("create", desired, child_type, index, want[index])
+            # Highest index first, so that the remaining indexes stay valid while deleting.
+            for index in range(len(have) - 1, common - 1, -1):
+                self._rule("delete", current, child_type, index, have[index])
+
+    def _rule(self, action: Action, section: Section, child_type: str, index: int, rule: Directive) -> None:
+        label = _RULE_LABELS.get(child_type, child_type)
+        detail = _rule_detail(child_type, rule.words)
+        if detail:
+            label = f"{label} ({detail})"
+        description = _child_description(action, section, label, None)
+        lines = () if action == "delete" else (rule.text,)
+        self.emit(action, section, child_type, None, index, description, lines=lines)
+
+
+def _words(directives: list[Directive]) -> list[tuple[str, ...]]:
+    return [d.words for d in directives]
+
+
+def _ordered_union(first: dict[str, Any], second: dict[str, Any]) -> list[str]:
+    keys = list(first)
+    keys.extend(k for k in second if k not in first)
+    return keys
+
+
+def _section_lines(section: Section) -> tuple[str, ...]:
+    header = " ".join((section.kind, *([] if section.name is None else [section.name]), *section.header_args))
+    if section.kind == "defaults" and section.name is not None and section.name.startswith("unnamed_defaults_"):
+        header = " ".join(("defaults", *section.header_args))
+    return (header, *(d.text for d in section.attributes))
+
+
+def _section_ref(section: Section) -> str:
+    if section.name is None:
+        return f"{section.kind} section"
+    if section.kind == "defaults":
+        return f"defaults section '{section.name}'"
+    return f"{section.kind} '{section.name}'"
+
+
+def _section_description(action: Action, section: Section) -> str:
+    return f"{action.capitalize()} {_section_ref(section)}"
+
+
+def _child_description(action: Action, section: Section, label: str, name: str | None) -> str:
+    what = label if name is None else f"{label} '{name}'"
+    preposition = "from" if action == "delete" else "in"
+    return f"{action.capitalize()} {what} {preposition} {_section_ref(section)}"
+
+
+def _rule_detail(child_type: str, words: tuple[str, ...]) -> str:
+    if child_type in ("tcp-request", "tcp-response") and len(words) > 2 and words[1] in _TCP_RULE_TYPES:
+        return f"{words[1]} {words[2]}"
+    if child_type == "capture" and words[0] == "declare":
+        return " ".join(words[1:3])
+    return words[1] if len(words) > 1 else ""
