@@ -21,6 +21,7 @@ faults (``dataplane_errors``, ``kube_outage``, ...), ``kill_replica``/``restart_
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import Mapping
@@ -279,10 +280,8 @@ class Harness:
         replica = self.replicas[index]
         if replica.task is not None:
             replica.task.cancel()
-            try:
+            with contextlib.suppress(asyncio.CancelledError):
                 await replica.task
-            except asyncio.CancelledError:
-                pass
         replica.alive = False
 
     def restart_replica(self, index: int) -> Replica:

@@ -80,7 +80,7 @@ class ConfigPublisher(Component):
             self.log.warning("publishing %s failed: %s", self.ctx.runtime_config_name, exc)
             return
         assert self.subscription is not None
-        if self._dirty and self.subscription.queued == 0 and self.published_checksum is not None:
+        if self._dirty and self.subscription.queued == 0:
             await self._write_status()
 
     async def _handle(self, event: Event) -> None:
@@ -161,6 +161,8 @@ class ConfigPublisher(Component):
             await self.ctx.ports.kube.patch(HAPROXY_CFGS, self.ctx.runtime_config_name, {"status": status}, "merge",
                                             namespace=self.ctx.namespace, subresource="status")
             self.writes += 1
+        except NotFound:
+            pass  # nothing published yet: the status follows the first publication
         except ApiError as exc:
             self._dirty = True
             self.log.warning("status of %s not written: %s", self.ctx.runtime_config_name, exc)
