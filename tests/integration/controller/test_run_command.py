@@ -29,7 +29,7 @@ def _free_port() -> int:
 
 def _get(url: str) -> tuple[int, Any]:
     try:
-        with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310 - loopback only
+        with urllib.request.urlopen(url, timeout=5) as response:
             return response.status, json.loads(response.read())
     except urllib.error.HTTPError as err:
         return err.code, json.loads(err.read())
@@ -63,7 +63,7 @@ def test_run_waits_then_leads_then_stops_gracefully(tmp_path: Path) -> None:
         port = _free_port()
         haptic = Path(sys.executable).parent / "haptic"
         env = dict(os.environ, POD_NAMESPACE="haptic", POD_NAME="controller-a", LOG_LEVEL="INFO")
-        proc = subprocess.Popen(  # noqa: S603 - our own console script
+        proc = subprocess.Popen(
             [str(haptic), "run", "--server", server.url, "--debug-port", str(port), "--metrics-port", "0",
              "--bind-address", "127.0.0.1"],
             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path,
