@@ -31,7 +31,7 @@ from haptic.core import Component, Event, EventBus
 from haptic.dataplane.aux_files import AuxFiles
 from haptic.dataplane.client import DataplaneClient
 from haptic.dataplane.errors import ConfigParseError
-from haptic.dataplane.parser import HAProxyConfig, parse_config
+from haptic.dataplane.parser import HAProxyConfig, parse_config, parse_config_reusing
 from haptic.dataplane.synchronizer import SyncOptions, SyncResult, VersionCache, sync
 
 ATTEMPTS = 3
@@ -51,8 +51,11 @@ class Deployer(Component):
         self._deployment: asyncio.Task[None] | None = None
         self._next: DeploymentScheduled | None = None
         self.deployments = 0
+        #: The last desired config parsed: the next one re-parses only the sections that changed.
+        self._parsed: HAProxyConfig | None = None
 
     async def on_stop(self) -> None:
+        self._parsed = None
         self.caches.clear()
         self._next = None
 
@@ -97,7 +100,10 @@ class Deployer(Component):
         aux = event.auxiliary_files if isinstance(event.auxiliary_files, AuxFiles) else AuxFiles()
         parsed: HAProxyConfig | None
         try:
-            parsed = parse_config(event.haproxy_config)
+            previous = self._parsed
+            parsed = (parse_config_reusing(event.haproxy_config, previous) if previous is not None
+                      else parse_config(event.haproxy_config))
+            self._parsed = parsed
         except ConfigParseError:
             parsed = None  # the synchronizer reports it per pod
         forced = event.reason == TriggerReason.DRIFT_PREVENTION
