@@ -27,14 +27,15 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import difflib
 import logging
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, TypeVar
 
 from haptic.core.clock import Clock
-from haptic.core.event import Event, Request, Response
+from haptic.core.event import Event, Request, Response, event_types
 from haptic.core.ids import IdSource
 
 _log = logging.getLogger(__name__)
@@ -42,6 +43,7 @@ _log = logging.getLogger(__name__)
 #: Selects events for a typed subscription: an ``Event`` subclass (subclasses match too) or a type name.
 EventSelector = type[Event] | str
 DropCallback = Callable[[str, Event], None]
+_E = TypeVar("_E", bound=Event)
 
 DEFAULT_CAPACITY: Final = 100
 DEFAULT_PRESTART_CAPACITY: Final = 1000
@@ -91,6 +93,20 @@ class Subscription:
         events = list(self._queue)
         self._queue.clear()
         return events
+
+    def take_latest(self, cls: type[_E], current: _E) -> tuple[_E, int]:
+        """Latest wins: remove the queued ``cls`` events and return the newest (else ``current``) with the
+        number superseded. Events of other classes stay queued, in order."""
+        latest, superseded, keep = current, 0, deque[Event]()
+        for event in self._queue:
+            if isinstance(event, cls):
+                latest, superseded = event, superseded + 1
+            else:
+                keep.append(event)
+        if superseded:
+            self._queue.clear()
+            self._queue.extend(keep)
+        return latest, superseded
 
     @property
     def queued(self) -> int:
@@ -214,9 +230,17 @@ class EventBus:
                   critical: bool = True, active: bool = True, warn_if_late: bool = True) -> Subscription:
         """Add a subscriber. ``types=None`` receives every event; ``critical=False`` makes it lossy.
 
+        Type names in ``types`` must name a defined event class (a typo raises ``ValueError``).
+
         Subscribing after ``start()`` may miss events already released; that is logged unless
         ``warn_if_late=False`` (subscribers that know they start late, e.g. on leadership).
         """
+        known = event_types()
+        for selector in types or ():
+            if isinstance(selector, str) and selector not in known:
+                close = difflib.get_close_matches(selector, list(known), n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise ValueError(f"subscriber {name!r}: unknown event type {selector!r}{hint}")
         if self._started and warn_if_late:
             _log.warning("subscriber %s subscribed after the bus started and may have missed events", name)
         sub = Subscription(self, name, tuple(types) if types is not None else None,

@@ -19,6 +19,7 @@ Example (virtual time, ten simulated minutes in milliseconds of real time)::
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine
 from datetime import UTC, datetime
@@ -83,7 +84,8 @@ class Clock:
                 await asyncio.sleep(due - now)
             yield due
             now = self.monotonic()
-            k = max(k + 1, int((now - start) // interval) + 1)
+            # The next tick not yet past: one due exactly now still fires (virtual time is exact).
+            k = max(k + 1, math.ceil((now - start) / interval))
 
 
 class RealClock(Clock):

@@ -29,15 +29,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
 from haptic.core.bus import EventBus, EventSelector, Subscription, SubscriptionClosed
 from haptic.core.event import Event
-
-_log = logging.getLogger(__name__)
+from haptic.core.logging import get_logger
 
 #: Put in ``subscribes`` to receive every event.
 ALL_EVENTS: Final = "*"
@@ -54,22 +52,33 @@ class Health:
 class Component:
     """Base class of the controller's components. Override ``handle`` (and maybe the hooks)."""
 
-    #: Stable name, used for subscriptions, logs, health and dependencies.
-    name: ClassVar[str] = "component"
+    #: Stable name, used for subscriptions, logs, health and dependencies (per instance: ``name=``).
+    name: str = "component"
     #: Event classes or type names to receive; ``(ALL_EVENTS,)`` for all, ``()`` for none.
     subscribes: ClassVar[tuple[EventSelector, ...]] = ()
     #: Queue size of the subscription (``None``: the bus default).
-    capacity: ClassVar[int | None] = None
+    capacity: int | None = None
     #: Lossy components (observability) only count drops; critical drops are reported.
-    critical: ClassVar[bool] = True
-    #: Runs only while this replica holds leadership (see ``LifecycleRegistry``).
-    leader_only: ClassVar[bool] = False
+    critical: bool = True
+    #: Runs only while this replica holds leadership (see ``LifecycleRegistry``; per instance: ``leader_only=``).
+    leader_only: bool = False
     stall_timeout: ClassVar[float] = DEFAULT_STALL_TIMEOUT
 
-    def __init__(self, bus: EventBus) -> None:
+    def __init__(self, bus: EventBus, *, name: str | None = None, leader_only: bool | None = None,
+                 capacity: int | None = None, critical: bool | None = None) -> None:
+        # Class attributes are the defaults; keyword arguments override them per instance.
+        if name is not None:
+            self.name = name
+        if leader_only is not None:
+            self.leader_only = leader_only
+        if capacity is not None:
+            self.capacity = capacity
+        if critical is not None:
+            self.critical = critical
         self.bus = bus
         self.clock = bus.clock
-        self.log = logging.getLogger(f"haptic.component.{self.name}")
+        #: Structured logger: ``self.log.info("msg", key=value)``.
+        self.log = get_logger(f"haptic.component.{self.name}")
         self.processed = 0
         self.errors = 0
         self.last_error = ""
@@ -122,9 +131,21 @@ class Component:
         if not task.cancelled() and task.exception() is not None:
             self.errors += 1
             self.last_error = repr(task.exception())
-            self.log.error("background task %s failed", task.get_name(), exc_info=task.exception())
+            self.log.error("background task failed", component=self.name, task=task.get_name(),
+                           exc_info=task.exception() or False)
 
     # -- lifecycle -----------------------------------------------------------------------------
+
+    def set_leader_only(self, leader_only: bool) -> None:
+        """Change the leadership gating before the component starts (the registry does this)."""
+        if self.running:
+            raise RuntimeError(f"component {self.name} is running; cannot change leader_only")
+        self.leader_only = leader_only
+        if self.subscription is not None:
+            if leader_only:
+                self.subscription.deactivate()
+            else:
+                self.subscription.activate()
 
     @property
     def running(self) -> bool:
@@ -168,10 +189,12 @@ class Component:
                 await asyncio.Future()  # nothing to consume: live until cancelled
                 return
             while True:
-                try:
-                    event = await sub.get()
-                except SubscriptionClosed:
-                    return
+                event = sub.get_nowait()  # cheaper than awaiting get() while a backlog is queued
+                if event is None:
+                    try:
+                        event = await sub.get()
+                    except SubscriptionClosed:
+                        return
                 await self._process(event)
         finally:
             self.ready.clear()
@@ -182,7 +205,7 @@ class Component:
             try:
                 await self.on_stop()
             except Exception:
-                self.log.exception("on_stop of %s failed", self.name)
+                self.log.exception("on_stop failed", component=self.name)
             finally:
                 self.done.set()
 
@@ -194,7 +217,7 @@ class Component:
         except Exception as exc:
             self.errors += 1
             self.last_error = f"{event.type}: {exc!r}"
-            self.log.exception("component %s failed on %s %s", self.name, event.type, event.event_id)
+            self.log.exception("handler failed", component=self.name, event_type=event.type, event_id=event.event_id)
         finally:
             self._current = None
             self._processing_since = None

@@ -7,7 +7,7 @@ Example::
     registry.register(reconciler, depends_on=("config-loader",))
     registry.register(deployer, leader_only=True)     # default: the component's ``leader_only``
     await registry.start()            # all-replica components, dependencies first
-    await registry.gain_leadership()  # leader-only components, dependencies first
+    await registry.gain_leadership(bus=bus, announce=BecameLeader(...))  # leader-only ones, deps first
     await registry.lose_leadership()  # leader-only components stop (reverse order), back to standby
     registry.health()                 # HealthReport(healthy, components={name: ComponentHealth})
     await registry.stop()             # everything, reverse start order
@@ -25,7 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from haptic.core.component import Health
+from haptic.core.bus import EventBus
+from haptic.core.component import Component, Health
+from haptic.core.event import Event
 
 _log = logging.getLogger(__name__)
 
@@ -105,6 +107,8 @@ class LifecycleRegistry:
             raise ValueError(f"component {name!r} is already registered")
         if leader_only is None:
             leader_only = bool(getattr(component, "leader_only", False))
+        elif isinstance(component, Component):
+            component.set_leader_only(leader_only)
         self._entries[name] = _Entry(component, tuple(depends_on), leader_only)
 
     @property
@@ -155,13 +159,27 @@ class LifecycleRegistry:
         if self._leader:
             await self._start_all(self.start_order(leader_only=True))
 
-    async def gain_leadership(self) -> None:
-        """Start leader-only components in dependency order (once the registry started)."""
+    async def gain_leadership(self, *, bus: EventBus | None = None, announce: Event | None = None) -> None:
+        """Start leader-only components in dependency order (once the registry started).
+
+        With ``bus``, the bus is paused meanwhile and ``announce`` (e.g. ``BecameLeader``) published into
+        the pause; the bus then resumes (if it was running), so the freshly started components receive
+        the announcement and everything published while they were starting, in order.
+        """
         if self._leader:
             return
         self._leader = True
-        if self._started:
-            await self._start_all(self.start_order(leader_only=True))
+        was_started = bus is not None and bus.started
+        if bus is not None:
+            bus.pause()
+            if announce is not None:
+                bus.publish(announce)
+        try:
+            if self._started:
+                await self._start_all(self.start_order(leader_only=True))
+        finally:
+            if bus is not None and was_started:
+                bus.start()
 
     async def lose_leadership(self) -> None:
         """Stop leader-only components in reverse order; they return to standby."""

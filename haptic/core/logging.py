@@ -107,7 +107,7 @@ class StructuredLogger:
     def __init__(self, logger: logging.Logger) -> None:
         self.logger = logger
 
-    def log(self, level: int, msg: str, *, exc_info: bool = False, **fields: Any) -> None:
+    def log(self, level: int, msg: str, *, exc_info: bool | BaseException = False, **fields: Any) -> None:
         if self.logger.isEnabledFor(level):
             self.logger.log(level, msg, exc_info=exc_info, extra={_FIELDS_ATTR: fields}, stacklevel=3)
 
@@ -123,8 +123,8 @@ class StructuredLogger:
     def warning(self, msg: str, **fields: Any) -> None:
         self.log(logging.WARNING, msg, **fields)
 
-    def error(self, msg: str, **fields: Any) -> None:
-        self.log(logging.ERROR, msg, **fields)
+    def error(self, msg: str, *, exc_info: bool | BaseException = False, **fields: Any) -> None:
+        self.log(logging.ERROR, msg, exc_info=exc_info, **fields)
 
     def exception(self, msg: str, **fields: Any) -> None:
         self.log(logging.ERROR, msg, exc_info=True, **fields)

@@ -126,6 +126,13 @@ async def test_typed_subscription_filters_by_class_subclass_and_type_name() -> N
     assert {s.name: s.types for s in bus.stats()}["pings"] == ("test.ping",)
 
 
+def test_unknown_type_names_are_rejected_with_a_hint() -> None:
+    bus = make_bus()
+    with pytest.raises(ValueError, match=r"unknown event type 'test\.pnog' \(did you mean 'test\.pong'\?\)"):
+        bus.subscribe("typo", types=("test.pnog",))
+    assert bus.stats() == []
+
+
 async def test_delivery_order_is_publish_order_and_subscribers_are_notified_in_subscription_order() -> None:
     bus = make_bus()
     order: list[tuple[str, int]] = []
@@ -158,6 +165,23 @@ async def test_get_waits_for_the_next_event() -> None:
     assert not getter.done()
     bus.publish(Ping(n=7))
     assert numbers([await getter]) == [7]
+
+
+async def test_take_latest_coalesces_one_class_and_keeps_the_others_in_order() -> None:
+    bus = make_bus()
+    sub = bus.subscribe("s")
+    bus.start()
+    for event in (Ping(n=1), Pong(n=2), Ping(n=3), Pong(n=4), Ping(n=5)):
+        bus.publish(event)
+    first = await sub.get()
+    assert isinstance(first, Ping)
+    latest, superseded = sub.take_latest(Ping, first)
+    assert (latest.n, superseded) == (5, 2)
+    assert numbers(sub.drain()) == [2, 4]
+    bus.publish(Pong(n=6))
+    same, none = sub.take_latest(Ping, latest)
+    assert (same, none) == (latest, 0)
+    assert sub.queued == 1
 
 
 async def test_unsubscribe_stops_delivery_and_ends_iteration_after_the_queue() -> None:

@@ -122,6 +122,20 @@ async def test_ticks_are_drift_free_and_skip_missed_ticks() -> None:
     assert seen == [5, 10, 25, 30]
 
 
+@pytest.mark.looptime
+async def test_a_tick_due_exactly_when_the_consumer_returns_still_fires() -> None:
+    clock = VirtualClock()
+    start = clock.monotonic()
+    seen: list[float] = []
+    async for due in clock.ticks(5):
+        seen.append(due - start)
+        if len(seen) == 1:
+            await clock.sleep(10)  # back exactly at the tick due at 15
+        if len(seen) == 3:
+            break
+    assert seen == [5, 15, 20]
+
+
 async def test_ticks_reject_non_positive_interval() -> None:
     with pytest.raises(ValueError, match="positive"):
         async for _ in RealClock().ticks(0):

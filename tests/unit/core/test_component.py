@@ -47,7 +47,7 @@ class Recorder(Component):
 
 
 async def wait_processed(component: Component, count: int) -> None:
-    for _ in range(100_000):
+    for _ in range(20_000):  # at most ~20 s of loop time, then fail rather than hang
         if component.processed >= count:
             return
         await asyncio.sleep(0.001)
@@ -75,7 +75,9 @@ async def test_handles_one_event_at_a_time_in_order() -> None:
     await recorder.start()
     for n in range(5):
         bus.publish(Ping(n=n))
-    await wait_processed(recorder, 5)
+    await asyncio.sleep(4.5)
+    assert recorder.processed == 4  # one second of work each, strictly one after the other
+    await asyncio.sleep(1)
     assert recorder.seen == [0, 1, 2, 3, 4]
     assert recorder.max_in_flight == 1
     await recorder.stop()
@@ -93,7 +95,10 @@ async def test_survives_handler_exception_logs_and_counts_it(caplog: pytest.LogC
     assert recorder.seen == [0, 2]
     assert recorder.errors == 1
     assert "bad event 1" in recorder.last_error
-    assert "component recorder failed on test.ping" in caplog.text
+    failure = next(r for r in caplog.records if r.name == "haptic.component.recorder")
+    assert failure.getMessage() == "handler failed"
+    assert failure.haptic_fields["event_type"] == "test.ping"
+    assert failure.exc_info is not None
     assert recorder.running
     assert recorder.health().healthy
     await recorder.stop()
@@ -263,6 +268,22 @@ async def test_component_processing_one_event_too_long_is_unhealthy() -> None:
     assert "stalled: processing test.ping" in health.reason
     await recorder.stop()
     assert recorder.health() == type(health)(False, "stopped")
+
+
+async def test_class_defaults_can_be_overridden_per_instance() -> None:
+    class Watcher(Component):
+        name = "watcher"
+        subscribes = (Ping,)
+
+    bus = make_bus()
+    default = Watcher(bus)
+    custom = Watcher(bus, name="watcher-ingresses", capacity=3, critical=False, leader_only=True)
+    assert (default.name, custom.name) == ("watcher", "watcher-ingresses")
+    assert (default.leader_only, custom.leader_only) == (False, True)
+    stats = {s.name: s for s in bus.stats()}
+    assert (stats["watcher"].capacity, stats["watcher"].critical) == (bus.default_capacity, True)
+    assert (stats["watcher-ingresses"].capacity, stats["watcher-ingresses"].critical) == (3, False)
+    assert not stats["watcher-ingresses"].active
 
 
 async def test_spawned_background_tasks_are_cancelled_on_stop_and_failures_counted() -> None:

@@ -18,7 +18,7 @@ from haptic.core import (
     VirtualClock,
 )
 
-from ._events import Ping
+from ._events import Ping, Pong
 
 
 class Tracked(Component):
@@ -28,9 +28,7 @@ class Tracked(Component):
 
     def __init__(self, bus: EventBus, name: str, log: list[str], *, leader_only: bool = False,
                  fail_start: bool = False, work: float = 0.0) -> None:
-        self.name = name  # type: ignore[misc]
-        self.leader_only = leader_only  # type: ignore[misc]
-        super().__init__(bus)
+        super().__init__(bus, name=name, leader_only=leader_only)
         self.events_log = log
         self.fail_start = fail_start
         self.work = work
@@ -123,6 +121,42 @@ async def test_leader_only_components_start_with_leadership_and_stop_when_lost()
     await registry.stop()
 
 
+async def test_gain_leadership_announces_into_a_paused_bus_so_new_leaders_see_it() -> None:
+    seen: list[str] = []
+
+    class Announced(Component):
+        name = "announced"
+        subscribes = (Ping, Pong)
+        leader_only = True
+
+        async def on_start(self) -> None:
+            bus.publish(Ping(n=2))  # published while starting: must not be lost either
+
+        async def handle(self, event: Event) -> None:
+            seen.append(f"{event.type}:{event.n}")  # type: ignore[attr-defined]
+
+    bus = make_bus()
+    registry = LifecycleRegistry()
+    registry.register(Announced(bus))
+    bus.start()
+    await registry.start()
+    bus.publish(Ping(n=1))  # not leader yet: not for it
+    await registry.gain_leadership(bus=bus, announce=Pong(n=0))
+    assert bus.started  # resumed
+    for _ in range(10):
+        await asyncio.sleep(0)
+    assert seen == ["test.pong:0", "test.ping:2"]
+    await registry.stop()
+
+
+async def test_gain_leadership_leaves_a_not_yet_started_bus_buffering() -> None:
+    bus = make_bus()
+    registry = LifecycleRegistry()
+    await registry.gain_leadership(bus=bus, announce=Pong(n=0))
+    assert not bus.started
+    assert bus.buffered == 1
+
+
 async def test_leadership_gained_before_start_takes_effect_on_start() -> None:
     bus, log = make_bus(), []
     registry = LifecycleRegistry()
@@ -169,6 +203,23 @@ async def test_stalled_component_makes_the_registry_unhealthy() -> None:
     assert report.components["stuck"].reason.startswith("stalled")
     assert report.components["fine"].healthy
     assert report.to_dict()["status"] == "degraded"
+    await registry.stop()
+
+
+async def test_register_leader_only_gates_the_component_subscription() -> None:
+    bus, log = make_bus(), []
+    registry = LifecycleRegistry()
+    component = Tracked(bus, "made-leader-only-by-registry", log)
+    assert component.subscription is not None and component.subscription.active
+    registry.register(component, leader_only=True)
+    assert component.leader_only
+    assert not component.subscription.active  # standby: events are not queued for it
+    bus.start()
+    await registry.start()
+    bus.publish(Ping(n=1))
+    assert component.subscription.queued == 0
+    await registry.gain_leadership()
+    assert component.subscription.active
     await registry.stop()
 
 
