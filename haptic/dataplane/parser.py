@@ -11,19 +11,22 @@ import gc
 import itertools
 import re
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from haptic.dataplane.errors import ConfigParseError
 from haptic.dataplane.section_kinds import (
     ADDRESS_REQUIRED,
     CHILDREN_BY_KIND,
     COLUMN_ZERO_DIRECTIVES,
+    COLUMN_ZERO_PREFIXES,
     NAMED_BY_ADDRESS,
+    PROXY_KINDS,
     SECTION_KEYWORDS,
     UNNAMED_SECTIONS,
+    Category,
 )
-from haptic.dataplane.server_model import is_server_keyword
-from haptic.dataplane.tokenizer import tokenize_line, tokenize_special
+from haptic.dataplane.server_model import SERVER_KEYWORDS
+from haptic.dataplane.tokenizer import tokenize_line
 
 __all__ = ["ConfigParseError", "Directive", "HAProxyConfig", "Section", "parse_config", "parse_config_reusing"]
 
@@ -64,8 +67,9 @@ class Section:
     named: dict[str, dict[str, Directive]] = field(default_factory=dict)
     acls: dict[str, list[Directive]] = field(default_factory=dict)
     rules: dict[str, list[Directive]] = field(default_factory=dict)
-    signature: list[tuple[str, ...]] = field(default_factory=list, repr=False)
     source: str = field(default="", repr=False)
+    # For a proxy without ``from``: the defaults section it inherits from (the last one before it).
+    implicit_defaults: str | None = None
 
     @property
     def key(self) -> tuple[str, str | None]:
@@ -89,8 +93,21 @@ class Section:
     def __repr__(self) -> str:
         return f"Section({self.kind!r}, {self.name!r}, line={self.line}, directives={len(self.directives)})"
 
+    @property
+    def signature(self) -> list[tuple[str, ...]]:
+        """Every directive's words in order."""
+        return [d.words for d in self.directives]
+
     def same_content(self, other: Section) -> bool:
-        """Cheap whole-section equality: header and every directive's words, in order."""
+        """Whole-section equality: header and every directive's words, in order.
+
+        Byte-identical source text is the fast path; otherwise (comments, whitespace) the words
+        are compared.
+        """
+        if self.implicit_defaults != other.implicit_defaults:
+            return False
+        if self.source and self.source == other.source:
+            return True
         return self.header_args == other.header_args and self.signature == other.signature
 
 
@@ -153,6 +170,7 @@ class _Parser:
         self.sections: list[Section] = []
         self.seen: dict[tuple[str, str | None], Section] = {}
         self.unnamed_defaults = 0
+        self.last_defaults: str | None = None
 
     def parse(self, text: str, reuse: dict[str, Section]) -> HAProxyConfig:
         if "\x00" in text:
@@ -183,7 +201,7 @@ class _Parser:
             words = tokenize_line(raw, number)
             if not words:
                 continue
-            if raw[0] not in " \t" and words[0] not in COLUMN_ZERO_DIRECTIVES:
+            if raw[0] not in " \t" and not _column_zero_ok(words[0], {}):
                 raise ConfigParseError(number, f"unknown section keyword '{words[0]}'")
             raise ConfigParseError(number, f"'{words[0]}' appears before any section keyword")
 
@@ -193,37 +211,41 @@ class _Parser:
             header_end = len(chunk)
         section = self._open_section(tokenize_line(chunk[:header_end], first_number), first_number)
         candidate = reuse.get(chunk)
-        if candidate is not None and candidate.key == section.key:
+        if (
+            candidate is not None
+            and candidate.key == section.key
+            and candidate.implicit_defaults == section.implicit_defaults
+        ):
             self.sections[-1] = candidate
             self.seen[candidate.key] = candidate
             return
-        lines = chunk.split("\n")
-        if not section.source:
-            section.source = chunk
+        # A merged global section's source is all its chunks, so equal sources stay equal content.
+        section.source += chunk
+        body = chunk[header_end + 1 :]
+        # One scan of the whole body decides whether any line needs the careful tokenizer.
+        plain = not ("#" in body or '"' in body or "'" in body or "\\" in body)
         children = CHILDREN_BY_KIND.get(section.kind, {})
+        directives = section.directives
+        attributes = section.attributes
         servers: dict[str, Directive] = {}
         server_needs_address = section.kind in ADDRESS_REQUIRED["server"]
         if server_needs_address:
             servers = section.named.setdefault("server", {})
-        for offset in range(1, len(lines)):
-            raw = lines[offset]
-            number = first_number + offset
-            if "#" in raw or '"' in raw or "'" in raw or "\\" in raw:
-                words = tokenize_special(raw, number)
-            else:
-                words = raw.split()
+        number = first_number
+        for raw in body.split("\n"):
+            number += 1
+            words = raw.split() if plain else tokenize_line(raw, number)
             if not words:
                 continue
             keyword = words[0]
-            if raw[0] not in " \t" and keyword not in COLUMN_ZERO_DIRECTIVES and keyword not in children:
+            if raw[0] not in " \t" and not _column_zero_ok(keyword, children):
                 raise ConfigParseError(number, f"unknown section keyword '{keyword}'")
             frozen = tuple(words)
-            directive = Directive(frozen, number)
-            section.directives.append(directive)
-            section.signature.append(frozen)
+            # tuple.__new__ skips the namedtuple's Python-level constructor: this loop is the hot path.
+            directive: Directive = _new_tuple(Directive, (frozen, number))
+            directives.append(directive)
             if keyword == "server" and server_needs_address and len(frozen) > 2:
-                # Hot path for the commonest line of a big config.
-                if frozen[1] in servers or is_server_keyword(frozen[2]):
+                if frozen[1] in servers or frozen[2] in SERVER_KEYWORDS:
                     self._add_named(section, "server", directive)  # raises the precise error
                 servers[frozen[1]] = directive
                 continue
@@ -232,7 +254,7 @@ class _Parser:
                 if keyword == "declare" and len(words) > 1 and words[1] == "capture" and "capture" in children:
                     section.rules.setdefault("capture", []).append(directive)
                 else:
-                    section.attributes.append(directive)
+                    attributes.append(directive)
             elif kind[0] == "rule":
                 section.rules.setdefault(kind[1], []).append(directive)
             elif kind[0] == "acl":
@@ -268,6 +290,10 @@ class _Parser:
                 raise ConfigParseError(
                     number, f"duplicate {kind} '{section.name}' (already defined as {clash_kind} on line {other.line})"
                 )
+        if kind == "defaults":
+            self.last_defaults = section.name
+        elif kind in PROXY_KINDS and "from" not in section.header_args:
+            section.implicit_defaults = self.last_defaults
         self.seen[section.key] = section
         self.sections.append(section)
         return section
@@ -323,5 +349,14 @@ _NAMESPACE_CLASHES: dict[str, tuple[str, ...]] = {
 }
 
 
+def _column_zero_ok(keyword: str, children: dict[str, tuple[Category, str]]) -> bool:
+    # HAProxy ignores indentation, but an unknown word at column 0 is far more often a misspelt
+    # section keyword than an unindented directive: reject it unless it is a known directive.
+    return keyword in COLUMN_ZERO_DIRECTIVES or keyword in children or keyword.startswith(COLUMN_ZERO_PREFIXES)
+
+
 def _looks_like_server_keyword(word: str) -> bool:
-    return is_server_keyword(word)
+    return word in SERVER_KEYWORDS
+
+
+_new_tuple: Any = tuple.__new__

@@ -184,7 +184,11 @@ class _Planner:
                 self._rule("create", section, child_type, index, rule)
 
     def compare_sections(self, current: Section, desired: Section) -> None:
-        if current.header_args != desired.header_args or _words(current.attributes) != _words(desired.attributes):
+        if (
+            current.header_args != desired.header_args
+            or current.implicit_defaults != desired.implicit_defaults
+            or _words(current.attributes) != _words(desired.attributes)
+        ):
             self.emit(
                 "update",
                 desired,

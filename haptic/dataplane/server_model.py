@@ -17,6 +17,7 @@ from haptic.dataplane.tokenizer import tokenize_line, unquote
 __all__ = [
     "EXTRA_PARAMS",
     "RUNTIME_SERVER_FIELDS",
+    "SERVER_KEYWORDS",
     "is_server_keyword",
     "model_to_server_line",
     "runtime_only_change",
@@ -141,9 +142,13 @@ _TIME_FACTOR: Final = {None: 1, "ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000,
 _NEEDS_QUOTES = re.compile(r"[\s#\"'\\]")
 
 
+# Words that are server parameters, so cannot be a server's address.
+SERVER_KEYWORDS: Final = frozenset(_BY_KEYWORD) | frozenset(_NEGATED)
+
+
 def is_server_keyword(word: str) -> bool:
     """True for words that are server parameters (so cannot be the server's address)."""
-    return word in _BY_KEYWORD or word in _NEGATED
+    return word in SERVER_KEYWORDS
 
 
 def server_to_model(line: str) -> dict[str, Any]:

@@ -439,3 +439,53 @@ def test_realworld_mixed_change() -> None:
         "Delete user 'bob' from userlist 'haptic_auth_default_basic'",
         "Update backend 'default_api_8080'",
     ]
+
+
+# -- defaults inheritance -----------------------------------------------------------------------
+
+
+def test_moving_a_proxy_to_another_defaults_section_updates_it() -> None:
+    current = "defaults a\n  mode http\ndefaults b\n  mode tcp\nbackend web\n  server s 10.0.0.1:80\n"
+    desired = "defaults a\n  mode http\nbackend web\n  server s 10.0.0.1:80\ndefaults b\n  mode tcp\n"
+    result = plan(current, desired)
+    assert descriptions(result) == ["Update backend 'web'"] and result.reload_required
+    assert parse_config(desired).backends["web"].implicit_defaults == "a"
+    assert parse_config(current).backends["web"].implicit_defaults == "b"
+
+
+def test_explicit_from_replaces_implicit_defaults() -> None:
+    config = parse_config("defaults a\n  mode http\ndefaults b\n  mode tcp\nfrontend fe from a\n  bind :80\n")
+    assert config.frontends["fe"].implicit_defaults is None
+    assert config.frontends["fe"].header_args == ("from", "a")
+
+
+def test_reordering_sections_without_changing_defaults_is_empty() -> None:
+    current = "defaults\n  mode http\nbackend a\n  balance first\nbackend b\n  balance first\n"
+    desired = "defaults\n  mode http\nbackend b\n  balance first\nbackend a\n  balance first\n"
+    assert plan(current, desired).is_empty
+
+
+def test_global_section_create_and_delete() -> None:
+    assert descriptions(plan("", "global\n  daemon\n")) == ["Create global section"]
+    assert descriptions(plan("global\n  daemon\n", "")) == ["Delete global section"]
+
+
+def test_flat_sections_update_as_a_whole() -> None:
+    current = "cache c\n  total-max-size 4\nhttp-errors e\n  errorfile 503 /e/503.http\n"
+    desired = "cache c\n  total-max-size 8\nhttp-errors e\n  errorfile 503 /e/503b.http\n"
+    assert descriptions(plan(current, desired)) == ["Update cache 'c'", "Update http-errors 'e'"]
+
+
+def test_log_forward_children() -> None:
+    current = "log-forward lf\n  dgram-bind 127.0.0.1:1514\n  log global\n"
+    desired = "log-forward lf\n  dgram-bind 127.0.0.1:1515\n  log 127.0.0.1:514 local0\n"
+    assert descriptions(plan(current, desired)) == [
+        "Delete dgram-bind '127.0.0.1:1514' from log-forward 'lf'",
+        "Create dgram-bind '127.0.0.1:1515' in log-forward 'lf'",
+        "Update log target (127.0.0.1:514) in log-forward 'lf'",
+    ]
+
+
+def test_section_header_change_is_an_update() -> None:
+    current = "defaults a\n  mode http\ndefaults b\n  mode tcp\nfrontend fe from a\n  bind :80\n"
+    assert descriptions(plan(current, current.replace("fe from a", "fe from b"))) == ["Update frontend 'fe'"]
