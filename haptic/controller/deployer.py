@@ -26,7 +26,6 @@ from haptic.controller.events import (
     SyncMetadata,
     TriggerReason,
 )
-from haptic.controller.metrics import DeploymentResult
 from haptic.core import Component, Event, EventBus
 from haptic.dataplane.aux_files import AuxFiles
 from haptic.dataplane.client import DataplaneClient
@@ -119,7 +118,6 @@ class Deployer(Component):
             operations += len(result.operations)
             runtime += result.runtime_updates
             reloads += 1 if result.reload_triggered else 0
-            self.ctx.metrics.record_instance_deployment(result.ok)
             if result.ok:
                 succeeded += 1
                 self.publish(InstanceDeployed(endpoint=endpoint, duration_s=duration,
@@ -146,8 +144,6 @@ class Deployer(Component):
                                         reloads_triggered=reloads, total_api_operations=operations,
                                         operation_breakdown=dict(sorted(breakdown.items())),
                                         content_checksum=event.content_checksum)
-        result_kind: DeploymentResult = "success" if not failed else ("failure" if not succeeded else "partial")
-        self.ctx.metrics.record_deployment(duration, result_kind, reloads=reloads, runtime_updates=runtime)
         self.publish(completed, cause=event)
         return completed
 

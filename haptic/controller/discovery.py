@@ -125,7 +125,6 @@ class Discovery(Component):
             order = sorted(self.admitted, key=lambda n: (self.admitted[n].pod_namespace, n))
             endpoints = tuple(self.admitted[n] for n in order)
             self.last = HAProxyPodsDiscovered(endpoints=endpoints)
-            self.ctx.metrics.set_pods(len(endpoints))
             self.publish(self.last)
 
     async def _check(self, endpoint: DataplaneEndpoint) -> str | None:

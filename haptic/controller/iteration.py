@@ -29,7 +29,7 @@ from haptic.controller.index_tracker import IndexSynchronizationTracker
 from haptic.controller.ingress_status import IngressStatusWriter
 from haptic.controller.leader import LeaderElection
 from haptic.controller.metrics import ControllerMetrics
-from haptic.controller.metrics_component import MetricsRecorder
+from haptic.controller.metrics_component import MetricsComponent
 from haptic.controller.observed_bus import ObservedBus
 from haptic.controller.ports import ControllerPorts
 from haptic.controller.publisher import ConfigPublisher
@@ -111,7 +111,7 @@ class Iteration:
         self.registry = LifecycleRegistry()
         bus, ctx = self.bus, self.ctx
         self.commentator = EventCommentator(bus, ports.logger("events"), event_ring)
-        self.metrics_recorder = MetricsRecorder(bus, metrics)
+        self.metrics_recorder = MetricsComponent(bus, metrics)
         self.state = StateCache(bus, ctx)
         self.config_loader = ConfigLoader(bus, ctx)
         self.credentials_loader = CredentialsLoader(bus, ctx)
