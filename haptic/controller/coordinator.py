@@ -46,6 +46,7 @@ class RenderValidateCoordinator(Component):
     def __init__(self, bus: EventBus, ctx: IterationContext) -> None:
         super().__init__(bus)
         self.ctx = ctx
+        self.logger = ctx.logger(self.name)
         self.last_rendered: RenderResult | None = None
         self.renders = 0
 
@@ -72,7 +73,7 @@ class RenderValidateCoordinator(Component):
         try:
             result = self.render()
         except TemplatingError as exc:
-            self.log.error("rendering failed: %s", exc)
+            self.logger.error("rendering failed: %s", exc)
             self.publish(TemplateRenderFailed(template_name=str(getattr(exc, "template", "") or ""), error=str(exc)),
                          cause=cause)
             self.publish(ReconciliationFailed(error=str(exc), phase="render"), cause=cause)
@@ -89,7 +90,7 @@ class RenderValidateCoordinator(Component):
         done = self.clock.monotonic()
         if not validation.valid:
             errors = tuple(str(e) for e in validation.errors) or (validation.summary(),)
-            self.log.error("rendered configuration %s failed validation: %s", checksum, "; ".join(errors))
+            self.logger.error("rendered configuration %s failed validation: %s", checksum, "; ".join(errors))
             self.publish(ValidationFailed(errors=errors, content_checksum=checksum, duration_s=done - rendered_at,
                                           trigger_reason=reason), cause=cause)
             self.publish(ReconciliationFailed(error="; ".join(errors), phase="validate"), cause=cause)

@@ -46,6 +46,7 @@ class Deployer(Component):
     def __init__(self, bus: EventBus, ctx: IterationContext) -> None:
         super().__init__(bus)
         self.ctx = ctx
+        self.logger = ctx.logger(self.name)
         self.caches: dict[str, VersionCache] = {}
         self._deployment: asyncio.Task[None] | None = None
         self._next: DeploymentScheduled | None = None
@@ -85,7 +86,7 @@ class Deployer(Component):
         try:
             await self.deploy(event)
         except asyncio.CancelledError:
-            self.log.warning("deployment of %s cancelled", event.content_checksum)
+            self.logger.warning("deployment of %s cancelled", event.content_checksum)
             raise
         nxt, self._next = self._next, None
         if nxt is not None:
@@ -171,7 +172,7 @@ class Deployer(Component):
                 await client.aclose()
             if result.ok:
                 break
-            self.log.warning("sync of pod %s failed (attempt %d/%d): %s", endpoint.pod_name, attempt, ATTEMPTS,
+            self.logger.warning("sync of pod %s failed (attempt %d/%d): %s", endpoint.pod_name, attempt, ATTEMPTS,
                              "; ".join(result.errors))
             if attempt < ATTEMPTS:
                 await self.clock.sleep(delay)
