@@ -365,7 +365,8 @@ def _object_warnings(warnings: Sequence[str], namespace: str, name: str) -> list
 
 @dataclass
 class AdmissionHandler:
-    """What the webhook server calls: the current validator (swapped at each reinitialization).
+    """What the webhook server calls: the current validator, fixed (``validator``) or asked for at each
+    review (``source``, e.g. ``IterationValidators``: it follows reinitializations).
 
     With no validator (the controller is starting or has no valid config) every review is allowed:
     fail-open, as the original, so a broken controller cannot block the cluster's writes.
@@ -373,9 +374,13 @@ class AdmissionHandler:
 
     validator: AdmissionValidator | None = None
     observers: list[Callable[[AdmissionDecision], None]] = field(default_factory=list)
+    source: Callable[[], AdmissionValidator | None] | None = None
+
+    def current(self) -> AdmissionValidator | None:
+        return self.source() if self.source is not None else self.validator
 
     async def review(self, body: Any) -> AdmissionDecision:
-        validator = self.validator
+        validator = self.current()
         if validator is None:
             request = parse_review(body)
             decision = AdmissionDecision(
