@@ -96,6 +96,8 @@ class WebhookRuntime:
         )
         self._registered = ctx
         self.registrations += 1
+        # Build the validator now: its validationTests start in the background before the first review.
+        self.validators()
         return True
 
     async def _follow(self) -> None:

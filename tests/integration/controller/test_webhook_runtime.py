@@ -42,6 +42,7 @@ async def test_runtime_registers_and_reviews_real_writes(make_harness: Any, tmp_
         await async_wait_until(lambda: runtime.registrations == 1, what="webhook registration")
         registered = await kube.get(WEBHOOK_CONFIGURATIONS, "haptic-validating-webhook")
         assert registered["webhooks"][0]["clientConfig"]["url"] == runtime.server.url
+        assert runtime.validators.built == 1
 
         with pytest.raises(ApiError) as denied:
             await kube.create(INGRESSES, ingress("forbidden", "f.example", "web"), "default")
