@@ -279,6 +279,8 @@ class AdmissionValidator:
     async def decide(self, request: AdmissionRequest) -> AdmissionDecision:
         obj = request.object if request.operation != "DELETE" else (request.old_object or request.object)
         meta = (obj or {}).get("metadata") or {}
+        if not isinstance(meta, Mapping):
+            meta = {}
         namespace = request.namespace or str(meta.get("namespace") or "")
         name = request.name or str(meta.get("name") or "") or (str(meta.get("generateName") or "") + "*")
         label = f"{request.kind.kind} {namespace + '/' if namespace else ''}{name}"
@@ -343,7 +345,8 @@ class AdmissionValidator:
     @staticmethod
     def _proposed(obj: Mapping[str, Any], namespace: str) -> dict[str, Any]:
         """The object as stores hold it: namespace from the request, a stand-in name for generateName."""
-        meta = dict(obj.get("metadata") or {})
+        raw = obj.get("metadata")
+        meta = dict(raw) if isinstance(raw, Mapping) else {}
         if not meta.get("name"):
             meta["name"] = str(meta.get("generateName") or "") + GENERATED_SUFFIX
         if namespace and not meta.get("namespace"):

@@ -67,6 +67,8 @@ def review(
 ) -> dict[str, Any]:
     source = obj if obj is not None else old
     meta = (source or {}).get("metadata") or {}
+    if not isinstance(meta, dict):
+        meta = {}
     request: dict[str, Any] = {
         "uid": uid,
         "kind": gvk or INGRESS_GVK,

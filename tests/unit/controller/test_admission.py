@@ -182,6 +182,9 @@ async def test_name_or_generate_name_is_required() -> None:
     generated["metadata"]["generateName"] = "gen-"
     decision = await validator.review(review("CREATE", generated))
     assert decision.allowed
+    odd = {**ingress("x"), "metadata": "not an object"}
+    decision = await validator.review(review("CREATE", odd))
+    assert not decision.allowed and "metadata.name or metadata.generateName is required" in decision.message
     assert check.seen[-1]["ingresses"] == ["shop/gen-xxxxx", "shop/web"]
 
 
