@@ -566,3 +566,19 @@ async def test_invalid_labels_are_422(kube: InProcessKubeClient, labels: dict[st
 async def test_valid_labels_pass(kube: InProcessKubeClient) -> None:
     labels = {"example.com/role": "edge", "a_b.c-d": "", "k": "V_1.x"}
     assert (await kube.create(CM, cm("a", labels), "default"))["metadata"]["labels"] == labels
+
+
+async def test_gateway_types_behave_as_custom_resources(kube: InProcessKubeClient, api: FakeKubeAPI) -> None:
+    route = ResourceRef("gateway.networking.k8s.io/v1", "httproutes")
+    await kube.create(route, {"metadata": {"name": "r"}, "spec": {"hostnames": ["a.example"]}}, "default")
+    with pytest.raises(ApiError) as info:
+        await kube.patch(route, "r", {"spec": {"hostnames": ["b"]}}, "strategic", namespace="default")
+    assert info.value.code == 415
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "httproutes.gateway.networking.k8s.io"},
+           "spec": {"group": "gateway.networking.k8s.io", "scope": "Namespaced",
+                    "names": {"plural": "httproutes", "kind": "HTTPRoute", "shortNames": ["hr"]},
+                    "versions": [{"name": "v1", "served": True, "storage": True, "subresources": {"status": {}}}]}}
+    await kube.create(CRD, crd)
+    assert api.resolve("gateway.networking.k8s.io/v1", "httproutes").short_names == ("hr",)
+    assert [o["metadata"]["name"] for o in (await kube.list(route)).items] == ["r"], "objects are kept"
