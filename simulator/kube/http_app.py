@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections import deque
 from datetime import datetime
 from typing import Any
 
@@ -15,10 +15,7 @@ from aiohttp import web
 
 from haptic.k8s.api import JSON, ApiError, NotFound
 
-from . import discovery
-from .clock import timestamp
-from .faults import loop_time
-from .loading import load_documents
+from . import admin, discovery, protobuf
 from .resources import ResourceType
 from .store import FakeKubeAPI, ListResult
 from .tables import to_table, wants_table, watch_table
@@ -26,6 +23,7 @@ from .validation import bad_request, yaml_error
 from .watch import Watch
 
 MAX_BODY = 3 * 1024 * 1024
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _PATCH_TYPES = {
     "application/merge-patch+json": "merge",
     "application/json-patch+json": "json",
@@ -78,7 +76,10 @@ class KubeHTTPServer:
         self._runner: web.AppRunner | None = None
         self._site: web.TCPSite | None = None
         self._reopen: asyncio.TimerHandle | None = None
+        self._reopening: asyncio.Task[None] | None = None
         self.requests = 0
+        # (method, path with query, status) of the last API requests, for tests to assert on.
+        self.request_log: deque[tuple[str, str, int]] = deque(maxlen=10_000)
         self._watches: set[Watch] = set()
 
     @property
@@ -94,10 +95,8 @@ class KubeHTTPServer:
         assert self._runner is not None
         self._site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True)
         await self._site.start()
-        server = self._site._server
-        if self.port == 0 and server is not None:
-            sockets = getattr(server, "sockets", None) or []
-            self.port = sockets[0].getsockname()[1]
+        if self.port == 0:
+            self.port = int(self._runner.addresses[0][1])
 
     async def stop(self) -> None:
         if self._reopen is not None:
@@ -109,19 +108,20 @@ class KubeHTTPServer:
             self._runner = None
 
     async def refuse(self, seconds: float) -> None:
-        """Stops listening for ``seconds`` (clients get "connection refused"), then listens again."""
-        self.api.faults.refuse(seconds)
+        """Stops listening for ``seconds`` (clients get "connection refused"), then listens again.
+        Open watch streams are cut, as a server going down would."""
+        self.api.refuse_connections(seconds)
         if self._site is not None:
             await self._site.stop()
             self._site = None
         loop = asyncio.get_running_loop()
         if self._reopen is not None:
             self._reopen.cancel()
-        self._reopen = loop.call_later(seconds, lambda: loop.create_task(self._listen_again()))
+        self._reopen = loop.call_later(seconds, self._listen_again)
 
-    async def _listen_again(self) -> None:
+    def _listen_again(self) -> None:
         if self._site is None and self._runner is not None:
-            await self._listen()
+            self._reopening = asyncio.get_running_loop().create_task(self._listen())
 
     # -- dispatch -------------------------------------------------------------------------------------
 
@@ -130,7 +130,7 @@ class KubeHTTPServer:
         path = request.path
         if path.startswith("/_sim/"):
             try:
-                return await self._admin(request, path[len("/_sim/"):])
+                return _json_response(await admin.handle(self, path[len("/_sim/"):], await request.read()))
             except ApiError as err:
                 return error_response(err)
         if self.api.faults.refusing():
@@ -138,10 +138,13 @@ class KubeHTTPServer:
                 request.transport.abort()
             return web.Response(status=503)
         try:
-            return await self._serve(request, path)
+            response = await self._serve(request, path)
         except ApiError as err:
-            log.debug("%s %s -> %s %s", request.method, request.path_qs, err.code, err.message)
-            return error_response(err)
+            # Reason only: messages can quote request values (a failed JSON patch test on a Secret).
+            log.debug("%s %s -> %s %s", request.method, request.path, err.code, err.reason)
+            response = error_response(err)
+        self.request_log.append((request.method, request.path_qs, response.status))
+        return response
 
     async def _serve(self, request: web.Request, path: str) -> web.StreamResponse:
         parts = [p for p in path.split("/") if p]
@@ -214,13 +217,19 @@ class KubeHTTPServer:
         if not raw.strip():
             raise bad_request("the request body is empty")
         content_type = request.content_type
+        if content_type == "application/vnd.kubernetes.protobuf":
+            return protobuf.decode(raw)
         if "protobuf" in content_type or "cbor" in content_type:
             raise ApiError(415, "UnsupportedMediaType",
                            f"the body of the request was in an unknown format - accepted media types include: "
                            f"application/json, application/yaml (got {content_type!r})")
         if "yaml" in content_type:
+            if raw.lstrip()[:1] in (b"{", b"["):
+                # kubectl sends JSON as apply-patch+yaml; JSON is YAML, and json is far faster.
+                with contextlib.suppress(ValueError):
+                    return json.loads(raw)
             try:
-                return yaml.safe_load(raw)
+                return yaml.load(raw, Loader=_YAML_LOADER)
             except yaml.YAMLError as exc:
                 raise bad_request(f"error decoding YAML body: {yaml_error(exc)}") from exc
         try:
@@ -370,79 +379,6 @@ class KubeHTTPServer:
             watch.close()
             self._watches.discard(watch)
         return response
-
-    # -- admin ----------------------------------------------------------------------------------------
-
-    async def _admin(self, request: web.Request, action: str) -> web.Response:
-        api = self.api
-        args: JSON = {}
-        if request.method == "POST" and action != "load" and request.can_read_body:
-            raw = await request.read()
-            if raw.strip():
-                parsed = json.loads(raw)
-                if not isinstance(parsed, dict):
-                    raise bad_request("admin requests take a JSON object")
-                args = parsed
-        handlers: dict[str, Callable[[], Awaitable[Any]]] = {}
-
-        async def compact() -> Any:
-            version = args.get("resourceVersion")
-            return {"resourceVersion": str(api.compact(None if version is None else int(version)))}
-
-        async def drop() -> Any:
-            return {"dropped": api.drop_watches()}
-
-        async def outage() -> Any:
-            api.faults.outage(float(args.get("seconds", 10)))
-            return api.faults.snapshot()
-
-        async def refuse() -> Any:
-            await self.refuse(float(args.get("seconds", 10)))
-            return {"refusing": float(args.get("seconds", 10))}
-
-        async def unauthorized() -> Any:
-            api.faults.unauthorized(float(args.get("seconds", 10)))
-            return api.faults.snapshot()
-
-        async def latency() -> Any:
-            duration = args.get("duration")
-            api.faults.add_latency(float(args.get("seconds", 0.1)), None if duration is None else float(duration))
-            return api.faults.snapshot()
-
-        async def throttle() -> Any:
-            api.faults.throttle(float(args.get("seconds", 10)), float(args.get("retryAfter", 1)))
-            return api.faults.snapshot()
-
-        async def conflicts() -> Any:
-            api.faults.inject_conflicts(str(args["resource"]), int(args.get("count", 1)))
-            return api.faults.snapshot()
-
-        async def clear() -> Any:
-            api.faults.clear()
-            return api.faults.snapshot()
-
-        async def faults() -> Any:
-            return api.faults.snapshot()
-
-        async def load() -> Any:
-            text = (await request.read()).decode()
-            created = load_documents(api, text, source="request body")
-            return {"created": [f"{o['kind']}/{o['metadata']['name']}" for o in created]}
-
-        async def state() -> Any:
-            return {"resourceVersion": str(api.resource_version), "watchers": api.watcher_count(),
-                    "loopTime": loop_time(), "now": timestamp(api.now())}
-
-        handlers.update(compact=compact, **{"drop-watches": drop}, outage=outage, refuse=refuse, latency=latency,
-                        throttle=throttle, unauthorized=unauthorized, conflicts=conflicts, clear=clear,
-                        faults=faults, load=load, state=state)
-        handler = handlers.get(action)
-        if handler is None:
-            raise NotFound(f"unknown admin action {action!r}; known: {', '.join(sorted(handlers))}")
-        try:
-            return _json_response(await handler())
-        except (KeyError, ValueError, TypeError) as exc:
-            raise bad_request(f"bad arguments for admin action {action!r}: {exc!r}") from exc
 
 
 async def serve(api: FakeKubeAPI, host: str = "127.0.0.1", port: int = 0) -> KubeHTTPServer:

@@ -131,6 +131,10 @@ def test_get_yaml_and_label_selectors(kubectl: Kubectl, tmp_path: Path) -> None:
     assert names("app notin (api),tier") == ["configmap/settings"]
     assert names("!tier") == ["deployment.apps/web", "service/web"]
 
+    assert 'namespace "shop" deleted' in kubectl("delete", "namespace", "shop").stdout
+    gone = kubectl("get", "configmaps", "-n", "shop", "-o", "name").stdout
+    assert gone.strip() == "", "namespace deletion removes what it contained"
+
 
 WATCHED = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: watched\ndata:\n  k: one\n"
 CFG = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  a: '1'\n"
@@ -255,3 +259,14 @@ def test_kube_api_command_serves_loaded_objects(kubectl_bin: str, tmp_path: Path
     finally:
         process.terminate()
         assert process.wait(20) == 0
+
+
+def test_imperative_create_sends_protobuf_that_is_understood(kubectl: Kubectl) -> None:
+    kubectl("create", "configmap", "made", "--from-literal=a=1", "--from-literal=b=two")
+    kubectl("create", "secret", "generic", "pw", "--from-literal=password=s3cret")
+    kubectl("create", "namespace", "made-ns")
+    assert kubectl.stored("v1", "configmaps", "default", "made")["data"] == {"a": "1", "b": "two"}
+    assert kubectl.stored("v1", "secrets", "default", "pw")["data"] == {"password": "czNjcmV0"}
+    assert kubectl.stored("v1", "namespaces", None, "made-ns")["status"] == {"phase": "Active"}
+    refused = kubectl("create", "deployment", "web", "--image=nginx", check=False)
+    assert refused.returncode != 0 and "Deployment" in refused.stderr and "JSON or YAML" in refused.stderr
