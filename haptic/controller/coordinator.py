@@ -8,6 +8,7 @@ and nothing else happens: the last good config stays deployed.
 
 from __future__ import annotations
 
+from haptic.controller.component import IterationComponent
 from haptic.controller.context import HAPROXY_PODS, IterationContext
 from haptic.controller.events import (
     ReconciliationCompleted,
@@ -20,7 +21,7 @@ from haptic.controller.events import (
     ValidationCompleted,
     ValidationFailed,
 )
-from haptic.core import Component, Event, EventBus
+from haptic.core import Event, EventBus
 from haptic.templating.engine import RenderInputs, RenderResult
 from haptic.templating.errors import TemplatingError
 from haptic.validation.checksum import content_checksum
@@ -37,16 +38,14 @@ def merged_reason(triggers: list[ReconciliationTriggered]) -> tuple[str, bool]:
     return triggers[-1].reason, True
 
 
-class RenderValidateCoordinator(Component):
+class RenderValidateCoordinator(IterationComponent):
     name = "reconciliation-coordinator"
     subscribes = (ReconciliationTriggered,)
     leader_only = True
     capacity = 1000
 
     def __init__(self, bus: EventBus, ctx: IterationContext) -> None:
-        super().__init__(bus)
-        self.ctx = ctx
-        self.logger = ctx.logger(self.name)
+        super().__init__(bus, ctx)
         self.last_rendered: RenderResult | None = None
         self.renders = 0
 

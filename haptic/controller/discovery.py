@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from haptic.controller.component import IterationComponent
 from haptic.controller.context import HAPROXY_PODS, IterationContext
 from haptic.controller.events import (
     BecameLeader,
@@ -23,7 +24,7 @@ from haptic.controller.events import (
     IndexSynchronized,
     ResourceIndexUpdated,
 )
-from haptic.core import Component, Event, EventBus
+from haptic.core import Event, EventBus
 from haptic.dataplane.api_errors import DataplaneError
 from haptic.dataplane.client import DataplaneClient
 
@@ -58,14 +59,12 @@ def pod_endpoint(pod: Mapping[str, Any], port: int) -> DataplaneEndpoint | None:
                              pod_namespace=str(meta.get("namespace") or ""))
 
 
-class Discovery(Component):
+class Discovery(IterationComponent):
     name = "discovery"
     subscribes = (ResourceIndexUpdated, IndexSynchronized, CredentialsUpdated, BecameLeader)
 
     def __init__(self, bus: EventBus, ctx: IterationContext) -> None:
-        super().__init__(bus)
-        self.ctx = ctx
-        self.logger = ctx.logger(self.name)
+        super().__init__(bus, ctx)
         self.admitted: dict[str, DataplaneEndpoint] = {}
         self.rejected: dict[str, str] = {}  # url -> reason (permanent)
         self.failures: dict[str, int] = {}

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from haptic.controller.component import IterationComponent
 from haptic.controller.context import INGRESSES, IterationContext
 from haptic.controller.events import BecameLeader, HAProxyPodsDiscovered, ResourceIndexUpdated
-from haptic.core import Component, Event, EventBus
+from haptic.core import Event, EventBus
 from haptic.k8s.api import ApiError
 
 
@@ -19,15 +20,13 @@ def _ip_of(url: str) -> str:
     return host.strip("[]")
 
 
-class IngressStatusWriter(Component):
+class IngressStatusWriter(IterationComponent):
     name = "ingress-status"
     subscribes = (HAProxyPodsDiscovered, ResourceIndexUpdated, BecameLeader)
     leader_only = True
 
     def __init__(self, bus: EventBus, ctx: IterationContext) -> None:
-        super().__init__(bus)
-        self.ctx = ctx
-        self.logger = ctx.logger(self.name)
+        super().__init__(bus, ctx)
         self.stores = sorted(n for n, w in ctx.spec.watched_resources.items()
                              if w.resources == INGRESSES.plural and w.api_version == INGRESSES.api_version)
         self.addresses: list[str] = [ctx.ports.publish_address] if ctx.ports.publish_address else []

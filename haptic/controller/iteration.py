@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from haptic.config.credentials import Credentials
 from haptic.config.models import HAProxyTemplateConfig
 from haptic.controller.commentator import EventCommentator
+from haptic.controller.component import IterationComponent
 from haptic.controller.config_loader import ConfigLoader, ConfigWatcher, CredentialsLoader, SecretWatcher
 from haptic.controller.context import HAPROXY_PODS, IterationContext
 from haptic.controller.coordinator import RenderValidateCoordinator
@@ -27,7 +28,7 @@ from haptic.controller.drift_monitor import DriftMonitor
 from haptic.controller.events import ConfigValidated
 from haptic.controller.index_tracker import IndexSynchronizationTracker
 from haptic.controller.ingress_status import IngressStatusWriter
-from haptic.controller.leader import LeaderElection
+from haptic.controller.leader_election import LeaderElection
 from haptic.controller.metrics import ControllerMetrics
 from haptic.controller.metrics_component import MetricsComponent
 from haptic.controller.observed_bus import ObservedBus
@@ -39,6 +40,7 @@ from haptic.controller.state_cache import StateCache
 from haptic.controller.status_writer import ConfigStatusWriter
 from haptic.controller.watcher import ResourceWatcher
 from haptic.core import Component, Event, EventBus, LifecycleRegistry
+from haptic.k8s.leaderelection import ElectionConfig, LeaderElector
 from haptic.templating.engine import compile_templates
 from haptic.validation.haproxy_check import HAProxyValidator
 
@@ -52,16 +54,14 @@ class IterationSettings:
     reinit_debounce: float = DEFAULT_REINIT_DEBOUNCE
 
 
-class ReinitTrigger(Component):
+class ReinitTrigger(IterationComponent):
     """Signals reinitialization once a newer config generation validated (debounced: edits come in bursts)."""
 
     name = "configchange-handler"
     subscribes = (ConfigValidated,)
 
     def __init__(self, bus: EventBus, ctx: IterationContext, debounce: float) -> None:
-        super().__init__(bus)
-        self.ctx = ctx
-        self.logger = ctx.logger(self.name)
+        super().__init__(bus, ctx)
         self.debounce = debounce
         self.requested = asyncio.Event()
         self.version: str | None = None
@@ -141,7 +141,7 @@ class Iteration:
                           self.status_writer, self.ingress_status):
             self.registry.register(component, leader_only=True)
         # Started by hand after the bus is released (it must not lead before the initial sync).
-        self.leader = LeaderElection(bus, ctx, self.registry)
+        self.leader = LeaderElection(bus, self.registry, _elector(ctx), identity=ports.identity.pod_name)
 
     @property
     def is_leader(self) -> bool:
@@ -190,11 +190,23 @@ class Iteration:
                 await self.leader.release()
             except Exception:
                 self.logger.exception("releasing leadership failed")
-        await self.leader.stop()
+        await self.leader.abandon()
         await self.registry.stop()
 
     def resource_count(self, name: str = HAPROXY_PODS) -> int:
         return len(self.ctx.stores[name])
+
+
+def _elector(ctx: IterationContext) -> LeaderElector | None:
+    settings = ctx.spec.controller.leader_election
+    if not settings.enabled:
+        return None
+    return LeaderElector(ctx.ports.kube, ElectionConfig(
+        lease_name=settings.lease_name, namespace=ctx.namespace, identity=ctx.ports.identity.pod_name,
+        lease_duration=settings.lease_duration.total_seconds(),
+        renew_deadline=settings.renew_deadline.total_seconds(),
+        retry_period=settings.retry_period.total_seconds(),
+    ), ctx.ports.clock)
 
 
 def log_waiting(log: logging.Logger, what: str) -> None:
