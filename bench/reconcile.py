@@ -1,6 +1,9 @@
 """Reconciliation cost on the simulator with many Ingresses (prints figures; asserts nothing).
 
-    python bench/reconcile.py [--ingresses 3000] [--haproxy /usr/sbin/haproxy]
+    python bench/reconcile.py [--ingresses 3000] [--haproxy /usr/sbin/haproxy] [--slot-template]
+
+Runs the shipped example config (the Ingress template library: Services, EndpointSlices, maps,
+10 server slots per backend); ``--slot-template`` runs the simulator's small slot template instead.
 
 Measured as CPU time of this process (controller and simulator share it; the simulator's share is
 included, so the figures are upper bounds for the controller):
@@ -20,7 +23,7 @@ import shutil
 import time
 
 from haptic.core import VirtualClock
-from simulator.cluster_objects import endpoint_slice, ingress
+from simulator.cluster_objects import endpoint_slice, ingress, service
 from simulator.harness import Harness
 
 
@@ -39,10 +42,12 @@ async def _until_deployed(h: Harness, count: int, limit: float = 120.0) -> None:
         raise RuntimeError("no deployment")
 
 
-async def bench(n: int, haproxy: str) -> None:
-    h = await Harness(pods=2, haproxy_binary=haproxy).start()
+async def bench(n: int, haproxy: str, library: bool) -> None:
+    h = await Harness(pods=2, haproxy_binary=haproxy, ingress_library=library).start()
+    print(f"config: {'Ingress library (examples/ingress)' if library else 'small slot template'}")
     services = max(1, n // 10)
     for s in range(services):
+        h.apply(service(f"svc-{s}"))
         h.apply(endpoint_slice(f"svc-{s}", [f"10.{s // 250}.{s % 250}.1", f"10.{s // 250}.{s % 250}.2"]))
     for i in range(n):
         h.apply(ingress(f"ing-{i:05d}", f"h{i}.example", f"svc-{i % services}"))
@@ -79,9 +84,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ingresses", type=int, default=3000)
     parser.add_argument("--haproxy", default=shutil.which("haproxy") or "/usr/sbin/haproxy")
+    parser.add_argument("--slot-template", action="store_true", help="the small slot template, not the library")
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
-    VirtualClock.run(bench(args.ingresses, args.haproxy))
+    VirtualClock.run(bench(args.ingresses, args.haproxy, not args.slot_template))
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ from haptic.core import Event, EventBus
 from haptic.k8s.api import JSON, ResourceRef, Selectors
 from haptic.templating.engine import compile_templates
 from haptic.templating.errors import TemplatingError
+from haptic.templating.libraries import LibraryError, expand_libraries
 
 
 def secret_fingerprint(secret: JSON) -> str:
@@ -50,9 +51,17 @@ def config_version(obj: JSON) -> str:
 
 
 def validate_config_object(obj: JSON, name: str) -> tuple[Any, list[str]]:
-    """(config, []) when the object is a usable HAProxyTemplateConfig, (None, errors) otherwise."""
+    """(config, []) when the object is a usable HAProxyTemplateConfig, (None, errors) otherwise.
+
+    The template libraries its annotation names are merged under its spec first (as ``haptic validate``
+    and ``haptic render`` do), so a config built on the Ingress library is complete.
+    """
     try:
-        config = load_config(obj)
+        expanded = expand_libraries(obj)
+    except LibraryError as exc:
+        return None, [f"HAProxyTemplateConfig {name}: {exc}"]
+    try:
+        config = load_config(expanded)
     except ConfigError as exc:
         return None, [str(exc)]
     try:

@@ -95,6 +95,9 @@ class RenderValidateCoordinator(IterationComponent):
             self.publish(ReconciliationFailed(error="; ".join(errors), phase="validate"), cause=cause)
             return
         self.last_rendered = result
+        # The next render keeps each endpoint in the slot it has now (the config being deployed), so that
+        # endpoint changes stay runtime-only for the whole life of the iteration, not just its first render.
+        self.ctx.current_config = result.config
         self.publish(ValidationCompleted(content_checksum=checksum, warnings=tuple(str(w) for w in validation.warnings),
                                          duration_s=done - rendered_at, trigger_reason=reason,
                                          coalescible=coalescible), cause=cause)
