@@ -48,6 +48,7 @@ class RenderValidateCoordinator(IterationComponent):
         super().__init__(bus, ctx)
         self.last_rendered: RenderResult | None = None
         self.renders = 0
+        self._warnings: frozenset[str] = frozenset()
 
     def render(self) -> RenderResult:
         stores = {name: store for name, store in self.ctx.stores.items() if name != HAPROXY_PODS}
@@ -60,6 +61,14 @@ class RenderValidateCoordinator(IterationComponent):
         )
         self.renders += 1
         return self.ctx.engine.render(inputs)
+
+    def _log_new_warnings(self, warnings: tuple[str, ...]) -> None:
+        # Templates warn about every object they skip (hostile Ingresses, unusable Secrets) on every render:
+        # say each once while it lasts, in render order.
+        for warning in warnings:
+            if warning not in self._warnings:
+                self.logger.warning("template: %s", warning)
+        self._warnings = frozenset(warnings)
 
     async def handle(self, event: Event) -> None:
         assert self.subscription is not None
@@ -78,6 +87,7 @@ class RenderValidateCoordinator(IterationComponent):
             self.publish(ReconciliationFailed(error=str(exc), phase="render"), cause=cause)
             return
         rendered_at = self.clock.monotonic()
+        self._log_new_warnings(result.warnings)
         checksum = content_checksum(result.config, result.aux)
         aux_count = sum(len(group) for group in (result.aux.maps, result.aux.files, result.aux.certificates,
                                                  result.aux.crt_lists))
