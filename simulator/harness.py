@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 from collections.abc import Mapping
@@ -40,6 +41,7 @@ from haptic.controller.controller import Controller
 from haptic.controller.iteration import IterationSettings
 from haptic.controller.ports import ControllerIdentity, ControllerPorts
 from haptic.core import Event, SeededIds, VirtualClock
+from haptic.validation.capabilities import detect_capabilities
 from haptic.validation.process import BlockingAsyncRunner
 from simulator.cluster_objects import credentials_secret, haproxy_pod, ingress_library_config, template_config
 from simulator.dataplane.app import create_app
@@ -96,6 +98,7 @@ class Harness:
         settings: IterationSettings | None = None,
         reload_delay: float = 0.5,
         ingress_library: bool = False,
+        dataplane_version: str | None = None,
     ) -> None:
         self.seed = seed
         self.namespace = namespace
@@ -116,6 +119,9 @@ class Harness:
                 namespace=namespace)
         self._config = config
         self._next_ip = 10
+        # Discovery admits pods whose Dataplane reports the local haproxy's major.minor: by default the fake
+        # Dataplanes report exactly that.
+        self.dataplane_version = dataplane_version or _local_dataplane_version(haproxy_binary)
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -212,12 +218,14 @@ class Harness:
                 return pod.transport
         return _Unreachable()
 
-    def add_pod(self, name: str | None = None) -> SimPod:
+    def add_pod(self, name: str | None = None, api_version: str | None = None) -> SimPod:
+        """A HAProxy pod; ``api_version`` is what its ``/v3/info`` reports (default: matching the controller)."""
         name = name or f"haproxy-{len(self.pods)}"
         ip = f"10.0.0.{self._next_ip}"
         self._next_ip += 1
         fake = FakeDataplane(InstanceOptions(username=self.username, password=self.password, name=name,
-                                             reload_delay=self.reload_delay))
+                                             reload_delay=self.reload_delay,
+                                             api_version=api_version or self.dataplane_version))
         pod = SimPod(name, ip, fake, httpx.ASGITransport(app=create_app(fake)))
         self.pods[name] = pod
         self.apply(haproxy_pod(name, ip, self.namespace))
@@ -343,6 +351,16 @@ class Harness:
 
     def trace_jsonl(self) -> str:
         return "".join(entry.to_json() + "\n" for entry in self.trace)
+
+
+@functools.cache
+def _local_dataplane_version(binary: str) -> str:
+    try:
+        capabilities = detect_capabilities(binary)
+    except (RuntimeError, OSError) as exc:
+        _log.warning("cannot run %s -vv (%s): fake Dataplanes report 2.6", binary, exc)
+        return "v2.6.0 sim"
+    return f"v{capabilities['version_major']}.{capabilities['version_minor']}.0 sim"
 
 
 class _Unreachable(httpx.AsyncBaseTransport):

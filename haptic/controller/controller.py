@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
+from typing import Any
 
 from haptic.config.credentials import Credentials, load_credentials
 from haptic.config.errors import ConfigError
@@ -21,6 +22,7 @@ from haptic.controller.config_loader import config_version, secret_fingerprint, 
 from haptic.controller.context import HAPROXY_CFGS, SECRETS, TEMPLATE_CONFIGS
 from haptic.controller.debug_server import DebugProviders, EventRing
 from haptic.controller.iteration import Iteration, IterationSettings
+from haptic.controller.local_haproxy import detect_local_haproxy
 from haptic.controller.metrics import ControllerMetrics
 from haptic.controller.ports import ControllerPorts
 from haptic.controller.publisher import decode_content
@@ -61,6 +63,7 @@ class Controller:
         self.waiting_for = ""
         self._stop = asyncio.Event()
         self._invalid_written: tuple[str, str] | None = None
+        self.capabilities: dict[str, Any] | None = None
 
     # -- control ---------------------------------------------------------------------------------
 
@@ -92,11 +95,14 @@ class Controller:
                 if loaded is None:
                     return
                 config, version, credentials, credentials_version = loaded
+                if self.capabilities is None:
+                    self.capabilities = await detect_local_haproxy(self.ports.haproxy_binary, self.ports.check_runner)
+                    self.log.info("local HAProxy %s", self.capabilities.get("haproxy_version"))
                 current = await self._current_config()
                 self.metrics.reset()
                 iteration = Iteration(self.ports, config, version, credentials, credentials_version, self.metrics,
                                       current_config=current, observer=self.observer, event_ring=self.events,
-                                      settings=self.settings)
+                                      settings=self.settings, capabilities=self.capabilities)
                 self.iteration = iteration
                 self.iterations += 1
                 self.waiting_for = ""

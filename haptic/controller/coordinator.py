@@ -58,6 +58,7 @@ class RenderValidateCoordinator(IterationComponent):
             extra_context=self.ctx.spec.templating_settings.extra_context,
             current_config=self.ctx.current_config,
             dirs=self.ctx.dirs,
+            capabilities=self.ctx.capabilities,
         )
         self.renders += 1
         return self.ctx.engine.render(inputs)

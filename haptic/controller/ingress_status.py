@@ -1,11 +1,16 @@
-"""``IngressStatusWriter`` (leader-only): the load balancer address in every watched Ingress's status.
+"""``IngressStatusWriter`` (leader-only): the load balancer address in the status of the Ingresses served.
 
+Served: of the controller's IngressClass (``extraContext.ingressClass``, by ``spec.ingressClassName`` or
+the legacy annotation; Ingresses without a class only with ``watchIngressWithoutClass``; every watched
+Ingress when no class is configured) and not skipped as hostile. Other Ingresses belong to other
+controllers or are not routed: their status is left alone.
 The address is the configured publish address, or else the IPs of the admitted HAProxy pods (sorted).
 Only Ingresses whose status differs are patched, so the resulting watch events settle at once.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from haptic.controller.component import IterationComponent
@@ -13,6 +18,8 @@ from haptic.controller.context import INGRESSES, IterationContext
 from haptic.controller.events import BecameLeader, HAProxyPodsDiscovered, ResourceIndexUpdated
 from haptic.core import Event, EventBus
 from haptic.k8s.api import ApiError
+from haptic.templating.filters import ingress_class
+from haptic.templating.safety import unsafe_reasons
 
 
 def _ip_of(url: str) -> str:
@@ -40,6 +47,13 @@ class IngressStatusWriter(IterationComponent):
         if self.addresses:
             await self.update()
 
+    def serves(self, ing: Mapping[str, Any]) -> bool:
+        settings = self.ctx.spec.templating_settings.extra_context
+        wanted = settings.get("ingressClass")
+        if wanted and not ingress_class([ing], str(wanted), bool(settings.get("watchIngressWithoutClass", False))):
+            return False
+        return not unsafe_reasons(ing, "ingress")
+
     def desired(self) -> list[dict[str, Any]]:
         return [{"hostname": a} if not any(ch.isdigit() for ch in a.split(".")[-1]) and ":" not in a else {"ip": a}
                 for a in self.addresses]
@@ -48,6 +62,8 @@ class IngressStatusWriter(IterationComponent):
         desired = self.desired()
         for store_name in self.stores:
             for ing in self.ctx.stores[store_name].list():
+                if not self.serves(ing):
+                    continue
                 current = ((ing.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
                 if current == desired:
                     continue

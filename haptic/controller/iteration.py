@@ -13,6 +13,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from haptic.config.credentials import Credentials
 from haptic.config.models import HAProxyTemplateConfig
@@ -95,6 +96,7 @@ class Iteration:
         observer: Callable[[Event], None] | None = None,
         event_ring: EventRing | None = None,
         settings: IterationSettings | None = None,
+        capabilities: dict[str, Any] | None = None,
     ) -> None:
         self.ports = ports
         self.settings = settings or IterationSettings()
@@ -106,7 +108,7 @@ class Iteration:
             ports=ports, config=config, config_version=config_version, credentials=credentials,
             credentials_version=credentials_version, engine=compile_templates(spec),
             validator=HAProxyValidator(ports.haproxy_binary), metrics=metrics, stores=spec.make_stores(),
-            current_config=current_config,
+            current_config=current_config, capabilities=dict(capabilities or {}),
         )
         self.ctx.validator.dirs = self.ctx.dirs
         self.registry = LifecycleRegistry()
