@@ -27,7 +27,7 @@ from haptic.controller.metrics import ControllerMetrics
 from haptic.controller.ports import ControllerPorts
 from haptic.controller.publisher import decode_content
 from haptic.controller.status_writer import write_invalid_status
-from haptic.core import Event, HealthReport
+from haptic.core import ComponentHealth, Event, HealthReport, Status
 from haptic.k8s.api import JSON, ApiError, NotFound
 
 RETRY_DELAY = 5.0
@@ -201,12 +201,37 @@ class Controller:
     # -- introspection ----------------------------------------------------------------------------
 
     def health(self) -> HealthReport:
-        if self.iteration is None:
-            from haptic.core import ComponentHealth, Status
+        """Liveness (``/healthz``): the current iteration's components and this replica's leadership.
 
+        Waiting for the config or the Secret is healthy (the process works; it says what it waits for),
+        so a cluster does not restart a controller that merely has nothing to do yet.
+        """
+        iteration = self.iteration
+        if iteration is None:
+            reason = f"waiting for {self.waiting_for}" if self.waiting_for else "starting"
+            return HealthReport(True, {"config": ComponentHealth(Status.PENDING, True, reason)})
+        report = iteration.registry.health()
+        components = {**report.components, "leadership": self._leadership(iteration)}
+        return HealthReport(all(c.healthy for c in components.values()), components)
+
+    def readiness(self) -> HealthReport:
+        """Readiness (``/readyz``): an iteration synced its watches, runs leader election (as leader or
+        follower) and every component is healthy."""
+        iteration = self.iteration
+        if iteration is None:
             reason = f"waiting for {self.waiting_for}" if self.waiting_for else "starting"
             return HealthReport(False, {"config": ComponentHealth(Status.PENDING, False, reason)})
-        return self.iteration.registry.health()
+        report = self.health()
+        return HealthReport(report.healthy and iteration.campaigning, report.components)
+
+    def _leadership(self, iteration: Iteration) -> ComponentHealth:
+        if not iteration.campaigning:
+            return ComponentHealth(Status.PENDING, True, "initial sync in progress")
+        if iteration.is_leader:
+            return ComponentHealth(Status.RUNNING, True, "leader")
+        elector = iteration.leader.elector
+        holder = elector.observed_leader if elector is not None else None
+        return ComponentHealth(Status.STANDBY, True, f"follower (leader: {holder or 'none yet'})")
 
     def debug_providers(self) -> DebugProviders:
         """What the debug server shows; reads the current iteration at request time."""
@@ -230,6 +255,6 @@ class Controller:
             it = self.iteration
             return [it.ctx.credentials.password.get_secret_value()] if it is not None else []
 
-        return DebugProviders(vars=variables, health=self.health, ready=self.health,
+        return DebugProviders(vars=variables, health=self.health, ready=self.readiness,
                               events=lambda limit, cid: self.events.last(limit, cid),
                               metrics=lambda: self.metrics.registry, secrets=secrets)

@@ -144,6 +144,8 @@ class Iteration:
             self.registry.register(component, leader_only=True)
         # Started by hand after the bus is released (it must not lead before the initial sync).
         self.leader = LeaderElection(bus, self.registry, _elector(ctx), identity=ports.identity.pod_name)
+        #: Set once the initial sync is complete and leader election runs (readiness).
+        self.campaigning = False
 
     @property
     def is_leader(self) -> bool:
@@ -174,6 +176,7 @@ class Iteration:
             self.bus.publish(self.credentials_loader.initial())
             self.bus.start()
             await self.leader.start()
+            self.campaigning = True
             stopping = asyncio.ensure_future(stop.wait())
             reinit = asyncio.ensure_future(self.reinit.requested.wait())
             try:
@@ -187,6 +190,7 @@ class Iteration:
             await self.shutdown(graceful)
 
     async def shutdown(self, graceful: bool) -> None:
+        self.campaigning = False
         if graceful:
             try:
                 await self.leader.release()
