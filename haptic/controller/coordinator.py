@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from haptic.controller.component import IterationComponent
 from haptic.controller.context import HAPROXY_PODS, IterationContext
+from haptic.controller.current_config_cache import CurrentConfigCache
 from haptic.controller.events import (
     ReconciliationCompleted,
     ReconciliationFailed,
@@ -49,6 +50,7 @@ class RenderValidateCoordinator(IterationComponent):
         self.last_rendered: RenderResult | None = None
         self.renders = 0
         self._warnings: frozenset[str] = frozenset()
+        self._deployed = CurrentConfigCache()
 
     def render(self) -> RenderResult:
         stores = {name: store for name, store in self.ctx.stores.items() if name != HAPROXY_PODS}
@@ -56,7 +58,7 @@ class RenderValidateCoordinator(IterationComponent):
             stores=stores,
             haproxy_pods=self.ctx.stores.get(HAPROXY_PODS),
             extra_context=self.ctx.spec.templating_settings.extra_context,
-            current_config=self.ctx.current_config,
+            current_config=self._deployed.read(self.ctx.current_config),
             dirs=self.ctx.dirs,
             capabilities=self.ctx.capabilities,
         )
