@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 
 from haptic.controller.debug_server import EventRing
-from haptic.controller.events import DeploymentCompleted
+from haptic.controller.events import DeploymentCompleted, LostLeadership
 from haptic.core import ALL_EVENTS, Component, Event, EventBus
 
 _ERROR = frozenset({"reconciliation.failed", "template.render.failed", "validation.failed",
@@ -27,6 +27,8 @@ _SKIP = frozenset({"type", "event_id", "correlation_id", "causation_id", "timest
 def level_of(event: Event) -> int:
     if event.type in _ERROR:
         return logging.ERROR
+    if isinstance(event, LostLeadership) and event.reason == "stopped":
+        return logging.INFO  # a graceful stop or reinitialization, not a loss
     if event.type in _WARNING:
         return logging.WARNING
     if isinstance(event, DeploymentCompleted) and event.total_api_operations == 0 and not event.failed:

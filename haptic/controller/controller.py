@@ -28,7 +28,7 @@ from haptic.controller.ports import ControllerPorts
 from haptic.controller.publisher import decode_content
 from haptic.controller.status_writer import write_invalid_status
 from haptic.core import ComponentHealth, Event, HealthReport, Status
-from haptic.k8s.api import JSON, ApiError, NotFound
+from haptic.k8s.api import JSON, ApiError, NotFound, ResourceRef
 
 RETRY_DELAY = 5.0
 CONFIG_POLL_INTERVAL = 5.0
@@ -130,24 +130,27 @@ class Controller:
 
     async def _wait_for_inputs(self) -> tuple[HAProxyTemplateConfig, str, Credentials, str] | None:
         identity = self.ports.identity
-        kube = self.ports.kube
         while not self._stop.is_set():
-            loaded = await self._try_load(kube, identity.namespace, identity.config_name, identity.secret_name)
+            loaded = await self._try_load(identity.namespace, identity.config_name, identity.secret_name)
             if loaded is not None:
                 return loaded
             await self._pause(self.poll_interval)
         return None
 
-    async def _try_load(self, kube: object, namespace: str, name: str,
-                        secret_name: str) -> tuple[HAProxyTemplateConfig, str, Credentials, str] | None:
-        api = self.ports.kube
+    async def _get_or_wait(self, ref: ResourceRef, what: str, name: str, namespace: str) -> JSON | None:
+        """The object, or None after saying that (and why) the controller waits for it."""
         try:
-            obj = await api.get(TEMPLATE_CONFIGS, name, namespace)
+            return await self.ports.kube.get(ref, name, namespace)
         except NotFound:
-            self._waiting(f"HAProxyTemplateConfig {namespace}/{name}")
-            return None
+            self._waiting(f"{what} {namespace}/{name}")
         except ApiError as exc:
-            self._waiting(f"HAProxyTemplateConfig {namespace}/{name} (API error: {exc})")
+            self._waiting(f"{what} {namespace}/{name} (API error: {exc})")
+        return None
+
+    async def _try_load(self, namespace: str, name: str,
+                        secret_name: str) -> tuple[HAProxyTemplateConfig, str, Credentials, str] | None:
+        obj = await self._get_or_wait(TEMPLATE_CONFIGS, "HAProxyTemplateConfig", name, namespace)
+        if obj is None:
             return None
         version = config_version(obj)
         config, errors = validate_config_object(obj, f"{namespace}/{name}")
@@ -156,13 +159,8 @@ class Controller:
                           f"{'; '.join(errors)})")
             await self._mark_invalid(obj, version, errors)
             return None
-        try:
-            secret = await api.get(SECRETS, secret_name, namespace)
-        except NotFound:
-            self._waiting(f"credentials Secret {namespace}/{secret_name}")
-            return None
-        except ApiError as exc:
-            self._waiting(f"credentials Secret {namespace}/{secret_name} (API error: {exc})")
+        secret = await self._get_or_wait(SECRETS, "credentials Secret", secret_name, namespace)
+        if secret is None:
             return None
         try:
             credentials = load_credentials(secret)
