@@ -46,6 +46,7 @@ from haptic.templating.engine import compile_templates
 from haptic.validation.haproxy_check import HAProxyValidator
 
 DEFAULT_REINIT_DEBOUNCE = 5.0
+DEFAULT_RELEASE_TIMEOUT = 10.0
 SYNC_PROGRESS_INTERVAL = 30.0
 
 
@@ -53,6 +54,9 @@ SYNC_PROGRESS_INTERVAL = 30.0
 class IterationSettings:
     reconcile_debounce: float = DEFAULT_DEBOUNCE
     reinit_debounce: float = DEFAULT_REINIT_DEBOUNCE
+    #: How long ending an iteration (stop or reinitialization) waits for the Lease release; past it the
+    #: Lease is left to expire, so a hung API cannot hold a reinitialization up.
+    release_timeout: float = DEFAULT_RELEASE_TIMEOUT
 
 
 class ReinitTrigger(IterationComponent):
@@ -192,8 +196,12 @@ class Iteration:
     async def shutdown(self, graceful: bool) -> None:
         self.campaigning = False
         if graceful:
+            limit = self.settings.release_timeout
             try:
-                await self.leader.release()
+                async with self.ports.clock.timeout(limit):
+                    await self.leader.release()
+            except TimeoutError:
+                self.logger.warning("releasing leadership took longer than %.0fs: the Lease is left to expire", limit)
             except Exception:
                 self.logger.exception("releasing leadership failed")
         await self.leader.abandon()

@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 
-from tests.integration.controller.conftest import web_cluster
+from haptic.controller.iteration import IterationSettings
+from simulator.cluster_objects import ingress_library_config
+from tests.integration.controller.conftest import add_app, backend, web_cluster
 
 pytestmark = pytest.mark.looptime
 
@@ -38,7 +40,9 @@ async def test_graceful_shutdown_releases_the_lease_and_stops_everything(
 async def test_shutdown_that_hangs_is_cut_at_the_timeout(make_harness: Any,
                                                          caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, logger="haptic")
-    h = await web_cluster(make_harness)
+    # The release may take longer than the whole shutdown: the controller's own bound applies.
+    h = await web_cluster(make_harness, settings=IterationSettings(reconcile_debounce=5.0, reinit_debounce=1.0,
+                                                                   release_timeout=100.0))
     replica = h.replicas[0]
     controller, task = replica.controller, replica.task
     assert task is not None
@@ -52,3 +56,52 @@ async def test_shutdown_that_hangs_is_cut_at_the_timeout(make_harness: Any,
     assert any(f"shutdown took longer than {controller.shutdown_timeout:.0f}s" in r.getMessage()
                for r in caplog.records)
     h.api.clear_faults()
+
+
+async def test_health_and_readiness_report_leadership_on_both_replicas(make_harness: Any) -> None:
+    h = await web_cluster(make_harness, replicas=2)
+    leader = h.leaders()[0]
+    for replica in h.replicas:
+        ready = replica.controller.readiness()
+        health = replica.controller.health()
+        assert ready.healthy and health.healthy, replica.name
+        leadership = ready.components["leadership"]
+        if replica.name == leader:
+            assert (str(leadership.status), leadership.reason) == ("running", "leader")
+        else:
+            assert (str(leadership.status), leadership.reason) == ("standby", f"follower (leader: {leader})")
+            assert str(ready.components["deployer"].status) == "standby"
+    index = [r.name for r in h.replicas].index(leader)
+    await h.kill_replica(index)
+    await h.advance(20)
+    await h.settle()
+    follower = h.replicas[1 - index].controller
+    assert follower.readiness().components["leadership"].reason == "leader"
+
+
+async def test_hung_lease_release_does_not_hold_up_stop_or_reinitialization(
+        make_harness: Any, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="haptic")
+    h = await web_cluster(make_harness)
+    replica = h.replicas[0]
+    controller, task = replica.controller, replica.task
+    assert task is not None
+    # Releasing the Lease (a write emptying holderIdentity) hangs; every other call goes through.
+    original_replace = controller.ports.kube.replace
+
+    async def hanging_replace(ref: Any, obj: Any) -> Any:
+        if ref.plural == "leases" and not (obj.get("spec") or {}).get("holderIdentity"):
+            await asyncio.sleep(3600.0)
+        return await original_replace(ref, obj)
+
+    controller.ports.kube.replace = hanging_replace  # type: ignore[method-assign]
+    h.apply(ingress_library_config(namespace=h.namespace, extra_context={"maxconn": 4242}))
+    await h.advance(15)  # reinit debounce, then the release hangs (quietly: settle alone would stop early)
+    await h.settle()
+    assert controller.iterations == 2, "the reinitialization went ahead"
+    assert any("releasing leadership took longer than 10s" in r.getMessage() for r in caplog.records)
+    add_app(h, "api", "api.example", ["10.2.0.1"])
+    await h.advance(30)  # the old Lease expires; the new iteration leads
+    await h.settle()
+    assert "maxconn 4242" in h.deployed_config(0) and backend("api") in h.deployed_config(1)
+    controller.ports.kube.replace = original_replace  # type: ignore[method-assign]
