@@ -38,6 +38,9 @@ class IngressStatusWriter(IterationComponent):
                              if w.resources == INGRESSES.plural and w.api_version == INGRESSES.api_version)
         self.addresses: list[str] = [ctx.ports.publish_address] if ctx.ports.publish_address else []
         self.patched = 0
+        # Verdicts by (namespace, name, resourceVersion): unchanged Ingresses are not checked again.
+        self._verdicts: dict[tuple[str, str, str], bool] = {}
+        self._seen: dict[tuple[str, str, str], bool] = {}
 
     async def handle(self, event: Event) -> None:
         if isinstance(event, HAProxyPodsDiscovered) and not self.ctx.ports.publish_address:
@@ -48,6 +51,15 @@ class IngressStatusWriter(IterationComponent):
             await self.update()
 
     def serves(self, ing: Mapping[str, Any]) -> bool:
+        meta = ing.get("metadata") or {}
+        key = (str(meta.get("namespace")), str(meta.get("name")), str(meta.get("resourceVersion")))
+        verdict = self._verdicts.get(key)
+        if verdict is None:
+            verdict = self._serves(ing)
+        self._seen[key] = verdict
+        return verdict
+
+    def _serves(self, ing: Mapping[str, Any]) -> bool:
         settings = self.ctx.spec.templating_settings.extra_context
         wanted = settings.get("ingressClass")
         if wanted and not ingress_class([ing], str(wanted), bool(settings.get("watchIngressWithoutClass", False))):
@@ -60,6 +72,7 @@ class IngressStatusWriter(IterationComponent):
 
     async def update(self) -> None:
         desired = self.desired()
+        self._seen = {}
         for store_name in self.stores:
             for ing in self.ctx.stores[store_name].list():
                 if not self.serves(ing):
@@ -76,3 +89,4 @@ class IngressStatusWriter(IterationComponent):
                 except ApiError as exc:
                     self.logger.warning("status of Ingress %s/%s not written: %s", meta.get("namespace"),
                                      meta.get("name"), exc)
+        self._verdicts = self._seen
