@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import json
 import logging
 from collections.abc import Mapping
@@ -41,11 +40,11 @@ from haptic.controller.controller import Controller
 from haptic.controller.iteration import IterationSettings
 from haptic.controller.ports import ControllerIdentity, ControllerPorts
 from haptic.core import Event, SeededIds, VirtualClock
-from haptic.validation.capabilities import detect_capabilities
 from haptic.validation.process import BlockingAsyncRunner
 from simulator.cluster_objects import credentials_secret, haproxy_pod, ingress_library_config, template_config
 from simulator.dataplane.app import create_app
 from simulator.dataplane.instance import FakeDataplane, InstanceOptions
+from simulator.dataplane.local_version import local_api_version
 from simulator.kube import FakeKubeAPI, InProcessKubeClient
 from simulator.kube.resources import ResourceType
 
@@ -121,7 +120,7 @@ class Harness:
         self._next_ip = 10
         # Discovery admits pods whose Dataplane reports the local haproxy's major.minor: by default the fake
         # Dataplanes report exactly that.
-        self.dataplane_version = dataplane_version or _local_dataplane_version(haproxy_binary)
+        self.dataplane_version = dataplane_version or local_api_version(haproxy_binary)
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -351,16 +350,6 @@ class Harness:
 
     def trace_jsonl(self) -> str:
         return "".join(entry.to_json() + "\n" for entry in self.trace)
-
-
-@functools.cache
-def _local_dataplane_version(binary: str) -> str:
-    try:
-        capabilities = detect_capabilities(binary)
-    except (RuntimeError, OSError) as exc:
-        _log.warning("cannot run %s -vv (%s): fake Dataplanes report 2.6", binary, exc)
-        return "v2.6.0 sim"
-    return f"v{capabilities['version_major']}.{capabilities['version_minor']}.0 sim"
 
 
 class _Unreachable(httpx.AsyncBaseTransport):

@@ -50,3 +50,12 @@ async def test_ingress_status_only_for_served_ingresses(make_harness: Any) -> No
     for name in ("other-class", "evil"):
         ing = h.get("networking.k8s.io/v1", "Ingress", name, "default")
         assert not (ing.get("status") or {}).get("loadBalancer", {}).get("ingress"), name
+
+
+def test_fake_dataplanes_report_the_local_haproxy_version(haproxy_bin: str, tmp_path: Any) -> None:
+    from haptic.validation.capabilities import detect_capabilities
+    from simulator.dataplane.local_version import FALLBACK_API_VERSION, local_api_version
+
+    caps = detect_capabilities(haproxy_bin)
+    assert local_api_version(haproxy_bin).startswith(f"v{caps['version_major']}.{caps['version_minor']}.")
+    assert local_api_version(str(tmp_path / "no-haproxy-here")) == FALLBACK_API_VERSION
