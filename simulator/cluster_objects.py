@@ -1,12 +1,19 @@
 """Builders for the Kubernetes objects simulations use: HAProxy pods, Ingresses, EndpointSlices,
-Services, the credentials Secret and a small HAProxyTemplateConfig whose backends use server slots
-(so that scaling endpoints is a runtime-only change)."""
+Services, the credentials Secret, a small HAProxyTemplateConfig whose backends use server slots
+(so that scaling endpoints is a runtime-only change) and ``ingress_library_config``: the shipped
+example (``examples/ingress/haproxytemplateconfig.yaml``, built on the Ingress template library)
+adapted to a simulated cluster."""
 
 from __future__ import annotations
 
 import base64
+import copy
 from collections.abc import Mapping, Sequence
+from functools import cache
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 JSON = dict[str, Any]
 
@@ -80,6 +87,57 @@ def template_config(name: str = "haproxy-config", namespace: str = "haptic", *, 
             "metadata": {"name": name, "namespace": namespace}, "spec": spec}
 
 
+EXAMPLE_INGRESS_CONFIG = Path(__file__).resolve().parents[1] / "examples" / "ingress" / "haproxytemplateconfig.yaml"
+
+
+@cache
+def _example_ingress_config() -> JSON:
+    loaded: JSON = yaml.safe_load(EXAMPLE_INGRESS_CONFIG.read_text(encoding="utf-8"))
+    return loaded
+
+
+def ingress_library_config(name: str = "haproxy-config", namespace: str = "haptic", *, slots: int = 10,
+                           secret_name: str = "haproxy-credentials", leader_election: bool = True,
+                           drift_interval: str = "60s", min_deployment_interval: str = "2s",
+                           validation_tests: bool = False, extra_context: Mapping[str, Any] | None = None,
+                           extra_spec: Mapping[str, Any] | None = None) -> JSON:
+    """The example Ingress config (library annotation kept, so the controller expands it) with the
+    simulator's name, namespace, pod labels, Dataplane port and timings. Its ``validationTests`` are
+    dropped unless asked for (the controller does not run them)."""
+    doc = copy.deepcopy(_example_ingress_config())
+    annotations = dict((doc.get("metadata") or {}).get("annotations") or {})
+    doc["metadata"] = {"name": name, "namespace": namespace, "annotations": annotations}
+    spec: JSON = doc["spec"]
+    spec["credentialsSecretRef"] = {"name": secret_name}
+    spec["podSelector"] = {"matchLabels": dict(POD_LABELS)}
+    spec["controller"] = {"leaderElection": {"enabled": leader_election}}
+    spec.setdefault("dataplane", {}).update({"port": DATAPLANE_PORT, "driftPreventionInterval": drift_interval,
+                                             "minDeploymentInterval": min_deployment_interval})
+    context = spec.setdefault("templatingSettings", {}).setdefault("extraContext", {})
+    context["serverSlots"] = slots
+    context.update(dict(extra_context or {}))
+    if not validation_tests:
+        spec.pop("validationTests", None)
+    spec.update(copy.deepcopy(dict(extra_spec or {})))
+    return doc
+
+
+def service(name: str, namespace: str = "default", port: int = 80, target_port: int = 8080,
+            port_name: str = "http") -> JSON:
+    return {
+        "apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": namespace},
+        "spec": {"ports": [{"name": port_name, "port": port, "targetPort": target_port, "protocol": "TCP"}]},
+    }
+
+
+def tls_secret(name: str, cert_pem: str, key_pem: str, namespace: str = "default") -> JSON:
+    def b64(text: str) -> str:
+        return base64.b64encode(text.encode()).decode()
+
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": namespace},
+            "type": "kubernetes.io/tls", "data": {"tls.crt": b64(cert_pem), "tls.key": b64(key_pem)}}
+
+
 def credentials_secret(username: str, password: str, name: str = "haproxy-credentials",
                        namespace: str = "haptic") -> JSON:
     def b64(text: str) -> str:
@@ -102,14 +160,20 @@ def haproxy_pod(name: str, ip: str, namespace: str = "haptic", *, ready: bool = 
     }
 
 
-def ingress(name: str, host: str, service: str, namespace: str = "default", port: int = 80) -> JSON:
-    return {
+def ingress(name: str, host: str, service: str, namespace: str = "default", port: int = 80, *,
+            path: str = "/", tls_secret: str | None = None, annotations: Mapping[str, str] | None = None) -> JSON:
+    obj: JSON = {
         "apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
         "metadata": {"name": name, "namespace": namespace},
         "spec": {"ingressClassName": "haptic", "rules": [{"host": host, "http": {"paths": [
-            {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": service, "port": {"number": port}}}}
+            {"path": path, "pathType": "Prefix", "backend": {"service": {"name": service, "port": {"number": port}}}}
         ]}}]},
     }
+    if tls_secret is not None:
+        obj["spec"]["tls"] = [{"hosts": [host], "secretName": tls_secret}]
+    if annotations:
+        obj["metadata"]["annotations"] = dict(annotations)
+    return obj
 
 
 def endpoint_slice(service: str, addresses: Sequence[str], namespace: str = "default", port: int = 8080,

@@ -11,6 +11,10 @@ Run it on a ``looptime`` loop (``VirtualClock.run`` or ``@pytest.mark.looptime``
         await h.settle()
         h.apply(ingress("web", "web.example", "web"))
         await h.settle()
+
+``Harness(ingress_library=True)`` runs the shipped example config (the Ingress template library, see
+``simulator.cluster_objects.ingress_library_config``) instead of the small slot template; it routes
+Ingresses through Services, so apply ``service(...)`` with the EndpointSlices.
         assert h.deployed_config(0) == h.deployed_config(1)
 
 Scenario steps map onto its methods: ``apply``/``delete``/``patch``, ``advance``, ``settle``,
@@ -37,9 +41,10 @@ from haptic.controller.iteration import IterationSettings
 from haptic.controller.ports import ControllerIdentity, ControllerPorts
 from haptic.core import Event, SeededIds, VirtualClock
 from haptic.validation.process import BlockingAsyncRunner
-from simulator.cluster_objects import credentials_secret, haproxy_pod, template_config
+from simulator.cluster_objects import credentials_secret, haproxy_pod, ingress_library_config, template_config
 from simulator.dataplane.app import create_app
 from simulator.dataplane.instance import FakeDataplane, InstanceOptions
+from simulator.dataplane.local_version import local_api_version
 from simulator.kube import FakeKubeAPI, InProcessKubeClient
 from simulator.kube.resources import ResourceType
 
@@ -91,6 +96,8 @@ class Harness:
         haproxy_binary: str = "haproxy",
         settings: IterationSettings | None = None,
         reload_delay: float = 0.5,
+        ingress_library: bool = False,
+        dataplane_version: str | None = None,
     ) -> None:
         self.seed = seed
         self.namespace = namespace
@@ -106,8 +113,14 @@ class Harness:
         self.trace: list[TraceEntry] = []
         self._initial_pods = pods
         self._initial_replicas = replicas
-        self._config = config if config is not None else template_config(namespace=namespace)
+        if config is None:
+            config = ingress_library_config(namespace=namespace) if ingress_library else template_config(
+                namespace=namespace)
+        self._config = config
         self._next_ip = 10
+        # Discovery admits pods whose Dataplane reports the local haproxy's major.minor: by default the fake
+        # Dataplanes report exactly that.
+        self.dataplane_version = dataplane_version or local_api_version(haproxy_binary)
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -204,12 +217,14 @@ class Harness:
                 return pod.transport
         return _Unreachable()
 
-    def add_pod(self, name: str | None = None) -> SimPod:
+    def add_pod(self, name: str | None = None, api_version: str | None = None) -> SimPod:
+        """A HAProxy pod; ``api_version`` is what its ``/v3/info`` reports (default: matching the controller)."""
         name = name or f"haproxy-{len(self.pods)}"
         ip = f"10.0.0.{self._next_ip}"
         self._next_ip += 1
         fake = FakeDataplane(InstanceOptions(username=self.username, password=self.password, name=name,
-                                             reload_delay=self.reload_delay))
+                                             reload_delay=self.reload_delay,
+                                             api_version=api_version or self.dataplane_version))
         pod = SimPod(name, ip, fake, httpx.ASGITransport(app=create_app(fake)))
         self.pods[name] = pod
         self.apply(haproxy_pod(name, ip, self.namespace))
@@ -230,6 +245,11 @@ class Harness:
 
     def deployed_config(self, pod: int | str) -> str:
         return self.pod(pod).dataplane.document.body()
+
+    def stored_file(self, pod: int | str, kind: str, name: str) -> str | None:
+        """A file in a pod's Dataplane storage (``maps``, ``ssl_certificates``, ``general``), or None."""
+        stored = self.pod(pod).dataplane.storage.get(kind, name)
+        return stored.content if stored is not None else None
 
     def counters(self, pod: int | str) -> dict[str, int]:
         return self.pod(pod).dataplane.counters.as_json()

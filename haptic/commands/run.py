@@ -17,13 +17,15 @@ import socket
 from typing import Any
 
 from haptic import __version__
-from haptic.controller.controller import Controller
+from haptic.controller.controller import SHUTDOWN_TIMEOUT, Controller
 from haptic.controller.debug_server import DebugProviders, DebugServer
 from haptic.controller.metrics import BuildInfo, ControllerMetrics
 from haptic.controller.ports import ControllerIdentity, ControllerPorts
 from haptic.core.logging import setup_logging
 
 _log = logging.getLogger("haptic.run")
+
+SERVER_STOP_TIMEOUT = 5.0
 
 
 def _env_int(name: str, default: int) -> int:
@@ -60,6 +62,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--haproxy-binary", default="haproxy", help="haproxy used for `haproxy -c` validation")
     parser.add_argument("--publish-address", default=os.environ.get("PUBLISH_ADDRESS", ""),
                         help="address written to Ingress status (env PUBLISH_ADDRESS; default: HAProxy pod IPs)")
+    parser.add_argument("--shutdown-timeout", type=float, default=SHUTDOWN_TIMEOUT,
+                        help=f"seconds a graceful stop may take before it is cut short (default {SHUTDOWN_TIMEOUT:g})")
     parser.add_argument("--log-level", default=os.environ.get("LOG_LEVEL", "INFO"), help="env LOG_LEVEL")
     parser.set_defaults(func=run)
 
@@ -75,6 +79,23 @@ def run(args: argparse.Namespace) -> int:
         return 130
 
 
+def build_servers(controller: Controller, host: str, debug_port: int, metrics_port: int) -> list[DebugServer]:
+    """The debug server and the metrics server, each built once for the process's lifetime.
+
+    Their providers read the controller at request time (current iteration, current metrics registry),
+    so reinitialization swaps what they show without restarting them. Port 0 disables a server; the
+    same port for both serves everything from the debug server.
+    """
+    servers: list[DebugServer] = []
+    if debug_port:
+        servers.append(DebugServer(controller.debug_providers(), host, debug_port))
+    if metrics_port and metrics_port != debug_port:
+        metrics = controller.metrics
+        servers.append(DebugServer(DebugProviders(metrics=lambda: metrics.registry, health=controller.health,
+                                                  ready=controller.readiness), host, metrics_port))
+    return servers
+
+
 async def _main(args: argparse.Namespace) -> int:
     from haptic.live.kube_client import connect
 
@@ -84,13 +105,8 @@ async def _main(args: argparse.Namespace) -> int:
     ports = ControllerPorts(kube=kube, identity=identity, haproxy_binary=args.haproxy_binary,
                             publish_address=args.publish_address)
     metrics = ControllerMetrics(BuildInfo(version=__version__))
-    controller = Controller(ports, metrics=metrics)
-    servers: list[DebugServer] = []
-    if args.debug_port:
-        servers.append(DebugServer(controller.debug_providers(), args.bind_address, args.debug_port))
-    if args.metrics_port and args.metrics_port != args.debug_port:
-        servers.append(DebugServer(DebugProviders(metrics=lambda: metrics.registry), args.bind_address,
-                                   args.metrics_port))
+    controller = Controller(ports, metrics=metrics, shutdown_timeout=args.shutdown_timeout)
+    servers = build_servers(controller, args.bind_address, args.debug_port, args.metrics_port)
     for server in servers:
         await server.start()
         _log.info("serving %s", server.url)
@@ -113,6 +129,11 @@ async def _main(args: argparse.Namespace) -> int:
             _log.error("controller stopped: %r", exc)
             code = 1
     for server in servers:
-        await server.stop()
+        try:
+            async with asyncio.timeout(SERVER_STOP_TIMEOUT):
+                await server.stop()
+        except TimeoutError:
+            _log.warning("%s did not stop within %.0fs", server.url, SERVER_STOP_TIMEOUT)
     await kube.close()
+    _log.info("stopped")
     return code

@@ -1,6 +1,8 @@
-"""``EventCommentator``: one log line per domain event, and a ring buffer of recent events.
+"""``EventCommentator``: one log line per domain event, and the ring of recent events (``EventRing``).
 
-Lossy (never slows the pipeline). Levels follow the original: failures at ERROR, credential problems
+The controller's only event ring: ``/debug/events`` reads the ``EventRing`` it fills (the controller
+hands one ring to every iteration so the history survives reinitialization). Lossy (never slows the
+pipeline). Levels follow the original: failures at ERROR, credential problems
 and leadership loss at WARNING, milestones at INFO, the rest at DEBUG. The ring feeds ``/debug/events``.
 Secrets never reach a line: events render through ``to_dict()``, which drops secret fields.
 """
@@ -8,13 +10,10 @@ Secrets never reach a line: events render through ``to_dict()``, which drops sec
 from __future__ import annotations
 
 import logging
-from collections import deque
 
 from haptic.controller.debug_server import EventRing
-from haptic.controller.events import DeploymentCompleted
+from haptic.controller.events import DeploymentCompleted, LostLeadership
 from haptic.core import ALL_EVENTS, Component, Event, EventBus
-
-RING_SIZE = 500
 
 _ERROR = frozenset({"reconciliation.failed", "template.render.failed", "validation.failed",
                     "instance.deployment.failed",
@@ -28,6 +27,8 @@ _SKIP = frozenset({"type", "event_id", "correlation_id", "causation_id", "timest
 def level_of(event: Event) -> int:
     if event.type in _ERROR:
         return logging.ERROR
+    if isinstance(event, LostLeadership) and event.reason == "stopped":
+        return logging.INFO  # a graceful stop or reinitialization, not a loss
     if event.type in _WARNING:
         return logging.WARNING
     if isinstance(event, DeploymentCompleted) and event.total_api_operations == 0 and not event.failed:
@@ -60,14 +61,11 @@ class EventCommentator(Component):
     def __init__(self, bus: EventBus, logger: logging.Logger, ring: EventRing | None = None) -> None:
         super().__init__(bus)
         self.logger = logger
-        self.recent: deque[Event] = deque(maxlen=RING_SIZE)
-        self.ring = ring
+        self.ring = ring if ring is not None else EventRing()
 
     async def handle(self, event: Event) -> None:
-        self.recent.append(event)
         summary = summarize(event)
-        if self.ring is not None:
-            self.ring.add_event(event, summary)
+        self.ring.add_event(event, summary)
         level = level_of(event)
         if self.logger.isEnabledFor(level):
             self.logger.log(level, "%s %s correlation_id=%s", event.type, summary, event.correlation_id)

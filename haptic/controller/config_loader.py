@@ -19,6 +19,7 @@ from typing import Any
 from haptic.config.credentials import load_credentials
 from haptic.config.errors import ConfigError
 from haptic.config.models import load_config
+from haptic.controller.component import IterationComponent
 from haptic.controller.context import SECRETS, TEMPLATE_CONFIGS, IterationContext
 from haptic.controller.events import (
     BecameLeader,
@@ -31,10 +32,11 @@ from haptic.controller.events import (
     SecretResourceChanged,
 )
 from haptic.controller.watch_loop import list_and_watch
-from haptic.core import Component, Event, EventBus
+from haptic.core import Event, EventBus
 from haptic.k8s.api import JSON, ResourceRef, Selectors
 from haptic.templating.engine import compile_templates
 from haptic.templating.errors import TemplatingError
+from haptic.templating.libraries import LibraryError, expand_libraries
 
 
 def secret_fingerprint(secret: JSON) -> str:
@@ -49,9 +51,17 @@ def config_version(obj: JSON) -> str:
 
 
 def validate_config_object(obj: JSON, name: str) -> tuple[Any, list[str]]:
-    """(config, []) when the object is a usable HAProxyTemplateConfig, (None, errors) otherwise."""
+    """(config, []) when the object is a usable HAProxyTemplateConfig, (None, errors) otherwise.
+
+    The template libraries its annotation names are merged under its spec first (as ``haptic validate``
+    and ``haptic render`` do), so a config built on the Ingress library is complete.
+    """
     try:
-        config = load_config(obj)
+        expanded = expand_libraries(obj)
+    except LibraryError as exc:
+        return None, [f"HAProxyTemplateConfig {name}: {exc}"]
+    try:
+        config = load_config(expanded)
     except ConfigError as exc:
         return None, [str(exc)]
     try:
@@ -61,13 +71,11 @@ def validate_config_object(obj: JSON, name: str) -> tuple[Any, list[str]]:
     return config, []
 
 
-class _SingleObjectWatcher(Component):
+class _SingleObjectWatcher(IterationComponent):
     ref: ResourceRef
 
     def __init__(self, bus: EventBus, ctx: IterationContext, object_name: str, namespace: str) -> None:
-        super().__init__(bus)
-        self.ctx = ctx
-        self.logger = ctx.logger(self.name)
+        super().__init__(bus, ctx)
         self.object_name = object_name
         self.object_namespace = namespace
         self.last_key: str | None = None
@@ -132,17 +140,30 @@ class SecretWatcher(_SingleObjectWatcher):
                                      resource_version=secret_fingerprint(obj), resource=obj)
 
 
-class ConfigLoader(Component):
+class _ReplayingLoader(IterationComponent):
+    """Keeps its last outcome and publishes it again when this replica becomes leader."""
+
+    def __init__(self, bus: EventBus, ctx: IterationContext) -> None:
+        super().__init__(bus, ctx)
+        self.last: Event | None = None
+
+    async def handle(self, event: Event) -> None:
+        if isinstance(event, BecameLeader):
+            if self.last is not None:
+                self.publish(_copy(self.last))
+            return
+        self.last = self.load(event)
+        self.publish(self.last)
+
+    def load(self, event: Event) -> Event:
+        raise NotImplementedError
+
+
+class ConfigLoader(_ReplayingLoader):
     """``config.resource.changed`` → ``config.parsed`` → ``config.validated`` / ``config.invalid``."""
 
     name = "config-loader"
     subscribes = (ConfigResourceChanged, BecameLeader)
-
-    def __init__(self, bus: EventBus, ctx: IterationContext) -> None:
-        super().__init__(bus)
-        self.ctx = ctx
-        self.logger = ctx.logger(self.name)
-        self.last: Event | None = None
 
     def initial(self) -> ConfigValidated:
         """The bootstrap event for the config this iteration was built from."""
@@ -151,11 +172,7 @@ class ConfigLoader(Component):
         self.last = event
         return event
 
-    async def handle(self, event: Event) -> None:
-        if isinstance(event, BecameLeader):
-            if self.last is not None:
-                self.publish(_copy(self.last))
-            return
+    def load(self, event: Event) -> Event:
         assert isinstance(event, ConfigResourceChanged)
         obj = dict(event.resource)
         version = config_version(obj)
@@ -167,32 +184,21 @@ class ConfigLoader(Component):
         else:
             self.publish(ConfigParsed(version=version, config=config, template_config=obj))
             out = ConfigValidated(version=version, config=config, template_config=obj)
-        self.last = out
-        self.publish(out)
+        return out
 
 
-class CredentialsLoader(Component):
+class CredentialsLoader(_ReplayingLoader):
     """``secret.resource.changed`` → ``credentials.updated`` (credentials swapped) / ``credentials.invalid``."""
 
     name = "credentials-loader"
     subscribes = (SecretResourceChanged, BecameLeader)
-
-    def __init__(self, bus: EventBus, ctx: IterationContext) -> None:
-        super().__init__(bus)
-        self.ctx = ctx
-        self.logger = ctx.logger(self.name)
-        self.last: Event | None = None
 
     def initial(self) -> CredentialsUpdated:
         event = CredentialsUpdated(secret_version=self.ctx.credentials_version, credentials=self.ctx.credentials)
         self.last = event
         return event
 
-    async def handle(self, event: Event) -> None:
-        if isinstance(event, BecameLeader):
-            if self.last is not None:
-                self.publish(_copy(self.last))
-            return
+    def load(self, event: Event) -> Event:
         assert isinstance(event, SecretResourceChanged)
         try:
             credentials = load_credentials(event.resource)
@@ -203,8 +209,7 @@ class CredentialsLoader(Component):
             self.ctx.credentials = credentials
             self.ctx.credentials_version = event.resource_version
             out = CredentialsUpdated(secret_version=event.resource_version, credentials=credentials)
-        self.last = out
-        self.publish(out)
+        return out
 
 
 def _copy(event: Event) -> Event:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from typing import Any
 
 from haptic.config.credentials import Credentials
 from haptic.config.haproxycfg import runtime_config_name
@@ -44,6 +45,8 @@ class IterationContext:
     stores: dict[str, ResourceStore] = field(default_factory=dict)
     #: The deployed haproxy.cfg published before this iteration (slot preservation), if any.
     current_config: str | None = None
+    #: The local ``haproxy -vv`` capabilities (version_major/minor for discovery, ``capabilities`` in templates).
+    capabilities: dict[str, Any] = field(default_factory=dict)
 
     @property
     def spec(self) -> HAProxyTemplateConfigSpec:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
+from typing import Any
 
 from haptic.config.credentials import Credentials, load_credentials
 from haptic.config.errors import ConfigError
@@ -21,12 +22,13 @@ from haptic.controller.config_loader import config_version, secret_fingerprint, 
 from haptic.controller.context import HAPROXY_CFGS, SECRETS, TEMPLATE_CONFIGS
 from haptic.controller.debug_server import DebugProviders, EventRing
 from haptic.controller.iteration import Iteration, IterationSettings
+from haptic.controller.local_haproxy import detect_local_haproxy
 from haptic.controller.metrics import ControllerMetrics
 from haptic.controller.ports import ControllerPorts
 from haptic.controller.publisher import decode_content
 from haptic.controller.status_writer import write_invalid_status
-from haptic.core import Event, HealthReport
-from haptic.k8s.api import JSON, ApiError, NotFound
+from haptic.core import ComponentHealth, Event, HealthReport, Status
+from haptic.k8s.api import JSON, ApiError, NotFound, ResourceRef
 
 RETRY_DELAY = 5.0
 CONFIG_POLL_INTERVAL = 5.0
@@ -61,6 +63,7 @@ class Controller:
         self.waiting_for = ""
         self._stop = asyncio.Event()
         self._invalid_written: tuple[str, str] | None = None
+        self.capabilities: dict[str, Any] | None = None
 
     # -- control ---------------------------------------------------------------------------------
 
@@ -92,11 +95,14 @@ class Controller:
                 if loaded is None:
                     return
                 config, version, credentials, credentials_version = loaded
+                if self.capabilities is None:
+                    self.capabilities = await detect_local_haproxy(self.ports.haproxy_binary, self.ports.check_runner)
+                    self.log.info("local HAProxy %s", self.capabilities.get("haproxy_version"))
                 current = await self._current_config()
                 self.metrics.reset()
                 iteration = Iteration(self.ports, config, version, credentials, credentials_version, self.metrics,
                                       current_config=current, observer=self.observer, event_ring=self.events,
-                                      settings=self.settings)
+                                      settings=self.settings, capabilities=self.capabilities)
                 self.iteration = iteration
                 self.iterations += 1
                 self.waiting_for = ""
@@ -124,24 +130,27 @@ class Controller:
 
     async def _wait_for_inputs(self) -> tuple[HAProxyTemplateConfig, str, Credentials, str] | None:
         identity = self.ports.identity
-        kube = self.ports.kube
         while not self._stop.is_set():
-            loaded = await self._try_load(kube, identity.namespace, identity.config_name, identity.secret_name)
+            loaded = await self._try_load(identity.namespace, identity.config_name, identity.secret_name)
             if loaded is not None:
                 return loaded
             await self._pause(self.poll_interval)
         return None
 
-    async def _try_load(self, kube: object, namespace: str, name: str,
-                        secret_name: str) -> tuple[HAProxyTemplateConfig, str, Credentials, str] | None:
-        api = self.ports.kube
+    async def _get_or_wait(self, ref: ResourceRef, what: str, name: str, namespace: str) -> JSON | None:
+        """The object, or None after saying that (and why) the controller waits for it."""
         try:
-            obj = await api.get(TEMPLATE_CONFIGS, name, namespace)
+            return await self.ports.kube.get(ref, name, namespace)
         except NotFound:
-            self._waiting(f"HAProxyTemplateConfig {namespace}/{name}")
-            return None
+            self._waiting(f"{what} {namespace}/{name}")
         except ApiError as exc:
-            self._waiting(f"HAProxyTemplateConfig {namespace}/{name} (API error: {exc})")
+            self._waiting(f"{what} {namespace}/{name} (API error: {exc})")
+        return None
+
+    async def _try_load(self, namespace: str, name: str,
+                        secret_name: str) -> tuple[HAProxyTemplateConfig, str, Credentials, str] | None:
+        obj = await self._get_or_wait(TEMPLATE_CONFIGS, "HAProxyTemplateConfig", name, namespace)
+        if obj is None:
             return None
         version = config_version(obj)
         config, errors = validate_config_object(obj, f"{namespace}/{name}")
@@ -150,13 +159,8 @@ class Controller:
                           f"{'; '.join(errors)})")
             await self._mark_invalid(obj, version, errors)
             return None
-        try:
-            secret = await api.get(SECRETS, secret_name, namespace)
-        except NotFound:
-            self._waiting(f"credentials Secret {namespace}/{secret_name}")
-            return None
-        except ApiError as exc:
-            self._waiting(f"credentials Secret {namespace}/{secret_name} (API error: {exc})")
+        secret = await self._get_or_wait(SECRETS, "credentials Secret", secret_name, namespace)
+        if secret is None:
             return None
         try:
             credentials = load_credentials(secret)
@@ -195,12 +199,37 @@ class Controller:
     # -- introspection ----------------------------------------------------------------------------
 
     def health(self) -> HealthReport:
-        if self.iteration is None:
-            from haptic.core import ComponentHealth, Status
+        """Liveness (``/healthz``): the current iteration's components and this replica's leadership.
 
+        Waiting for the config or the Secret is healthy (the process works; it says what it waits for),
+        so a cluster does not restart a controller that merely has nothing to do yet.
+        """
+        iteration = self.iteration
+        if iteration is None:
+            reason = f"waiting for {self.waiting_for}" if self.waiting_for else "starting"
+            return HealthReport(True, {"config": ComponentHealth(Status.PENDING, True, reason)})
+        report = iteration.registry.health()
+        components = {**report.components, "leadership": self._leadership(iteration)}
+        return HealthReport(all(c.healthy for c in components.values()), components)
+
+    def readiness(self) -> HealthReport:
+        """Readiness (``/readyz``): an iteration synced its watches, runs leader election (as leader or
+        follower) and every component is healthy."""
+        iteration = self.iteration
+        if iteration is None:
             reason = f"waiting for {self.waiting_for}" if self.waiting_for else "starting"
             return HealthReport(False, {"config": ComponentHealth(Status.PENDING, False, reason)})
-        return self.iteration.registry.health()
+        report = self.health()
+        return HealthReport(report.healthy and iteration.campaigning, report.components)
+
+    def _leadership(self, iteration: Iteration) -> ComponentHealth:
+        if not iteration.campaigning:
+            return ComponentHealth(Status.PENDING, True, "initial sync in progress")
+        if iteration.is_leader:
+            return ComponentHealth(Status.RUNNING, True, "leader")
+        elector = iteration.leader.elector
+        holder = elector.observed_leader if elector is not None else None
+        return ComponentHealth(Status.STANDBY, True, f"follower (leader: {holder or 'none yet'})")
 
     def debug_providers(self) -> DebugProviders:
         """What the debug server shows; reads the current iteration at request time."""
@@ -224,6 +253,6 @@ class Controller:
             it = self.iteration
             return [it.ctx.credentials.password.get_secret_value()] if it is not None else []
 
-        return DebugProviders(vars=variables, health=self.health, ready=self.health,
+        return DebugProviders(vars=variables, health=self.health, ready=self.readiness,
                               events=lambda limit, cid: self.events.last(limit, cid),
                               metrics=lambda: self.metrics.registry, secrets=secrets)

@@ -8,7 +8,9 @@ and nothing else happens: the last good config stays deployed.
 
 from __future__ import annotations
 
+from haptic.controller.component import IterationComponent
 from haptic.controller.context import HAPROXY_PODS, IterationContext
+from haptic.controller.current_config_cache import CurrentConfigCache
 from haptic.controller.events import (
     ReconciliationCompleted,
     ReconciliationFailed,
@@ -20,7 +22,7 @@ from haptic.controller.events import (
     ValidationCompleted,
     ValidationFailed,
 )
-from haptic.core import Component, Event, EventBus
+from haptic.core import Event, EventBus
 from haptic.templating.engine import RenderInputs, RenderResult
 from haptic.templating.errors import TemplatingError
 from haptic.validation.checksum import content_checksum
@@ -37,18 +39,18 @@ def merged_reason(triggers: list[ReconciliationTriggered]) -> tuple[str, bool]:
     return triggers[-1].reason, True
 
 
-class RenderValidateCoordinator(Component):
+class RenderValidateCoordinator(IterationComponent):
     name = "reconciliation-coordinator"
     subscribes = (ReconciliationTriggered,)
     leader_only = True
     capacity = 1000
 
     def __init__(self, bus: EventBus, ctx: IterationContext) -> None:
-        super().__init__(bus)
-        self.ctx = ctx
-        self.logger = ctx.logger(self.name)
+        super().__init__(bus, ctx)
         self.last_rendered: RenderResult | None = None
         self.renders = 0
+        self._warnings: frozenset[str] = frozenset()
+        self._deployed = CurrentConfigCache()
 
     def render(self) -> RenderResult:
         stores = {name: store for name, store in self.ctx.stores.items() if name != HAPROXY_PODS}
@@ -56,11 +58,20 @@ class RenderValidateCoordinator(Component):
             stores=stores,
             haproxy_pods=self.ctx.stores.get(HAPROXY_PODS),
             extra_context=self.ctx.spec.templating_settings.extra_context,
-            current_config=self.ctx.current_config,
+            current_config=self._deployed.read(self.ctx.current_config),
             dirs=self.ctx.dirs,
+            capabilities=self.ctx.capabilities,
         )
         self.renders += 1
         return self.ctx.engine.render(inputs)
+
+    def _log_new_warnings(self, warnings: tuple[str, ...]) -> None:
+        # Templates warn about every object they skip (hostile Ingresses, unusable Secrets) on every render:
+        # say each once while it lasts, in render order.
+        for warning in warnings:
+            if warning not in self._warnings:
+                self.logger.warning("template: %s", warning)
+        self._warnings = frozenset(warnings)
 
     async def handle(self, event: Event) -> None:
         assert self.subscription is not None
@@ -79,6 +90,7 @@ class RenderValidateCoordinator(Component):
             self.publish(ReconciliationFailed(error=str(exc), phase="render"), cause=cause)
             return
         rendered_at = self.clock.monotonic()
+        self._log_new_warnings(result.warnings)
         checksum = content_checksum(result.config, result.aux)
         aux_count = sum(len(group) for group in (result.aux.maps, result.aux.files, result.aux.certificates,
                                                  result.aux.crt_lists))
@@ -96,6 +108,9 @@ class RenderValidateCoordinator(Component):
             self.publish(ReconciliationFailed(error="; ".join(errors), phase="validate"), cause=cause)
             return
         self.last_rendered = result
+        # The next render keeps each endpoint in the slot it has now (the config being deployed), so that
+        # endpoint changes stay runtime-only for the whole life of the iteration, not just its first render.
+        self.ctx.current_config = result.config
         self.publish(ValidationCompleted(content_checksum=checksum, warnings=tuple(str(w) for w in validation.warnings),
                                          duration_s=done - rendered_at, trigger_reason=reason,
                                          coalescible=coalescible), cause=cause)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 
+from haptic.controller.component import IterationComponent
 from haptic.controller.context import IterationContext
 from haptic.controller.events import (
     ConfigAppliedToPod,
@@ -26,7 +27,7 @@ from haptic.controller.events import (
     SyncMetadata,
     TriggerReason,
 )
-from haptic.core import Component, Event, EventBus
+from haptic.core import Event, EventBus
 from haptic.dataplane.aux_files import AuxFiles
 from haptic.dataplane.client import DataplaneClient
 from haptic.dataplane.errors import ConfigParseError
@@ -37,16 +38,14 @@ ATTEMPTS = 3
 BACKOFF = 1.0
 
 
-class Deployer(Component):
+class Deployer(IterationComponent):
     name = "deployer"
     subscribes = (DeploymentScheduled, DeploymentCancelRequest, LostLeadership)
     leader_only = True
     capacity = 1000
 
     def __init__(self, bus: EventBus, ctx: IterationContext) -> None:
-        super().__init__(bus)
-        self.ctx = ctx
-        self.logger = ctx.logger(self.name)
+        super().__init__(bus, ctx)
         self.caches: dict[str, VersionCache] = {}
         self._deployment: asyncio.Task[None] | None = None
         self._next: DeploymentScheduled | None = None

@@ -2,8 +2,10 @@
 
 A pod is a candidate when it matches ``podSelector`` (the ``haproxy-pods`` store), is not being
 deleted, is ``Running`` with a ``podIP`` and the container exposing the Dataplane port is ready.
-A new candidate is admitted after ``GET /v3/info`` answers with a v3 API (errors are retried with
-backoff 5 s doubling to 60 s; another major version is rejected for good, logged). Every change of
+A new candidate is admitted after ``GET /v3/info`` answers with the major.minor of the local
+``haproxy -v`` (as the original does; errors are retried with backoff 5 s doubling to 60 s). A pod
+reporting another version is skipped with a log line (once per version) and checked again on every
+later discovery pass and at least every 60 s, so an upgraded sidecar gets admitted. Every change of
 the admitted set publishes the full set (``haproxy.pods.discovered``, sorted by pod) and one
 ``haproxy.pod.terminated`` per pod that left. The last set is replayed on ``leader.became``.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from haptic.controller.component import IterationComponent
 from haptic.controller.context import HAPROXY_PODS, IterationContext
 from haptic.controller.events import (
     BecameLeader,
@@ -23,14 +26,14 @@ from haptic.controller.events import (
     IndexSynchronized,
     ResourceIndexUpdated,
 )
-from haptic.core import Component, Event, EventBus
+from haptic.controller.local_haproxy import local_major_minor
+from haptic.core import Event, EventBus
 from haptic.dataplane.api_errors import DataplaneError
 from haptic.dataplane.client import DataplaneClient
 
 VERSION_CHECK_TIMEOUT = 10.0
 RETRY_INITIAL = 5.0
 RETRY_MAX = 60.0
-SUPPORTED_API_MAJOR = 3
 
 
 def endpoint_url(ip: str, port: int) -> str:
@@ -58,16 +61,15 @@ def pod_endpoint(pod: Mapping[str, Any], port: int) -> DataplaneEndpoint | None:
                              pod_namespace=str(meta.get("namespace") or ""))
 
 
-class Discovery(Component):
+class Discovery(IterationComponent):
     name = "discovery"
     subscribes = (ResourceIndexUpdated, IndexSynchronized, CredentialsUpdated, BecameLeader)
 
     def __init__(self, bus: EventBus, ctx: IterationContext) -> None:
-        super().__init__(bus)
-        self.ctx = ctx
-        self.logger = ctx.logger(self.name)
+        super().__init__(bus, ctx)
         self.admitted: dict[str, DataplaneEndpoint] = {}
-        self.rejected: dict[str, str] = {}  # url -> reason (permanent)
+        self.mismatched: dict[str, str] = {}  # url -> the version it reported (re-checked later)
+        self.local = local_major_minor(ctx.capabilities)
         self.failures: dict[str, int] = {}
         self.last: HAProxyPodsDiscovered | None = None
         self.synchronized = False
@@ -109,14 +111,17 @@ class Discovery(Component):
                     self.publish(HAProxyPodTerminated(pod_name=gone.pod_name, pod_namespace=gone.pod_namespace))
         retry_in: float | None = None
         for endpoint in candidates:
-            if endpoint.pod_name in self.admitted or endpoint.url in self.rejected:
+            if endpoint.pod_name in self.admitted:
                 continue
             verdict = await self._check(endpoint)
             if verdict is None:
                 self.admitted[endpoint.pod_name] = endpoint
                 self.failures.pop(endpoint.url, None)
+                self.mismatched.pop(endpoint.url, None)
                 changed = True
-            elif verdict == "retry":
+            elif verdict == "mismatch":
+                retry_in = RETRY_MAX if retry_in is None else min(retry_in, RETRY_MAX)
+            else:
                 n = self.failures[endpoint.url] = self.failures.get(endpoint.url, 0) + 1
                 delay = min(RETRY_INITIAL * 2 ** (n - 1), RETRY_MAX)
                 retry_in = delay if retry_in is None else min(retry_in, delay)
@@ -129,7 +134,7 @@ class Discovery(Component):
             self.publish(self.last)
 
     async def _check(self, endpoint: DataplaneEndpoint) -> str | None:
-        """None when admitted, "retry" on a transient failure, "rejected" for good."""
+        """None when admitted, "retry" on a transient failure, "mismatch" for another HAProxy version."""
         creds = self.ctx.credentials
         client = DataplaneClient(endpoint.url, creds.username, creds.password.get_secret_value(),
                                  transport=self.ctx.ports.dataplane_transport(endpoint.url),
@@ -143,9 +148,13 @@ class Discovery(Component):
             return "retry"
         finally:
             await client.aclose()
-        if info.major != SUPPORTED_API_MAJOR:
-            reason = f"Dataplane API {info.version} is not v{SUPPORTED_API_MAJOR}"
-            self.rejected[endpoint.url] = reason
-            self.logger.error("pod %s rejected: %s", endpoint.pod_name, reason)
-            return "rejected"
+        if self.local is not None and (info.major, info.minor) != self.local:
+            if self.mismatched.get(endpoint.url) != info.version:
+                self.logger.warning("skipping pod %s (%s): its Dataplane reports version %s, the local haproxy is "
+                                    "%d.%d (major.minor must match); checking again later", endpoint.pod_name,
+                                    endpoint.url, info.version, *self.local)
+            self.mismatched[endpoint.url] = info.version
+            return "mismatch"
+        if endpoint.url in self.mismatched:
+            self.logger.info("pod %s now reports version %s: admitted", endpoint.pod_name, info.version)
         return None

@@ -1,17 +1,25 @@
-"""``IngressStatusWriter`` (leader-only): the load balancer address in every watched Ingress's status.
+"""``IngressStatusWriter`` (leader-only): the load balancer address in the status of the Ingresses served.
 
+Served: of the controller's IngressClass (``extraContext.ingressClass``, by ``spec.ingressClassName`` or
+the legacy annotation; Ingresses without a class only with ``watchIngressWithoutClass``; every watched
+Ingress when no class is configured) and not skipped as hostile. Other Ingresses belong to other
+controllers or are not routed: their status is left alone.
 The address is the configured publish address, or else the IPs of the admitted HAProxy pods (sorted).
 Only Ingresses whose status differs are patched, so the resulting watch events settle at once.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from haptic.controller.component import IterationComponent
 from haptic.controller.context import INGRESSES, IterationContext
 from haptic.controller.events import BecameLeader, HAProxyPodsDiscovered, ResourceIndexUpdated
-from haptic.core import Component, Event, EventBus
+from haptic.core import Event, EventBus
 from haptic.k8s.api import ApiError
+from haptic.templating.filters import ingress_class
+from haptic.templating.safety import unsafe_reasons
 
 
 def _ip_of(url: str) -> str:
@@ -19,19 +27,20 @@ def _ip_of(url: str) -> str:
     return host.strip("[]")
 
 
-class IngressStatusWriter(Component):
+class IngressStatusWriter(IterationComponent):
     name = "ingress-status"
     subscribes = (HAProxyPodsDiscovered, ResourceIndexUpdated, BecameLeader)
     leader_only = True
 
     def __init__(self, bus: EventBus, ctx: IterationContext) -> None:
-        super().__init__(bus)
-        self.ctx = ctx
-        self.logger = ctx.logger(self.name)
+        super().__init__(bus, ctx)
         self.stores = sorted(n for n, w in ctx.spec.watched_resources.items()
                              if w.resources == INGRESSES.plural and w.api_version == INGRESSES.api_version)
         self.addresses: list[str] = [ctx.ports.publish_address] if ctx.ports.publish_address else []
         self.patched = 0
+        # Verdicts by (namespace, name, resourceVersion): unchanged Ingresses are not checked again.
+        self._verdicts: dict[tuple[str, str, str], bool] = {}
+        self._seen: dict[tuple[str, str, str], bool] = {}
 
     async def handle(self, event: Event) -> None:
         if isinstance(event, HAProxyPodsDiscovered) and not self.ctx.ports.publish_address:
@@ -41,14 +50,33 @@ class IngressStatusWriter(Component):
         if self.addresses:
             await self.update()
 
+    def serves(self, ing: Mapping[str, Any]) -> bool:
+        meta = ing.get("metadata") or {}
+        key = (str(meta.get("namespace")), str(meta.get("name")), str(meta.get("resourceVersion")))
+        verdict = self._verdicts.get(key)
+        if verdict is None:
+            verdict = self._serves(ing)
+        self._seen[key] = verdict
+        return verdict
+
+    def _serves(self, ing: Mapping[str, Any]) -> bool:
+        settings = self.ctx.spec.templating_settings.extra_context
+        wanted = settings.get("ingressClass")
+        if wanted and not ingress_class([ing], str(wanted), bool(settings.get("watchIngressWithoutClass", False))):
+            return False
+        return not unsafe_reasons(ing, "ingress")
+
     def desired(self) -> list[dict[str, Any]]:
         return [{"hostname": a} if not any(ch.isdigit() for ch in a.split(".")[-1]) and ":" not in a else {"ip": a}
                 for a in self.addresses]
 
     async def update(self) -> None:
         desired = self.desired()
+        self._seen = {}
         for store_name in self.stores:
             for ing in self.ctx.stores[store_name].list():
+                if not self.serves(ing):
+                    continue
                 current = ((ing.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
                 if current == desired:
                     continue
@@ -61,3 +89,4 @@ class IngressStatusWriter(Component):
                 except ApiError as exc:
                     self.logger.warning("status of Ingress %s/%s not written: %s", meta.get("namespace"),
                                      meta.get("name"), exc)
+        self._verdicts = self._seen

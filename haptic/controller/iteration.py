@@ -13,10 +13,12 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from haptic.config.credentials import Credentials
 from haptic.config.models import HAProxyTemplateConfig
 from haptic.controller.commentator import EventCommentator
+from haptic.controller.component import IterationComponent
 from haptic.controller.config_loader import ConfigLoader, ConfigWatcher, CredentialsLoader, SecretWatcher
 from haptic.controller.context import HAPROXY_PODS, IterationContext
 from haptic.controller.coordinator import RenderValidateCoordinator
@@ -27,7 +29,7 @@ from haptic.controller.drift_monitor import DriftMonitor
 from haptic.controller.events import ConfigValidated
 from haptic.controller.index_tracker import IndexSynchronizationTracker
 from haptic.controller.ingress_status import IngressStatusWriter
-from haptic.controller.leader import LeaderElection
+from haptic.controller.leader_election import LeaderElection
 from haptic.controller.metrics import ControllerMetrics
 from haptic.controller.metrics_component import MetricsComponent
 from haptic.controller.observed_bus import ObservedBus
@@ -39,10 +41,12 @@ from haptic.controller.state_cache import StateCache
 from haptic.controller.status_writer import ConfigStatusWriter
 from haptic.controller.watcher import ResourceWatcher
 from haptic.core import Component, Event, EventBus, LifecycleRegistry
+from haptic.k8s.leaderelection import ElectionConfig, LeaderElector
 from haptic.templating.engine import compile_templates
 from haptic.validation.haproxy_check import HAProxyValidator
 
 DEFAULT_REINIT_DEBOUNCE = 5.0
+DEFAULT_RELEASE_TIMEOUT = 10.0
 SYNC_PROGRESS_INTERVAL = 30.0
 
 
@@ -50,18 +54,19 @@ SYNC_PROGRESS_INTERVAL = 30.0
 class IterationSettings:
     reconcile_debounce: float = DEFAULT_DEBOUNCE
     reinit_debounce: float = DEFAULT_REINIT_DEBOUNCE
+    #: How long ending an iteration (stop or reinitialization) waits for the Lease release; past it the
+    #: Lease is left to expire, so a hung API cannot hold a reinitialization up.
+    release_timeout: float = DEFAULT_RELEASE_TIMEOUT
 
 
-class ReinitTrigger(Component):
+class ReinitTrigger(IterationComponent):
     """Signals reinitialization once a newer config generation validated (debounced: edits come in bursts)."""
 
     name = "configchange-handler"
     subscribes = (ConfigValidated,)
 
     def __init__(self, bus: EventBus, ctx: IterationContext, debounce: float) -> None:
-        super().__init__(bus)
-        self.ctx = ctx
-        self.logger = ctx.logger(self.name)
+        super().__init__(bus, ctx)
         self.debounce = debounce
         self.requested = asyncio.Event()
         self.version: str | None = None
@@ -95,6 +100,7 @@ class Iteration:
         observer: Callable[[Event], None] | None = None,
         event_ring: EventRing | None = None,
         settings: IterationSettings | None = None,
+        capabilities: dict[str, Any] | None = None,
     ) -> None:
         self.ports = ports
         self.settings = settings or IterationSettings()
@@ -106,7 +112,7 @@ class Iteration:
             ports=ports, config=config, config_version=config_version, credentials=credentials,
             credentials_version=credentials_version, engine=compile_templates(spec),
             validator=HAProxyValidator(ports.haproxy_binary), metrics=metrics, stores=spec.make_stores(),
-            current_config=current_config,
+            current_config=current_config, capabilities=dict(capabilities or {}),
         )
         self.ctx.validator.dirs = self.ctx.dirs
         self.registry = LifecycleRegistry()
@@ -141,7 +147,9 @@ class Iteration:
                           self.status_writer, self.ingress_status):
             self.registry.register(component, leader_only=True)
         # Started by hand after the bus is released (it must not lead before the initial sync).
-        self.leader = LeaderElection(bus, ctx, self.registry)
+        self.leader = LeaderElection(bus, self.registry, _elector(ctx), identity=ports.identity.pod_name)
+        #: Set once the initial sync is complete and leader election runs (readiness).
+        self.campaigning = False
 
     @property
     def is_leader(self) -> bool:
@@ -172,6 +180,7 @@ class Iteration:
             self.bus.publish(self.credentials_loader.initial())
             self.bus.start()
             await self.leader.start()
+            self.campaigning = True
             stopping = asyncio.ensure_future(stop.wait())
             reinit = asyncio.ensure_future(self.reinit.requested.wait())
             try:
@@ -185,16 +194,33 @@ class Iteration:
             await self.shutdown(graceful)
 
     async def shutdown(self, graceful: bool) -> None:
+        self.campaigning = False
         if graceful:
+            limit = self.settings.release_timeout
             try:
-                await self.leader.release()
+                async with self.ports.clock.timeout(limit):
+                    await self.leader.release()
+            except TimeoutError:
+                self.logger.warning("releasing leadership took longer than %.0fs: the Lease is left to expire", limit)
             except Exception:
                 self.logger.exception("releasing leadership failed")
-        await self.leader.stop()
+        await self.leader.abandon()
         await self.registry.stop()
 
     def resource_count(self, name: str = HAPROXY_PODS) -> int:
         return len(self.ctx.stores[name])
+
+
+def _elector(ctx: IterationContext) -> LeaderElector | None:
+    settings = ctx.spec.controller.leader_election
+    if not settings.enabled:
+        return None
+    return LeaderElector(ctx.ports.kube, ElectionConfig(
+        lease_name=settings.lease_name, namespace=ctx.namespace, identity=ctx.ports.identity.pod_name,
+        lease_duration=settings.lease_duration.total_seconds(),
+        renew_deadline=settings.renew_deadline.total_seconds(),
+        retry_period=settings.retry_period.total_seconds(),
+    ), ctx.ports.clock)
 
 
 def log_waiting(log: logging.Logger, what: str) -> None:

@@ -6,8 +6,10 @@ follows, in order). On a loss it publishes ``LostLeadership`` and stops them. A 
 holder becomes ``LeaderObserved``. With no elector (leader election disabled) the replica is a
 standalone leader from the start (``BecameLeader(reason="standalone")``).
 
-Stopping the component stops the elector gracefully first, which releases the Lease so a follower
-takes over at once.
+Stopping the component (``stop()`` or ``release()``) stops the elector gracefully first, which
+releases the Lease so a follower takes over at once; in standalone mode it gives leadership up with
+``LostLeadership(reason="stopped")``. ``abandon()`` is a crash: the elector is cancelled, the Lease
+is kept and followers take over once it expires.
 """
 
 from __future__ import annotations
@@ -59,13 +61,28 @@ class LeaderElection(Component):
         self._follow_task = self.spawn(self._follow(), "transitions")
         self._elector_task = self.spawn(self._elector.run(), "elector")
 
+    @property
+    def is_leader(self) -> bool:
+        return self._registry.is_leader
+
     async def stop(self) -> None:
         """Graceful: the elector releases the Lease, the resulting loss is applied, then the loop ends."""
         if self._elector is not None and self._elector_task is not None and not self._elector_task.done():
-            await self._elector.stop()
+            await self._elector.stop(release=True)
             self._transitions.put_nowait(None)
             if self._follow_task is not None:
                 await asyncio.gather(self._follow_task, return_exceptions=True)
+        elif self._elector is None and self._registry.is_leader:
+            self.publish(LostLeadership(identity=self.identity, reason="stopped"), new_correlation=True)
+            await self._registry.lose_leadership()
+        await super().stop()
+
+    async def release(self) -> None:
+        """Graceful shutdown and reinitialization: stop leading (leader-only components first), free the Lease."""
+        await self.stop()
+
+    async def abandon(self) -> None:
+        """A crash: tasks cancelled, the Lease not released (followers wait for it to expire)."""
         await super().stop()
 
     async def _follow(self) -> None:

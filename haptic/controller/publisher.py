@@ -15,6 +15,7 @@ from typing import Any
 import zstandard
 
 from haptic.config.haproxycfg import TEMPLATE_CONFIG_LABEL
+from haptic.controller.component import IterationComponent
 from haptic.controller.context import HAPROXY_CFGS, IterationContext
 from haptic.controller.events import (
     ConfigAppliedToPod,
@@ -26,7 +27,7 @@ from haptic.controller.events import (
     ValidationCompleted,
     ValidationFailed,
 )
-from haptic.core import Component, Event, EventBus
+from haptic.core import Event, EventBus
 from haptic.dataplane.aux_files import AuxFiles
 from haptic.k8s.api import JSON, ApiError, NotFound
 
@@ -49,7 +50,7 @@ def _time(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-class ConfigPublisher(Component):
+class ConfigPublisher(IterationComponent):
     name = "config-publisher"
     subscribes = (TemplateRendered, ValidationCompleted, ValidationFailed, ConfigAppliedToPod, HAProxyPodTerminated,
                   HAProxyPodsDiscovered, LostLeadership)
@@ -57,9 +58,7 @@ class ConfigPublisher(Component):
     capacity = 1000
 
     def __init__(self, bus: EventBus, ctx: IterationContext) -> None:
-        super().__init__(bus)
-        self.ctx = ctx
-        self.logger = ctx.logger(self.name)
+        super().__init__(bus, ctx)
         self._reset()
 
     def _reset(self) -> None:

@@ -9,6 +9,7 @@ leadership gains trigger immediately and cannot be coalesced away.
 
 from __future__ import annotations
 
+from haptic.controller.component import IterationComponent
 from haptic.controller.context import HAPROXY_PODS, IterationContext
 from haptic.controller.events import (
     BecameLeader,
@@ -18,19 +19,17 @@ from haptic.controller.events import (
     ResourceIndexUpdated,
     TriggerReason,
 )
-from haptic.core import Component, Event, EventBus
+from haptic.core import Event, EventBus
 
 DEFAULT_DEBOUNCE = 5.0
 
 
-class Reconciler(Component):
+class Reconciler(IterationComponent):
     name = "reconciler"
     subscribes = (ResourceIndexUpdated, IndexSynchronized, DriftPreventionTriggered, BecameLeader)
 
     def __init__(self, bus: EventBus, ctx: IterationContext, debounce: float = DEFAULT_DEBOUNCE) -> None:
-        super().__init__(bus)
-        self.ctx = ctx
-        self.logger = ctx.logger(self.name)
+        super().__init__(bus, ctx)
         self.debounce = debounce
         self.synchronized = False
         self._pending = False

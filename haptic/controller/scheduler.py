@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from haptic.controller.component import IterationComponent
 from haptic.controller.context import IterationContext
 from haptic.controller.events import (
     DataplaneEndpoint,
@@ -27,7 +28,7 @@ from haptic.controller.events import (
     ValidationCompleted,
     ValidationFailed,
 )
-from haptic.core import Component, Event, EventBus
+from haptic.core import Event, EventBus
 
 RETRY_INITIAL = 5.0
 
@@ -41,7 +42,7 @@ class Candidate:
     forced: bool = False
 
 
-class DeploymentScheduler(Component):
+class DeploymentScheduler(IterationComponent):
     name = "deployment-scheduler"
     subscribes = (TemplateRendered, ValidationCompleted, ValidationFailed, HAProxyPodsDiscovered, DeploymentCompleted,
                   LostLeadership)
@@ -49,9 +50,7 @@ class DeploymentScheduler(Component):
     capacity = 1000
 
     def __init__(self, bus: EventBus, ctx: IterationContext) -> None:
-        super().__init__(bus)
-        self.ctx = ctx
-        self.logger = ctx.logger(self.name)
+        super().__init__(bus, ctx)
         dataplane = ctx.spec.dataplane
         self.min_interval = dataplane.min_deployment_interval.total_seconds()
         self.timeout = dataplane.deployment_timeout.total_seconds()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from haptic.controller.component import IterationComponent
 from haptic.controller.context import IterationContext
 from haptic.controller.events import (
     ConfigValidated,
@@ -20,11 +21,11 @@ from haptic.controller.events import (
     ValidationCompleted,
     ValidationFailed,
 )
-from haptic.core import Component, Event, EventBus
+from haptic.core import Event, EventBus
 from haptic.dataplane.aux_files import AuxFiles
 
 
-class StateCache(Component):
+class StateCache(IterationComponent):
     name = "state-cache"
     subscribes = (ConfigValidated, CredentialsUpdated, TemplateRendered, TemplateRenderFailed, ReconciliationTriggered,
                   ValidationCompleted, ValidationFailed, DeploymentStarted, DeploymentCompleted,
@@ -33,9 +34,7 @@ class StateCache(Component):
     capacity = 10_000
 
     def __init__(self, bus: EventBus, ctx: IterationContext) -> None:
-        super().__init__(bus)
-        self.ctx = ctx
-        self.logger = ctx.logger(self.name)
+        super().__init__(bus, ctx)
         self.config_version = ctx.config_version
         self.credentials_version = ctx.credentials_version
         self.rendered: TemplateRendered | None = None

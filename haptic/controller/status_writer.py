@@ -10,21 +10,20 @@ from __future__ import annotations
 
 import contextlib
 
+from haptic.controller.component import IterationComponent
 from haptic.controller.context import TEMPLATE_CONFIGS, IterationContext
 from haptic.controller.events import ConfigInvalid, ConfigValidated, ValidationCompleted, ValidationFailed
-from haptic.core import Component, Event, EventBus
+from haptic.core import Event, EventBus
 from haptic.k8s.api import JSON, ApiError, KubeAPI
 
 
-class ConfigStatusWriter(Component):
+class ConfigStatusWriter(IterationComponent):
     name = "status-writer"
     subscribes = (ConfigValidated, ConfigInvalid, ValidationCompleted, ValidationFailed)
     leader_only = True
 
     def __init__(self, bus: EventBus, ctx: IterationContext) -> None:
-        super().__init__(bus)
-        self.ctx = ctx
-        self.logger = ctx.logger(self.name)
+        super().__init__(bus, ctx)
         self.written: tuple[str, str, int | None] | None = None
         #: A newer generation was rejected: render results of the running (older) one do not make it Valid.
         self.rejected_generation: int | None = None

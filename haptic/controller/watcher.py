@@ -43,6 +43,7 @@ class ResourceWatcher(Component):
         self.synced = asyncio.Event()
         self.skipped = 0
         self.logger = ctx.logger(f"watcher.{resource}")
+        self._unselected: set[str] = set()
         self._counts = [0, 0, 0]
         self._flush_scheduled = False
         if resource == HAPROXY_PODS:
@@ -71,6 +72,19 @@ class ResourceWatcher(Component):
             self.logger.warning("skipping %s %s: %s", self.resource, describe(obj), exc)
             return False, False
 
+    def _note_selection(self, obj: JSON) -> None:
+        """Says once (per object) that an object is left out because it fails the field selector."""
+        try:
+            selected = self.store.matches_selector(obj)
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return  # a malformed object: _safe_apply names it
+        name = describe(obj)
+        if selected:
+            self._unselected.discard(name)
+        elif name not in self._unselected:
+            self._unselected.add(name)
+            self.logger.info("skipping %s %s: does not match the field selector", self.resource, name)
+
     def _identities(self) -> Any:
         return self.store._entries
 
@@ -78,6 +92,7 @@ class ResourceWatcher(Component):
         before = len(self.store)
         good: list[JSON] = []
         for obj in items:
+            self._note_selection(obj)
             try:
                 self.store.prepare(obj)
                 self.store.index_keys(obj)
@@ -102,6 +117,7 @@ class ResourceWatcher(Component):
             except StoreError as exc:
                 self.logger.warning("skipping deletion of %s %s: %s", self.resource, describe(obj), exc)
             return
+        self._note_selection(obj)
         existed_before = False
         with contextlib.suppress(StoreError):
             existed_before = identity_of(obj) in self._identities()

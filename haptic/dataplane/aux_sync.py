@@ -57,8 +57,10 @@ def map_edits(current: str, desired: str, limit: int) -> tuple[MapEdit, ...] | N
     if [k for k in new_keys if k in old_values] != kept_old:
         return None
     # ``add map`` appends: new keys must all come after the last kept key.
-    last_kept = max((new_keys.index(k) for k in kept_old), default=-1)
-    if any(new_keys.index(k) < last_kept for k in new_keys if k not in old_values):
+    # Positions by dict, not list.index(): maps with thousands of keys made this quadratic.
+    position = {k: i for i, k in enumerate(new_keys)}
+    last_kept = max((position[k] for k in kept_old), default=-1)
+    if any(position[k] < last_kept for k in new_keys if k not in old_values):
         return None
     edits = [MapEdit("delete", k) for k, _ in old if k not in new_values]
     edits += [MapEdit("set", k, v) for k, v in new if k in old_values and old_values[k] != v]

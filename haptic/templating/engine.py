@@ -201,7 +201,7 @@ class TemplateEngine:
             if isinstance(fn, FunctionType) and not hasattr(fn, "jinja_pass_arg")
         )
         self._compiled = {name: self._compile(name) for name in sorted(sources)}
-        self._current_cache: tuple[int, CurrentConfig | None] | None = None
+        self._current_cache: tuple[Any, CurrentConfig | None] | None = None
 
     # -- compile ----------------------------------------------------------------------------------
 
@@ -235,11 +235,11 @@ class TemplateEngine:
 
     def _current(self, value: Any) -> CurrentConfig | None:
         # The deployed config rarely changes between renders; parse it once per distinct object/text.
-        key = id(value)
-        if self._current_cache is not None and self._current_cache[0] == key:
+        # The cache holds the object itself: an id alone could be reused by a newer text once the old is freed.
+        if self._current_cache is not None and self._current_cache[0] is value:
             return self._current_cache[1]
         parsed = coerce_current_config(value)
-        self._current_cache = (key, parsed)
+        self._current_cache = (value, parsed)
         return parsed
 
     def build_context(self, inputs: RenderInputs) -> tuple[dict[str, Any], RenderState, FileRegistry]:

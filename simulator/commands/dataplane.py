@@ -14,7 +14,8 @@ from typing import Any
 
 from simulator.dataplane.haproxy_driver import HAProxyDriver
 from simulator.dataplane.http_server import serve
-from simulator.dataplane.instance import DEFAULT_API_VERSION, FakeDataplane, InstanceOptions
+from simulator.dataplane.instance import FakeDataplane, InstanceOptions
+from simulator.dataplane.local_version import local_api_version
 from simulator.dataplane.process_runner import AsyncProcessRunner
 from simulator.dataplane.storage import Storage
 
@@ -27,7 +28,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--workdir", type=Path, help="haproxy files and storage (default: a temporary directory)")
     parser.add_argument("--username", default="admin")
     parser.add_argument("--password", default="adminpwd")
-    parser.add_argument("--api-version", default=DEFAULT_API_VERSION)
+    parser.add_argument("--api-version", default=None,
+                        help="what /v3/info reports (default: the local haproxy's major.minor, which the controller "
+                             "requires)")
     parser.add_argument("--reload-delay", type=float, default=1.0, help="seconds a reload is delayed (coalescing)")
     parser.add_argument("--initial-config", type=Path, help="haproxy.cfg to start from")
     parser.add_argument("--name", default="haproxy-0")
@@ -46,7 +49,7 @@ async def _serve(args: argparse.Namespace) -> None:
     options = InstanceOptions(
         username=args.username,
         password=args.password,
-        api_version=args.api_version,
+        api_version=args.api_version or local_api_version(args.haproxy_bin),
         reload_delay=args.reload_delay,
         name=args.name,
     )

@@ -130,3 +130,33 @@ async def test_without_an_elector_the_replica_is_a_standalone_leader() -> None:
     became = [e for e in solo.recorder.events if isinstance(e, BecameLeader)]
     assert [(e.identity, e.reason) for e in became] == [("solo", "standalone")]
     await solo.registry.stop()
+
+
+async def test_abandon_keeps_the_lease_and_release_frees_it() -> None:
+    api = FakeKubeAPI(now=VirtualClock().now)
+    a, b = Replica(api, "a"), Replica(api, "b")
+    await a.start()
+    await settle(1.0)
+    await b.start()
+    await a.election.abandon()  # a crash: nobody releases the Lease
+    await settle(5.0)
+    assert b.deployer_status() == Status.STANDBY
+    await settle(40.0)  # the Lease expired: b took over
+    assert b.deployer_status() == Status.RUNNING
+    await b.election.release()
+    assert b.deployer_status() == Status.STANDBY
+    lost = [e for e in b.recorder.events if isinstance(e, LostLeadership)]
+    assert [(e.identity, e.reason) for e in lost] == [("b", "stopped")]
+    await a.registry.stop()
+    await b.registry.stop()
+
+
+async def test_standalone_release_gives_leadership_up() -> None:
+    solo = Replica(None, "solo")
+    await solo.start()
+    await settle(1.0)
+    await solo.election.release()
+    assert solo.deployer_status() == Status.STANDBY
+    lost = [e for e in solo.recorder.events if isinstance(e, LostLeadership)]
+    assert [(e.identity, e.reason) for e in lost] == [("solo", "stopped")]
+    await solo.registry.stop()

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import pytest
 
 from haptic.controller import events as ev
-from haptic.controller.event_buffer import EventBufferComponent
+from haptic.controller.commentator import EventCommentator
 from haptic.controller.metrics import ControllerMetrics
 from haptic.controller.metrics_component import MetricsComponent
 from haptic.core import EventBus, SequentialIds, VirtualClock
@@ -60,9 +61,9 @@ async def test_pipeline_events_become_metrics() -> None:
     await component.stop()
 
 
-async def test_event_buffer_keeps_recent_events_with_correlation() -> None:
+async def test_commentator_ring_keeps_recent_events_with_correlation() -> None:
     bus = EventBus(VirtualClock(), SequentialIds())
-    buffer = EventBufferComponent(bus)
+    buffer = EventCommentator(bus, logging.getLogger("test.events"))
     bus.start()
     await buffer.start()
     first = ev.ReconciliationTriggered(reason="resource_change")

@@ -1,4 +1,8 @@
-"""Fixtures for controller runs on the simulator (virtual time, real ``haproxy -c``)."""
+"""Fixtures for controller runs on the simulator (virtual time, real ``haproxy -c``).
+
+The clusters run the shipped example config (the Ingress template library) unless a test passes its
+own ``config``.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +12,28 @@ from typing import Any
 
 import pytest
 
-from simulator.cluster_objects import endpoint_slice, ingress
+from simulator.cluster_objects import endpoint_slice, ingress, service
 from simulator.harness import Harness
 
 HarnessFactory = Callable[..., Any]
+
+
+def backend(ingress_name: str, service_name: str | None = None, namespace: str = "default", port: int = 80) -> str:
+    """The Ingress library's backend name for an Ingress path to ``service_name:port``."""
+    return f"ing_{namespace}_{ingress_name}_{service_name or ingress_name}_{port}"
+
+
+def routed(h: Harness, pod: int | str, host: str, ingress_name: str, service_name: str | None = None) -> bool:
+    """The pod's prefix map routes ``host/`` to the Ingress's backend."""
+    content = h.stored_file(pod, "maps", "path-prefix.map") or ""
+    return f"{host}/ {backend(ingress_name, service_name)}" in content.splitlines()
+
+
+def add_app(h: Harness, name: str, host: str, addresses: list[str], namespace: str = "default") -> None:
+    """A Service, its EndpointSlice and an Ingress routing ``host`` to it."""
+    h.apply(service(name, namespace))
+    h.apply(endpoint_slice(name, addresses, namespace))
+    h.apply(ingress(name, host, name, namespace))
 
 
 @pytest.fixture
@@ -20,6 +42,7 @@ async def make_harness(haproxy_bin: str) -> AsyncIterator[Callable[..., Any]]:
 
     async def make(**kwargs: Any) -> Harness:
         kwargs.setdefault("haproxy_binary", haproxy_bin)
+        kwargs.setdefault("ingress_library", True)
         harness = await Harness(**kwargs).start()
         started.append(harness)
         return harness
@@ -40,7 +63,6 @@ async def make_harness(haproxy_bin: str) -> AsyncIterator[Callable[..., Any]]:
 async def web_cluster(make: Callable[..., Any], **kwargs: Any) -> Harness:
     """Two pods, one controller, one Ingress with two endpoints, settled."""
     harness: Harness = await make(**kwargs)
-    harness.apply(ingress("web", "web.example", "web"))
-    harness.apply(endpoint_slice("web", ["10.1.0.1", "10.1.0.2"]))
+    add_app(harness, "web", "web.example", ["10.1.0.1", "10.1.0.2"])
     await harness.settle()
     return harness

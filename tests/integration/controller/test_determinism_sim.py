@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from haptic.core import VirtualClock
-from simulator.cluster_objects import endpoint_slice, ingress
+from simulator.cluster_objects import endpoint_slice, ingress, service
 from simulator.harness import Harness
 
 
 def _run(haproxy_bin: str, seed: int) -> str:
     async def scenario() -> str:
-        h = await Harness(pods=2, replicas=2, seed=seed, haproxy_binary=haproxy_bin).start()
+        h = await Harness(pods=2, replicas=2, seed=seed, haproxy_binary=haproxy_bin,
+                            ingress_library=True).start()
+        h.apply(service("web"))
         h.apply(ingress("web", "web.example", "web"))
         h.apply(endpoint_slice("web", ["10.1.0.1", "10.1.0.2"]))
         await h.settle()

@@ -57,25 +57,45 @@ def _seed(api: FakeKubeAPI) -> None:
     api.create(api.resolve("v1", "namespaces"), None, {"metadata": {"name": "haptic"}})
 
 
-def test_run_waits_then_leads_then_stops_gracefully(tmp_path: Path) -> None:
+def _text(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode()
+
+
+def _leader_gauge(metrics_text: str) -> str | None:
+    for line in metrics_text.splitlines():
+        if line.startswith("haptic_leader_election_is_leader "):
+            return line.split()[1]
+    return None
+
+
+def test_run_serves_health_metrics_through_reinit_and_stops_gracefully(tmp_path: Path, haproxy_bin: str) -> None:
     with BackgroundServer() as server:
         server.call(_seed)
-        port = _free_port()
+        port, metrics_port = _free_port(), _free_port()
         haptic = Path(sys.executable).parent / "haptic"
         env = dict(os.environ, POD_NAMESPACE="haptic", POD_NAME="controller-a", LOG_LEVEL="INFO")
         proc = subprocess.Popen(
-            [str(haptic), "run", "--server", server.url, "--debug-port", str(port), "--metrics-port", "0",
-             "--bind-address", "127.0.0.1"],
+            [str(haptic), "run", "--server", server.url, "--debug-port", str(port), "--metrics-port",
+             str(metrics_port), "--bind-address", "127.0.0.1", "--haproxy-binary", haproxy_bin,
+             "--shutdown-timeout", "10"],
             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path,
         )
         try:
-            base = f"http://127.0.0.1:{port}"
+            base, metrics_base = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{metrics_port}"
             waiting = _until(lambda: _get(f"{base}/debug/vars/iterations")[1], "the debug server")
             _until(lambda: "HAProxyTemplateConfig haptic/haproxy-config" in
                    str(_get(f"{base}/debug/vars/iterations")[1].get("waiting_for")), "waiting for the config")
+            # Waiting is alive (no restart by the kubelet) but not ready, and says what it waits for.
             status, health = _get(f"{base}/healthz")
-            assert status == 503 and "HAProxyTemplateConfig" in json.dumps(health)
+            assert status == 200 and "waiting for HAProxyTemplateConfig" in json.dumps(health)
+            status, ready = _get(f"{base}/readyz")
+            assert status == 503 and "HAProxyTemplateConfig" in json.dumps(ready)
             assert waiting["count"] == 0
+            assert _text(f"{metrics_base}/metrics")[0] == 200
 
             def create(obj: dict[str, Any]) -> None:
                 def go(api: FakeKubeAPI) -> None:
@@ -89,8 +109,30 @@ def test_run_waits_then_leads_then_stops_gracefully(tmp_path: Path) -> None:
             create(credentials_secret("admin", "s3cret-value"))
             _until(lambda: _get(f"{base}/debug/vars/leader")[1].get("is_leader"), "leadership", timeout=60)
             assert _get(f"{base}/debug/vars/iterations")[1]["count"] == 1
+            status, ready = _until(lambda: (r := _get(f"{base}/readyz"))[0] == 200 and r, "readiness")
+            assert ready["components"]["leadership"] == {"status": "running", "healthy": True, "reason": "leader"}
+            assert ready["components"]["watcher:ingresses"]["status"] == "running"
+            assert _get(f"{base}/healthz")[0] == 200
+            _until(lambda: _leader_gauge(_text(f"{metrics_base}/metrics")[1]) == "1.0", "the leader gauge")
             everything = json.dumps(_get(f"{base}/debug/vars/all")[1])
             assert "s3cret-value" not in everything
+
+            # A config change reinitializes in the process: the same two servers keep answering.
+            def bump(api: FakeKubeAPI) -> None:
+                kind = api.types.by_kind("haproxy-haptic.org/v1alpha1", "HAProxyTemplateConfig")
+                assert kind is not None
+                current = api.get(kind, "haptic", "haproxy-config")
+                changed = template_config(leader_election=True, slots=4)
+                changed["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+                api.update(kind, "haptic", "haproxy-config", changed)
+
+            server.call(bump)
+            _until(lambda: _get(f"{base}/debug/vars/iterations")[1]["count"] == 2, "reinitialization", timeout=60)
+            _until(lambda: _get(f"{base}/readyz")[0] == 200, "readiness after reinitialization", timeout=60)
+            _until(lambda: _leader_gauge(_text(f"{metrics_base}/metrics")[1]) == "1.0",
+                   "the leader gauge after reinitialization")
+            assert proc.poll() is None, "no process restart"
+
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(timeout=30) == 0
             lease = server.call(lambda api: api.get(api.resolve("coordination.k8s.io/v1", "leases"), "haptic",
@@ -101,4 +143,7 @@ def test_run_waits_then_leads_then_stops_gracefully(tmp_path: Path) -> None:
                 proc.kill()
             output = proc.communicate()[0]
         assert "waiting for HAProxyTemplateConfig haptic/haproxy-config" in output
+        assert "reinitializing for a new configuration" in output
+        assert output.count("serving http://127.0.0.1:") == 2, "one debug and one metrics server for the process"
+        assert output.rstrip().splitlines()[-1].endswith("logger=haptic.run msg=stopped"), output[-500:]
         assert "s3cret-value" not in output

@@ -223,6 +223,10 @@ def test_commentator_levels_and_summary_hide_secrets() -> None:
     assert level_of(ValidationFailed(errors=("x",))) == logging.ERROR
     assert level_of(DeploymentCompleted(total=1, succeeded=1, failed=0, total_api_operations=0)) == logging.DEBUG
     assert level_of(DeploymentCompleted(total=1, succeeded=1, failed=0, total_api_operations=3)) == logging.INFO
+    from haptic.controller.events import LostLeadership
+
+    assert level_of(LostLeadership(identity="a", reason="lease_lost")) == logging.WARNING
+    assert level_of(LostLeadership(identity="a", reason="stopped")) == logging.INFO
     event = CredentialsUpdated(secret_version="v2", credentials=Credentials(username="u",
                                                                             password=SecretStr("hunter2")))
     assert "hunter2" not in summarize(event) and "secret_version=v2" in summarize(event)
