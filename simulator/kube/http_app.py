@@ -165,6 +165,14 @@ class KubeHTTPServer:
             return _json_response(discovery.api_resource_list(types, group, version))
         target = self._target(group, version, rest)
         await self.api.faults.gate(self._verb(request, target), target.rt)
+        if request.query.get("dryRun") == "All" and request.method in ("POST", "PUT", "PATCH", "DELETE"):
+            # The body is read before the dry-run block: no await may happen while the store is in dry mode.
+            if request.can_read_body:
+                await request.read()
+            with self.api.dry_run():
+                return await self._resource(request, target)
+        if "dryRun" in request.query and request.query["dryRun"] != "All":
+            raise bad_request(f"invalid dryRun value {request.query['dryRun']!r}: only 'All' is supported")
         return await self._resource(request, target)
 
     def _target(self, group: str, version: str, rest: list[str]) -> _Target:

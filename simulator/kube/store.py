@@ -10,11 +10,12 @@ import asyncio
 import base64
 import binascii
 import builtins
+import contextlib
 import json
 import random
 from bisect import bisect_left
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -109,6 +110,7 @@ class FakeKubeAPI:
         self._encoded: dict[int, tuple[JSON, bytes]] = {}
         self._draining: set[str] = set()
         self._stamp_second = -1
+        self._dry = False
         self._stamp_text = ""
         self.writes = 0
         for name in namespaces:
@@ -178,6 +180,8 @@ class FakeKubeAPI:
 
     def _commit(self, rt: ResourceType, ts: _TypeStore, key: Key, etype: str, obj: JSON, old: JSON | None) -> None:
         """Stores ``obj`` (already carrying its new resourceVersion) and tells the watchers."""
+        if self._dry:
+            return
         if etype == "DELETED":
             del ts.objects[key]
             ts.sorted_keys = None
@@ -197,8 +201,18 @@ class FakeKubeAPI:
             watcher.offer(etype, obj, old)
 
     def _bump(self, obj: JSON) -> None:
-        self._rv += 1
+        if not self._dry:
+            self._rv += 1
         obj["metadata"]["resourceVersion"] = str(self._rv)
+
+    @contextlib.contextmanager
+    def dry_run(self) -> Iterator[None]:
+        """Within this block writes are validated and computed but neither stored nor watched."""
+        self._dry = True
+        try:
+            yield
+        finally:
+            self._dry = False
 
     # -- reads ---------------------------------------------------------------------------------------
 
@@ -385,7 +399,7 @@ class FakeKubeAPI:
             meta.pop("managedFields", None)
         self._bump(obj)
         self._commit(rt, ts, key, "ADDED", obj, None)
-        if rt.storage_key == CRD_KEY:
+        if rt.storage_key == CRD_KEY and not self._dry:
             self.types.register_crd(obj)
         return obj
 
@@ -512,7 +526,7 @@ class FakeKubeAPI:
             self._after_removal(rt, new)
         else:
             self._commit(rt, ts, key, "MODIFIED", new, old)
-            if rt.storage_key == CRD_KEY:
+            if rt.storage_key == CRD_KEY and not self._dry:
                 self.types.register_crd(new)
         return new
 
@@ -642,6 +656,8 @@ class FakeKubeAPI:
         return final, True
 
     def _after_removal(self, rt: ResourceType, obj: JSON) -> None:
+        if self._dry:
+            return
         if rt.storage_key == CRD_KEY:
             self._drop_crd_objects(obj)
         namespace = obj["metadata"].get("namespace")

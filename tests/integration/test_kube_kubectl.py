@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import pytest
 import yaml
 
 from simulator.kube import BackgroundServer, write_kubeconfig
-from tests.integration.kube_helpers import wait_until
+from tests.integration.kube_helpers import WIDGET_CRD, wait_until
 
 pytestmark = pytest.mark.kubectl
 
@@ -195,3 +196,62 @@ def test_unknown_type_and_invalid_name_are_reported(kubectl: Kubectl, tmp_path: 
     assert "Bad_Name" in result.stderr and "RFC 1123" in result.stderr
     result = kubectl("get", "frobnicators", check=False)
     assert result.returncode != 0 and "frobnicators" in result.stderr
+
+
+WIDGETS = """\
+apiVersion: example.com/v1
+kind: Widget
+metadata:
+  name: sprocket
+spec:
+  size: 3
+"""
+
+
+def test_custom_resources_after_their_crd(kubectl: Kubectl, tmp_path: Path) -> None:
+    crd = dict(WIDGET_CRD)
+    crd["spec"] = {**WIDGET_CRD["spec"], "versions": [{
+        **WIDGET_CRD["spec"]["versions"][0],
+        "additionalPrinterColumns": [{"name": "Size", "type": "integer", "jsonPath": ".spec.size"}]}]}
+    (tmp_path / "crd.yaml").write_text(yaml.safe_dump(crd))
+    kubectl("apply", "-f", str(tmp_path / "crd.yaml"))
+    kubectl("apply", "-f", "-", stdin=WIDGETS)
+    table = kubectl("get", "wd").stdout.split("\n")
+    assert table[0].split() == ["NAME", "SIZE", "AGE"]
+    assert table[1].split()[:2] == ["sprocket", "3"]
+    kubectl("apply", "-f", "-", stdin=WIDGETS.replace("size: 3", "size: 4"))
+    assert kubectl.stored("example.com/v1", "widgets", "default", "sprocket")["spec"] == {"size": 4}
+    kubectl("patch", "widget", "sprocket", "--subresource", "status", "--type", "merge", "-p",
+            '{"status":{"ready":true}}')
+    stored = kubectl.stored("example.com/v1", "widgets", "default", "sprocket")
+    assert stored["status"] == {"ready": True} and stored["metadata"]["generation"] == 2
+
+
+def test_server_dry_run_changes_nothing(kubectl: Kubectl) -> None:
+    rv = kubectl.server.call(lambda api: api.resource_version)
+    out = kubectl("apply", "--dry-run=server", "-f", "-", stdin=CFG).stdout
+    assert "created (server dry run)" in out
+    assert kubectl.server.call(lambda api: api.resource_version) == rv
+    missing = kubectl("get", "configmap", "cfg", check=False)
+    assert missing.returncode != 0
+
+
+def test_kube_api_command_serves_loaded_objects(kubectl_bin: str, tmp_path: Path) -> None:
+    objects = tmp_path / "objects.yaml"
+    objects.write_text(MANIFEST)
+    kubeconfig = tmp_path / "kubeconfig"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "simulator.cli", "kube-api", "--port", "0", "--load", str(objects),
+         "--kubeconfig", str(kubeconfig)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        lines = [process.stdout.readline() for _ in range(3)]
+        assert "loaded 4 object(s)" in lines[0]
+        assert lines[1].startswith("kube-api: serving on http://127.0.0.1:")
+        env = {**os.environ, "KUBECONFIG": str(kubeconfig), "HOME": str(tmp_path)}
+        out = subprocess.run([kubectl_bin, "--cache-dir", str(tmp_path / "cache"), "get", "deployments", "-n", "shop",
+                              "-o", "name"], capture_output=True, text=True, env=env, timeout=60)
+        assert out.stdout.split() == ["deployment.apps/web"], out.stderr
+    finally:
+        process.terminate()
+        assert process.wait(20) == 0
