@@ -64,6 +64,7 @@ class SyncResult:
     reload_ids: tuple[str, ...] = ()
     runtime_updates: int = 0
     duration: float = 0.0
+    plan_duration: float = 0.0  # the part of ``duration`` spent comparing configs
     retries: int = 0
     errors: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
@@ -93,6 +94,7 @@ class _Run:
     warnings: list[str] = field(default_factory=list)
     runtime_updates: int = 0
     mode: SyncMode = "noop"
+    plan_duration: float = 0.0
 
     def reload(self, reload_id: str | None) -> None:
         if reload_id and reload_id not in self.reload_ids:
@@ -108,6 +110,7 @@ class _Run:
             reload_ids=tuple(self.reload_ids),
             runtime_updates=self.runtime_updates,
             duration=self.client.now() - self.started,
+            plan_duration=self.plan_duration,
             retries=stats.connection_retries + stats.conflict_retries - self.retries_before,
             errors=errors,
             warnings=tuple(self.warnings),
@@ -147,7 +150,9 @@ async def sync(
                 # What is there cannot be planned against; a raw push replaces it whole.
                 run.warnings.append(f"current configuration unparseable, pushing raw: {exc}")
                 current_text_ok = False
+        planning = client.now()
         plan = plan_parsed(current, desired) if current is not None else None
+        run.plan_duration = client.now() - planning
         checksum = aux.checksum()
         cached_aux = (
             cache is not None
@@ -170,29 +175,22 @@ async def sync(
 async def _apply(run: _Run, desired_config: str, version: int, plan: SyncPlan | None, changes: list[AuxChange]) -> int:
     """Applies the plan and the file changes; returns the instance's version afterwards."""
     client = run.client
-    writes = [c for c in changes if c.action != "delete"]
-    config_unchanged = plan is not None and plan.is_empty
-    if config_unchanged and not changes:
+    if plan is not None and plan.is_empty and not changes:
         run.mode = "noop"
         return version
-    if (
-        config_unchanged
-        and run.options.runtime_maps
-        and writes
-        and all(c.action == "update" and c.map_edits is not None for c in changes)
-    ):
-        run.mode = "runtime_maps"
-        run.operations.extend(f"{c.description} (runtime, {len(c.map_edits or ())} entries)" for c in writes)
-        run.runtime_updates += await apply_map_edits(client, writes)
-        return version
-
-    run.operations.extend(c.description for c in writes)
-    for reload_id in await write_aux(client, writes):
+    # Map entry edits never need a reload, whatever else changes; other writes are uploads.
+    by_runtime = [c for c in changes if run.options.runtime_maps and c.map_edits is not None]
+    uploads = [c for c in changes if c.action != "delete" and c not in by_runtime]
+    deletes = [c for c in changes if c.action == "delete"]
+    run.operations.extend(c.description for c in uploads)
+    run.operations.extend(f"{c.description} (runtime, {len(c.map_edits or ())} entries)" for c in by_runtime)
+    for reload_id in await write_aux(client, uploads):
         run.reload(reload_id)
+    run.runtime_updates += await apply_map_edits(client, by_runtime)
     if plan is not None:
         run.operations.extend(op.description for op in plan.operations)
     if plan is not None and plan.is_empty:
-        run.mode = "files"
+        run.mode = "files" if uploads or deletes else "runtime_maps"
     elif plan is not None and version != 1 and _is_runtime_only(plan):
         run.mode = "runtime"
         version = await _runtime_servers(run, plan.operations, version)
@@ -204,7 +202,6 @@ async def _apply(run: _Run, desired_config: str, version: int, plan: SyncPlan | 
         pushed = await client.with_version(lambda v: client.post_raw_config(desired_config, v), version)
         run.reload(pushed.outcome.reload_id)
         version = pushed.version + 1
-    deletes = [c for c in changes if c.action == "delete"]
     run.operations.extend(c.description for c in deletes)
     run.warnings.extend(await delete_aux(client, deletes))
     return version

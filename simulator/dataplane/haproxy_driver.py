@@ -87,7 +87,11 @@ class HAProxyDriver:
         candidate = self.workdir / "candidate.cfg"
         candidate.write_text(text)
         result = await self.runner.run([self.haproxy_bin, "-c", *self._files(candidate)])
-        return None if result.returncode == 0 else (result.output.strip() or f"haproxy -c exited {result.returncode}")
+        if result.returncode == 0:
+            return None
+        if result.returncode == 2 and "has no error" in result.output:
+            return None  # valid but without listeners; in master-worker mode haproxy still runs
+        return result.output.strip() or f"haproxy -c exited {result.returncode}"
 
     async def start(self, text: str) -> None:
         self.config_path.write_text(text)

@@ -149,7 +149,8 @@ class FakeDataplane:
         self.version = 1
         self.transactions: dict[str, FakeTransaction] = {}
         self._tx_counter = 0
-        self._last_good = _Snapshot(self.document.copy(), self.version)
+        # The last configuration that loaded; None while that is the current one (no copy needed).
+        self._last_good: _Snapshot | None = None
         self.reloads = ReloadAgent(self._do_reload, delay=self.options.reload_delay, day=self._day, wall=self.wall_time)
         self._lock = asyncio.Lock()
 
@@ -188,7 +189,7 @@ class FakeDataplane:
         self.storage.clear()
         self.document = ConfigDocument.from_text(self.options.initial_config)
         self.version = 1
-        self._last_good = _Snapshot(self.document.copy(), self.version)
+        self._last_good = None
         self.counters.restarts += 1
         if self.driver is not None:
             self.driver.stop()
@@ -240,11 +241,19 @@ class FakeDataplane:
         if error is not None:
             # As the real agent: restore the last configuration that loaded.
             self.counters.failed_reloads += 1
-            self.document = self._last_good.document.copy()
-            self.version = self._last_good.version
+            if self._last_good is not None:
+                self.document, self.version = self._last_good.document, self._last_good.version
+            self._last_good = None
             return error
-        self._last_good = _Snapshot(self.document.copy(), self.version)
+        self._last_good = None
         return None
+
+    def _remember_good(self, *, copy: bool) -> None:
+        """Keeps the running config before a change that needs a reload. ``copy`` when the change
+        edits the current document in place; writes that replace the document need no copy."""
+        if self._last_good is None:
+            document = self.document.copy() if copy else self.document
+            self._last_good = _Snapshot(document, self.version)
 
     def reload_status(self, reload_id: str) -> dict[str, Any]:
         record = self.reloads.status(reload_id)
@@ -276,6 +285,7 @@ class FakeDataplane:
             self._check_version(version)
             document = ConfigDocument.from_text(text)
             await self._validate(document.body())
+            self._remember_good(copy=False)
             self.document = document
             self.version += 1
             self.counters.raw_pushes += 1
@@ -327,12 +337,12 @@ class FakeDataplane:
             if runtime_ok and changed and self.driver is not None and self.driver.running:
                 error = await self.driver.runtime(_runtime_commands(backend, name, current, model))
                 runtime_ok = error is None
+            if not runtime_ok:
+                self._remember_good(copy=True)
             document.replace_server_line(backend, name, new_line)
             self.version += 1
             if runtime_ok:
                 self.counters.runtime_server_updates += 1
-                if self.reloads.pending is None:
-                    self._last_good = _Snapshot(self.document.copy(), self.version)
                 return Answer(200, body=model)
             return Answer(202, body=model, reload_id=self.reloads.request())
 
@@ -369,6 +379,7 @@ class FakeDataplane:
             except ApiError:
                 transaction.status = "failed"
                 raise
+            self._remember_good(copy=False)
             self.document = transaction.document
             self.version += 1
             self.counters.commits += 1
