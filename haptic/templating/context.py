@@ -195,6 +195,10 @@ class SharedState:
     def marked(self, key: str, member: Any) -> bool:
         return member in self._marks.get(key, {})
 
+    def snapshot(self) -> dict[str, Any]:
+        """A copy of the plain values (for ``jsonpath`` assertions and debugging)."""
+        return dict(self._values)
+
 
 @dataclass(frozen=True)
 class Endpoint:
@@ -283,8 +287,13 @@ class ServerSlots:
     def __init__(self, current: CurrentConfig | None) -> None:
         self._current = current
 
-    def assign(self, backend: str, endpoints: Sequence[Endpoint], slots: int = 10) -> list[ServerSlot]:
-        step = max(1, int(slots))
+    def assign(self, backend: str, endpoints: Sequence[Endpoint], slots: Any = 10) -> list[ServerSlot]:
+        try:
+            step = int(slots)
+        except (TypeError, ValueError):
+            step = 0
+        if not 1 <= step <= 1000:
+            raise TemplateFailure(f"server slots must be an integer from 1 to 1000, got {slots!r}")
         count = max(step, math.ceil(len(endpoints) / step) * step)
         by_slot: dict[int, Endpoint] = {}
         remaining = dict.fromkeys(endpoints)

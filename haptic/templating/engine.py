@@ -200,7 +200,7 @@ class TemplateEngine:
             # TemplateAssertionError (unknown filter/test) is a TemplateSyntaxError too.
             where = exc.name or name
             raise TemplateCompileError(
-                f"{_field_of(where)}: {exc.message}", template=where, line=exc.lineno
+                exc.message or "syntax error", template=where, line=exc.lineno, field=_field_of(where)
             ) from None
         return template
 
@@ -296,26 +296,28 @@ class TemplateEngine:
         except TemplatingError as exc:
             if exc.template is None:
                 where, line = _template_location(exc.__traceback__, self._sources)
-                exc.template, exc.line = where or name, line
+                exc.template, exc.line, exc.field = where or name, line, _field_of(where or name)
                 exc.args = (exc._format(),)
             raise
         except SecurityError as exc:
-            where, line = _template_location(exc.__traceback__, self._sources)
-            raise SandboxViolation(f"sandbox violation: {exc}", template=where or name, line=line) from None
+            raise self._located(SandboxViolation, f"sandbox violation: {exc}", exc, name) from None
         except TemplateNotFound as exc:
-            where, line = _template_location(exc.__traceback__, self._sources)
-            raise TemplateRenderError(f"template not found: {exc.name}", template=where or name, line=line) from None
+            raise self._located(TemplateRenderError, f"template not found: {exc.name}", exc, name) from None
         except (UndefinedError, TemplateAssertionError) as exc:
-            where, line = _template_location(exc.__traceback__, self._sources)
-            raise TemplateRenderError(str(exc), template=where or name, line=line) from None
+            raise self._located(TemplateRenderError, str(exc), exc, name) from None
         except RecursionError:
-            raise TemplateRenderError("recursion too deep", template=name) from None
+            raise TemplateRenderError("recursion too deep", template=name, field=_field_of(name)) from None
         except Exception as exc:
-            where, line = _template_location(exc.__traceback__, self._sources)
-            raise TemplateRenderError(f"{type(exc).__name__}: {exc}", template=where or name, line=line) from None
+            raise self._located(TemplateRenderError, f"{type(exc).__name__}: {exc}", exc, name) from None
         for step in template.post_processing:
             text = step.apply(text)
         return text
+
+    def _located(
+        self, cls: type[TemplateRenderError], message: str, exc: BaseException, name: str
+    ) -> TemplateRenderError:
+        where, line = _template_location(exc.__traceback__, self._sources)
+        return cls(message, template=where or name, line=line, field=_field_of(where or name))
 
 
 def compile_templates(spec: Any, *, render_timeout: float | None = DEFAULT_RENDER_TIMEOUT) -> TemplateEngine:
