@@ -329,7 +329,9 @@ class DebugServer:
         if self._task is not None:
             raise RuntimeError("debug server already started")
         family = socket.AF_INET6 if ":" in self._host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
+        # IPPROTO_TCP explicitly: asyncio only sets TCP_NODELAY on accepted sockets whose proto says TCP
+        # (with proto 0, small answers waited ~40 ms for delayed ACKs).
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self._host, self._requested_port))
         sock.listen(128)

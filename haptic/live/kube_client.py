@@ -237,8 +237,11 @@ class LiveKubeAPI:
 
     async def delete(self, ref: ResourceRef, name: str, namespace: str | None = None) -> JSON | None:
         body = await self._json("DELETE", resource_path(ref, namespace, name))
-        # A finished delete answers with a Status; a pending one (finalizers) with the object.
-        return None if body.get("kind") == "Status" else body
+        # Gone at once: the API answers with a Status or the object's last state. Still pending
+        # (finalizers, graceful deletion): with the object, which then carries a deletionTimestamp.
+        if body.get("kind") == "Status" or not _meta(body).get("deletionTimestamp"):
+            return None
+        return body
 
     # -- plumbing ------------------------------------------------------------------------------
 
