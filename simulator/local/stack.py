@@ -1,0 +1,260 @@
+"""``LocalStack``: the fake Kubernetes API over HTTP, N local HAProxy pods, echo backends and the
+controller as a subprocess, started and stopped together (an async context manager)::
+
+    async with LocalStack(StackOptions(pods=2)) as stack:
+        echo = await stack.add_echo("echo-1")
+        stack.apply(objects.service("web", "demo"))
+        stack.set_endpoints("web", "demo", [echo])
+        stack.apply(objects.ingress("web", "demo", "web.local", "web"))
+        report = await stack.wait_for_traffic(0, "web.local", lambda r: r.flowed)
+
+Objects are written straight into the fake API (``stack.kube``); the controller sees them through
+its watches like any other client's writes. ``kubeconfig`` is written for kubectl and the controller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import secrets
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+
+from haptic.config.crds import all_crds
+from haptic.k8s.api import JSON, NotFound
+from simulator.kube import FakeKubeAPI, KubeHTTPServer, write_kubeconfig
+from simulator.local import objects
+from simulator.local.echo import EchoServer
+from simulator.local.network import LoopbackNetwork
+from simulator.local.pod import POD_LABELS, LocalHAProxyPod
+from simulator.local.process import DEFAULT_COMMAND, ControllerProcess, LineSink
+from simulator.local.traffic import TrafficReport, probe, wait_for_traffic
+
+
+class StackError(RuntimeError):
+    pass
+
+
+@dataclass
+class StackOptions:
+    pods: int = 2
+    haproxy_bin: str = field(default_factory=lambda: shutil.which("haproxy") or "/usr/sbin/haproxy")
+    workdir: Path | None = None  # None: a temporary directory removed on stop
+    namespace: str = "haptic"
+    config_name: str = "haptic-config"
+    secret_name: str = "haproxy-credentials"
+    ingress_class: str = "haptic"
+    username: str = "admin"
+    start_controller: bool = True
+    controller_command: Sequence[str] = DEFAULT_COMMAND
+    controller_env: dict[str, str] = field(default_factory=dict)
+    log_level: str = "info"
+    reload_delay: float = 0.2
+    server_slots: int = 4
+    template_config: JSON | None = None  # None: objects.demo_template_config for this stack's ports
+    seed: int | None = None  # seeds the loopback block choice (ports still come from the kernel)
+    sink: LineSink | None = None  # receives the controller's output lines
+
+
+class LocalStack:
+    def __init__(self, options: StackOptions | None = None) -> None:
+        self.options = options or StackOptions()
+        self.network = LoopbackNetwork(random.Random(self.options.seed))
+        # The kube fake is served to humans and real clients: wall-clock timestamps keep kubectl's AGE right.
+        self.kube = FakeKubeAPI(now=lambda: datetime.now(UTC))
+        self.kube_server: KubeHTTPServer | None = None
+        self.pods: list[LocalHAProxyPod] = []
+        self.echoes: list[EchoServer] = []
+        self.controller: ControllerProcess | None = None
+        self.password = secrets.token_urlsafe(16)  # the Dataplane API's; goes only into the Secret
+        self.kubeconfig: Path | None = None
+        self.workdir: Path | None = None
+        self._tempdir: tempfile.TemporaryDirectory[str] | None = None
+        self.dataplane_port = self.http_port = self.https_port = self.stats_port = self.echo_port = 0
+        self.metrics_port = self.debug_port = 0
+
+    def __repr__(self) -> str:
+        return f"LocalStack({self.network.prefix}.0/24, pods={len(self.pods)}, echoes={len(self.echoes)})"
+
+    async def __aenter__(self) -> LocalStack:
+        try:
+            await self.start()
+        except BaseException:
+            await self.stop()
+            raise
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.stop()
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        opts = self.options
+        if opts.workdir is None:
+            self._tempdir = tempfile.TemporaryDirectory(prefix="haptic-local-")
+            self.workdir = Path(self._tempdir.name)
+        else:
+            self.workdir = opts.workdir
+            self.workdir.mkdir(parents=True, exist_ok=True)
+        self._choose_ports()
+        self.kube_server = KubeHTTPServer(self.kube, "127.0.0.1", 0)
+        await self.kube_server.start()
+        self.kubeconfig = write_kubeconfig(self.workdir / "kubeconfig", self.kube_server.url)
+        self._seed_cluster()
+        for _ in range(opts.pods):
+            await self.add_pod()
+        if opts.start_controller:
+            await self.start_controller()
+
+    def _choose_ports(self) -> None:
+        pod_hosts = [self.network.pod_ip(i) for i in range(max(self.options.pods, 1) + 4)]
+        taken: list[int] = []
+        for attr in ("dataplane_port", "http_port", "https_port", "stats_port"):
+            port = self.network.free_port(pod_hosts, avoid=taken)
+            taken.append(port)
+            setattr(self, attr, port)
+        self.echo_port = self.network.free_port([self.network.echo_ip(i) for i in range(1, 9)], avoid=taken)
+        self.metrics_port = self.network.free_port(["127.0.0.1"], avoid=taken)
+        self.debug_port = self.network.free_port(["127.0.0.1"], avoid=[*taken, self.metrics_port])
+
+    def _seed_cluster(self) -> None:
+        opts = self.options
+        crd_type = self.kube.types.by_kind("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+        assert crd_type is not None
+        for crd in all_crds().values():
+            self.kube.create(crd_type, None, crd)
+        self.apply(objects.namespace(opts.namespace))
+        self.apply(objects.credentials_secret(opts.secret_name, opts.namespace, opts.username, self.password))
+        self.apply(objects.ingress_class(opts.ingress_class))
+        self.apply(self.template_config())
+
+    def template_config(self) -> JSON:
+        opts = self.options
+        if opts.template_config is not None:
+            return opts.template_config
+        return objects.demo_template_config(
+            opts.config_name, opts.namespace, pod_labels=POD_LABELS, dataplane_port=self.dataplane_port,
+            http_port=self.http_port, https_port=self.https_port, stats_port=self.stats_port,
+            secret_name=opts.secret_name, ingress_class_name=opts.ingress_class, server_slots=opts.server_slots)
+
+    def controller_env(self, replica: int = 0) -> dict[str, str]:
+        opts = self.options
+        assert self.kubeconfig is not None
+        env = {
+            "KUBECONFIG": str(self.kubeconfig),
+            "POD_NAME": f"haptic-controller-{replica}",
+            "POD_NAMESPACE": opts.namespace,
+            "CRD_NAME": opts.config_name,
+            "SECRET_NAME": opts.secret_name,
+            "LOG_LEVEL": opts.log_level,
+            "METRICS_PORT": str(self.metrics_port),
+            "DEBUG_PORT": str(self.debug_port),
+            "HAPTIC_LISTEN_ADDRESS": "127.0.0.1",
+            "PYTHONUNBUFFERED": "1",
+        }
+        env.update(opts.controller_env)
+        return env
+
+    async def start_controller(self) -> ControllerProcess:
+        if self.controller is not None and self.controller.running:
+            raise StackError("the controller is already running")
+        self.controller = ControllerProcess("controller", self.controller_env(),
+                                            command=self.options.controller_command, sink=self.options.sink)
+        await self.controller.start()
+        return self.controller
+
+    async def stop(self) -> None:
+        """Stops everything that was started (in reverse order); safe to call more than once."""
+        if self.controller is not None:
+            await self.controller.stop()
+        for pod in reversed(self.pods):
+            with contextlib.suppress(Exception):
+                await pod.stop()
+        self.pods = []
+        for echo in self.echoes:
+            await echo.stop()
+        if self.kube_server is not None:
+            await self.kube_server.stop()
+            self.kube_server = None
+        if self._tempdir is not None:
+            self._tempdir.cleanup()
+            self._tempdir = None
+
+    # -- pods, backends, objects -------------------------------------------------------------------
+
+    async def add_pod(self) -> LocalHAProxyPod:
+        assert self.workdir is not None
+        index = len(self.pods)
+        name = f"haproxy-{index}"
+        pod = LocalHAProxyPod(name, self.network.pod_ip(index), self.dataplane_port, self.workdir / name,
+                              haproxy_bin=self.options.haproxy_bin, namespace=self.options.namespace,
+                              username=self.options.username, password=self.password,
+                              reload_delay=self.options.reload_delay)
+        await pod.start()
+        self.pods.append(pod)
+        self.apply(pod.pod_object(self.http_port))
+        return pod
+
+    async def add_echo(self, name: str | None = None) -> EchoServer:
+        index = len(self.echoes) + 1
+        echo = EchoServer(name or f"echo-{index}", self.network.echo_ip(index), self.echo_port)
+        await echo.start()
+        self.echoes.append(echo)
+        return echo
+
+    def apply(self, obj: JSON) -> JSON:
+        """Creates ``obj`` (keeping its status) or replaces the stored one."""
+        meta = obj.get("metadata") or {}
+        rt = self.kube.types.by_kind(str(obj.get("apiVersion")), str(obj.get("kind")))
+        if rt is None:
+            raise StackError(f"the fake API serves no {obj.get('kind')} in {obj.get('apiVersion')}")
+        ns = meta.get("namespace") if rt.namespaced else None
+        try:
+            old = self.kube.get(rt, ns, str(meta.get("name")))
+        except NotFound:
+            return self.kube.create(rt, ns, obj, keep_status=True)
+        body = {**obj, "metadata": {**meta, "resourceVersion": old["metadata"]["resourceVersion"]}}
+        return self.kube.update(rt, ns, str(meta["name"]), body)
+
+    def delete(self, api_version: str, kind: str, ns: str | None, name: str) -> None:
+        rt = self.kube.types.by_kind(api_version, kind)
+        if rt is None:
+            raise StackError(f"the fake API serves no {kind} in {api_version}")
+        self.kube.delete(rt, ns if rt.namespaced else None, name)
+
+    def set_endpoints(self, service_name: str, ns: str, echoes: Sequence[EchoServer]) -> JSON:
+        """The Service's EndpointSlice lists exactly ``echoes`` (all on the stack's echo port)."""
+        return self.apply(objects.endpoint_slice(service_name, ns, [e.host for e in echoes], self.echo_port))
+
+    # -- observation -------------------------------------------------------------------------------
+
+    def pod_address(self, index: int, port: int | None = None) -> str:
+        return f"{self.pods[index].ip}:{port or self.http_port}"
+
+    async def probe(self, index: int, host: str, *, path: str = "/", count: int = 6) -> TrafficReport:
+        return await probe(self.pod_address(index), host, path=path, count=count)
+
+    async def wait_for_traffic(self, index: int, host: str, accept: Callable[[TrafficReport], bool], *,
+                               path: str = "/", count: int = 6, within: float = 30.0) -> TrafficReport:
+        """Probes pod ``index`` until ``accept`` holds; gives up early when the controller died."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + within
+        while True:
+            remaining = max(deadline - loop.time(), 0.0)
+            report = await wait_for_traffic(self.pod_address(index), host, accept, path=path, count=count,
+                                            within=min(remaining, 2.0))
+            if accept(report) or loop.time() >= deadline:
+                return report
+            if self.controller is not None and not self.controller.running and self.options.start_controller:
+                return report
+
+    def deployed_config(self, index: int) -> str:
+        return self.pods[index].fake.raw()
