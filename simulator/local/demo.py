@@ -1,0 +1,186 @@
+"""The demo story on a ``LocalStack``: deploy an Ingress, send traffic, scale, show the runtime update.
+
+``run_demo`` returns an exit code: 0 when every step's traffic check passed, 1 when traffic did not
+flow (or did not reach the new backend after scaling), 2 when scaling needed a reload, 3 when the
+stack could not start. Everything it prints goes through ``out`` (one line per call).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from simulator.local import objects
+from simulator.local.echo import EchoServer
+from simulator.local.network import NetworkError
+from simulator.local.process import DEFAULT_COMMAND
+from simulator.local.stack import LocalStack, StackOptions
+from simulator.local.summary import pod_summary
+from simulator.local.traffic import TrafficReport
+
+Printer = Callable[[str], None]
+
+APP_NAMESPACE = "demo"
+APP_HOST = "web.demo.local"
+APP_SERVICE = "web"
+
+EXIT_OK, EXIT_NO_TRAFFIC, EXIT_RELOADED, EXIT_STACK = 0, 1, 2, 3
+
+
+@dataclass
+class DemoOptions:
+    pods: int = 2
+    timeout: float = 90.0  # seconds for the first deployment; later steps get half
+    stay: bool = False  # keep the stack up after the story until interrupted
+    show_controller_log: bool = True
+    log_level: str = "info"
+    controller_command: Sequence[str] = DEFAULT_COMMAND
+    requests: int = 6
+    stack_overrides: dict[str, object] = field(default_factory=dict)
+
+
+def _servers_are(names: Sequence[str]) -> Callable[[TrafficReport], bool]:
+    wanted = sorted(names)
+    return lambda report: report.flowed and report.servers == wanted
+
+
+class Demo:
+    def __init__(self, options: DemoOptions, out: Printer) -> None:
+        self.options = options
+        self.out = out
+
+    def step(self, text: str) -> None:
+        self.out("")
+        self.out(f"==> {text}")
+
+    def _controller_line(self, _name: str, line: str) -> None:
+        if self.options.show_controller_log:
+            self.out(f"  controller | {line}")
+
+    async def run(self) -> int:
+        opts = self.options
+        stack_options = StackOptions(pods=opts.pods, log_level=opts.log_level, sink=self._controller_line,
+                                     controller_command=list(opts.controller_command))
+        for key, value in opts.stack_overrides.items():
+            setattr(stack_options, key, value)
+        self.step(f"starting the local stack: fake Kubernetes API, {opts.pods} HAProxy pod(s), the controller")
+        try:
+            stack = LocalStack(stack_options)
+        except NetworkError as exc:
+            self.out(f"demo: {exc}")
+            return EXIT_STACK
+        try:
+            async with stack:
+                return await self._story(stack)
+        except (OSError, RuntimeError) as exc:
+            self.out(f"demo: the local stack failed: {exc}")
+            return EXIT_STACK
+        finally:
+            self.step("stopped: controller, HAProxy pods, echo servers and the fake API are down")
+
+    async def _story(self, stack: LocalStack) -> int:
+        opts = self.options
+        assert stack.kube_server is not None
+        self.out(f"  fake Kubernetes API  {stack.kube_server.url}  (export KUBECONFIG={stack.kubeconfig})")
+        for pod in stack.pods:
+            self.out(f"  {pod.name:<19} Dataplane API {pod.url}, haproxy workers {await pod.worker_pids()}, "
+                     f"traffic on {pod.ip}:{stack.http_port}")
+        if stack.controller is not None:
+            self.out(f"  controller           pid {stack.controller.process and stack.controller.process.pid}: "
+                     f"{shlex.join(stack.controller.command)}")
+
+        self.step("starting echo backends and creating Service, EndpointSlice and Ingress "
+                  f"({APP_NAMESPACE}/{APP_SERVICE}, host {APP_HOST})")
+        echoes = [await stack.add_echo() for _ in range(3)]
+        for echo in echoes:
+            self.out(f"  {echo.name} listening on {echo.address}")
+        stack.apply(objects.namespace(APP_NAMESPACE))
+        stack.apply(objects.service(APP_SERVICE, APP_NAMESPACE))
+        stack.set_endpoints(APP_SERVICE, APP_NAMESPACE, echoes[:2])
+        stack.apply(objects.ingress(APP_SERVICE, APP_NAMESPACE, APP_HOST, APP_SERVICE,
+                                    ingress_class_name=stack.options.ingress_class))
+        self.out(f"  EndpointSlice {APP_SERVICE}-local lists {echoes[0].name}, {echoes[1].name}")
+
+        self.step("waiting for the controller to render, validate and deploy; then sending requests")
+        first = [e.name for e in echoes[:2]]
+        if not await self._traffic_on_all_pods(stack, _servers_are(first), opts.timeout):
+            return EXIT_NO_TRAFFIC
+        self._summaries(stack)
+
+        self.step(f"scaling: adding {echoes[2].name} to the EndpointSlice (expect a runtime update, no reload)")
+        before = {pod.name: (pod.counters()["reloads"], await pod.worker_pids()) for pod in stack.pods}
+        stack.set_endpoints(APP_SERVICE, APP_NAMESPACE, echoes)
+        if not await self._traffic_on_all_pods(stack, _servers_are([e.name for e in echoes]), opts.timeout / 2):
+            return EXIT_NO_TRAFFIC
+        reloaded = await self._report_runtime(stack, before)
+
+        self.step(f"scaling down: the EndpointSlice keeps only {echoes[2].name}")
+        before = {pod.name: (pod.counters()["reloads"], await pod.worker_pids()) for pod in stack.pods}
+        stack.set_endpoints(APP_SERVICE, APP_NAMESPACE, echoes[2:])
+        if not await self._traffic_on_all_pods(stack, _servers_are([echoes[2].name]), opts.timeout / 2):
+            return EXIT_NO_TRAFFIC
+        reloaded = await self._report_runtime(stack, before) or reloaded
+        self._summaries(stack)
+        self._hits(echoes)
+
+        if opts.stay:
+            await self._stay(stack)
+        if reloaded:
+            self.out("demo: FAILED: scaling reloaded HAProxy instead of using the runtime API")
+            return EXIT_RELOADED
+        self.out("")
+        self.out("demo: OK: traffic flowed through every HAProxy pod; scaling was applied without a reload")
+        return EXIT_OK
+
+    async def _traffic_on_all_pods(self, stack: LocalStack, accept: Callable[[TrafficReport], bool],
+                                   within: float) -> bool:
+        ok = True
+        for index, pod in enumerate(stack.pods):
+            report = await stack.wait_for_traffic(index, APP_HOST, accept, count=self.options.requests, within=within)
+            mark = "ok " if accept(report) else "BAD"
+            self.out(f"  [{mark}] {pod.name}: {report.summary()}")
+            ok = ok and accept(report)
+        if not ok:
+            self.out("demo: FAILED: traffic did not flow as expected through HAProxy")
+            self._diagnose(stack)
+        return ok
+
+    async def _report_runtime(self, stack: LocalStack, before: dict[str, tuple[int, list[int]]]) -> bool:
+        reloaded = False
+        for pod in stack.pods:
+            reloads, pids = before[pod.name]
+            now_reloads, now_pids = pod.counters()["reloads"], await pod.worker_pids()
+            same = now_reloads == reloads and now_pids == pids
+            reloaded = reloaded or not same
+            self.out(f"  {pod.name}: reloads {reloads} -> {now_reloads}, haproxy workers {pids} -> {now_pids}, "
+                     f"runtime server updates {pod.counters()['runtime_server_updates']}"
+                     + ("  (no reload)" if same else "  (RELOADED)"))
+        return reloaded
+
+    def _summaries(self, stack: LocalStack) -> None:
+        self.out("  deployed configuration:")
+        for pod in stack.pods:
+            for line in pod_summary(pod):
+                self.out(f"    {line}")
+
+    def _hits(self, echoes: Sequence[EchoServer]) -> None:
+        self.out("  requests served per echo backend: " + ", ".join(f"{e.name} {e.hits}" for e in echoes))
+
+    def _diagnose(self, stack: LocalStack) -> None:
+        controller = stack.controller
+        if controller is not None and not controller.running:
+            self.out(f"  the controller exited with code {controller.returncode}; its last lines:")
+            for line in list(controller.lines)[-15:]:
+                self.out(f"    {line}")
+        for pod in stack.pods:
+            self.out(f"  {pod.name}: config version {pod.fake.version}, counters {pod.counters()}")
+
+    async def _stay(self, stack: LocalStack) -> None:
+        self.step("the stack stays up; press Ctrl-C to stop it. Try:")
+        self.out(f"  export KUBECONFIG={stack.kubeconfig}")
+        self.out(f"  kubectl -n {APP_NAMESPACE} get ingress,svc,endpointslices")
+        self.out(f"  curl -H 'Host: {APP_HOST}' http://{stack.pod_address(0)}/")
+        self.out(f"  curl http://{stack.pod_address(0, stack.stats_port)}/stats")
+        await asyncio.Event().wait()
