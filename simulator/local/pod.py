@@ -10,6 +10,8 @@ loopback address, so that several pods can run the same config side by side.
 from __future__ import annotations
 
 import re
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,9 @@ from simulator.dataplane.process_runner import AsyncProcessRunner, ProcessRunner
 from simulator.dataplane.storage import Storage
 
 VIRTUAL_ROOT = "/etc/haproxy"
+# Unix socket paths are limited to about 100 bytes (haproxy says "max 97"); deep work directories
+# (pytest's tmp_path) get their sockets in a short temporary directory instead.
+_SOCKET_PATH_MAX = 90
 POD_LABELS = {"app.kubernetes.io/name": "haproxy", "app.kubernetes.io/component": "loadbalancer"}
 
 _WILDCARD_BIND = re.compile(r"^(?P<lead>[ \t]*bind[ \t]+)(?:\*|0\.0\.0\.0|\[::\]|::)?:(?P<port>\d+)(?=[\s,]|$)",
@@ -75,7 +80,12 @@ class LocalHAProxyPod:
         self.labels = dict(labels or POD_LABELS)
         storage_root = workdir / "storage"
         self.storage = Storage(storage_root, virtual_root=VIRTUAL_ROOT)
-        self.driver = PodHAProxyDriver(haproxy_bin, workdir / "haproxy", AsyncProcessRunner(), pod_ip=ip,
+        haproxy_dir = workdir / "haproxy"
+        self._short_dir: str | None = None
+        if len(str(haproxy_dir / "master.sock")) > _SOCKET_PATH_MAX:
+            self._short_dir = tempfile.mkdtemp(prefix="haptic-pod-")
+            haproxy_dir = Path(self._short_dir)
+        self.driver = PodHAProxyDriver(haproxy_bin, haproxy_dir, AsyncProcessRunner(), pod_ip=ip,
                                        storage_root=storage_root)
         options = InstanceOptions(name=name, username=username, password=password, reload_delay=reload_delay)
         self.fake = FakeDataplane(options, driver=self.driver, storage=self.storage)
@@ -106,6 +116,9 @@ class LocalHAProxyPod:
             self._server = None
         await self.fake.aclose()
         self.driver.stop()  # idempotent; aclose() already stops it, a failed start may not have
+        if self._short_dir is not None:
+            shutil.rmtree(self._short_dir, ignore_errors=True)
+            self._short_dir = None
 
     async def worker_pids(self) -> list[int]:
         return await self.driver.worker_pids()
