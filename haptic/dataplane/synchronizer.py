@@ -19,7 +19,7 @@ from haptic.dataplane.aux_sync import AuxChange, apply_map_edits, delete_aux, pl
 from haptic.dataplane.client import DataplaneClient, WriteOutcome
 from haptic.dataplane.errors import ConfigParseError
 from haptic.dataplane.operations import Operation, SyncPlan
-from haptic.dataplane.parser import HAProxyConfig, parse_config
+from haptic.dataplane.parser import HAProxyConfig, parse_config, parse_config_reusing
 from haptic.dataplane.planner import plan_parsed
 
 # noop: nothing to do; files: only auxiliary files changed (uploaded); runtime: server replaces;
@@ -130,9 +130,10 @@ async def sync(
     """Brings one instance to ``desired_config`` plus ``aux``. ``parsed_desired`` skips re-parsing
     a config the caller already parsed (the same config goes to every instance)."""
     opts = options or SyncOptions()
+    checksum = aux.checksum()
     run = _Run(client, opts, client.now(), client.stats.connection_retries + client.stats.conflict_retries)
     try:
-        desired = parsed_desired if parsed_desired is not None else parse_config(desired_config)
+        desired = parsed_desired if parsed_desired is not None else _parse_desired(desired_config, cache)
     except ConfigParseError as exc:
         # Refused before any write: the instance is left untouched.
         return run.result(version=None, errors=(f"desired configuration: {exc}",))
@@ -140,20 +141,17 @@ async def sync(
     try:
         version = await client.get_version()
         current = cache.get(version) if cache is not None else None
-        current_text_ok = True
         if current is None:
             raw = await client.get_raw_config()
             version = raw.version
             try:
-                current = parse_config(raw.text)
+                current = parse_config_reusing(raw.text, desired)
             except ConfigParseError as exc:
                 # What is there cannot be planned against; a raw push replaces it whole.
                 run.warnings.append(f"current configuration unparseable, pushing raw: {exc}")
-                current_text_ok = False
         planning = client.now()
         plan = plan_parsed(current, desired) if current is not None else None
         run.plan_duration = client.now() - planning
-        checksum = aux.checksum()
         cached_aux = (
             cache is not None
             and not opts.force_aux_compare
@@ -161,15 +159,22 @@ async def sync(
             and cache.aux_checksum == checksum
         )
         changes = [] if cached_aux else await plan_aux(client, aux, map_edit_limit=opts.map_edit_limit)
-        version = await _apply(run, desired_config, version, plan if current_text_ok else None, changes)
+        version = await _apply(run, desired_config, version, plan, changes)
         await _verify(run)
     except DataplaneError as exc:
         if cache is not None:
             cache.invalidate()
         return run.result(version=None, errors=(str(exc),))
     if cache is not None:
-        cache.store(version, desired, aux.checksum())
+        cache.store(version, desired, checksum)
     return run.result(version=version)
+
+
+def _parse_desired(text: str, cache: VersionCache | None) -> HAProxyConfig:
+    # Sections whose text did not change since the cached config are shared, not parsed again.
+    if cache is not None and cache.parsed is not None:
+        return parse_config_reusing(text, cache.parsed)
+    return parse_config(text)
 
 
 async def _apply(run: _Run, desired_config: str, version: int, plan: SyncPlan | None, changes: list[AuxChange]) -> int:

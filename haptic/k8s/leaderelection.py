@@ -231,6 +231,9 @@ class LeaderElector:
             raise RuntimeError("leader election: run() is already running")
         self._running = True
         self._finished.clear()
+        # A stopped elector may run again (e.g. its component restarted).
+        self._stopping.clear()
+        self._wake.clear()
         watcher = asyncio.create_task(self._watch_lease(), name="lease-watch") if self._config.watch_lease else None
         try:
             while not self._stopping.is_set():

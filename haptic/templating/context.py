@@ -12,6 +12,7 @@ import math
 import posixpath
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Protocol
@@ -296,8 +297,13 @@ class ServerSlots:
             raise TemplateFailure(f"server slots must be an integer from 1 to 1000, got {slots!r}")
         count = max(step, math.ceil(len(endpoints) / step) * step)
         by_slot: dict[int, Endpoint] = {}
-        remaining = dict.fromkeys(endpoints)
         previous = self._current.backends.get(backend) if self._current is not None else None
+        if previous is None:
+            # Nothing deployed yet: endpoints simply fill the first slots.
+            placeholders = [ServerSlot(f"SRV_{i}", "127.0.0.1", 1, False) for i in range(len(endpoints) + 1, count + 1)]
+            filled = [ServerSlot(f"SRV_{i}", e.address, e.port, True) for i, e in enumerate(endpoints, 1)]
+            return filled + placeholders
+        remaining = dict.fromkeys(endpoints)
         if previous is not None:
             for server in previous.servers.values():
                 if server.disabled or server.port is None or not server.name.startswith("SRV_"):
@@ -320,6 +326,17 @@ class ServerSlots:
             else:
                 result.append(ServerSlot(f"SRV_{i}", taken.address, taken.port, True))
         return result
+
+
+CURRENT_RENDER: ContextVar[RenderState | None] = ContextVar("haptic_current_render", default=None)
+
+
+def current_render() -> RenderState:
+    """The state of the render pass running in this thread/task (set by ``TemplateEngine.render``)."""
+    state = CURRENT_RENDER.get()
+    if state is None:
+        raise TemplateFailure("this function can only be used while rendering")
+    return state
 
 
 @dataclass

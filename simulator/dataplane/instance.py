@@ -62,6 +62,7 @@ class Answer:
     body: Any = None
     reload_id: str | None = None
     text: str | None = None
+    media_type: str = "text/plain"
 
 
 @dataclass
@@ -121,7 +122,7 @@ def _runtime_commands(backend: str, server: str, old: Mapping[str, Any], new: Ma
 @dataclass
 class InstanceOptions:
     username: str = "admin"
-    password: str = "adminpwd"
+    password: str = field(default="adminpwd", repr=False)
     api_version: str = DEFAULT_API_VERSION
     reload_delay: float = 1.0
     max_open_transactions: int = 20
@@ -179,7 +180,7 @@ class FakeDataplane:
     async def aclose(self) -> None:
         await self.reloads.aclose()
         if self.driver is not None:
-            self.driver.stop()
+            self.driver.close()
 
     async def restart(self) -> None:
         """A pod restart: initial config, version 1, empty storage, no transactions or reloads."""
@@ -229,15 +230,17 @@ class FakeDataplane:
 
     async def _do_reload(self) -> str | None:
         self.counters.reloads += 1
+        loading, loading_version = self.document, self.version
         error: str | None = None
         if self.faults.fail_reloads > 0:
             self.faults.fail_reloads -= 1
             error = "reload failed (injected fault)"
         elif self.driver is not None:
             try:
-                await self.driver.reload(self.document.body())
+                await self.driver.reload(loading.body())
             except (HAProxyError, OSError) as exc:
                 error = f"reload failed: {exc}"
+        changed_meanwhile = self.document is not loading
         if error is not None:
             # As the real agent: restore the last configuration that loaded.
             self.counters.failed_reloads += 1
@@ -245,7 +248,9 @@ class FakeDataplane:
                 self.document, self.version = self._last_good.document, self._last_good.version
             self._last_good = None
             return error
-        self._last_good = None
+        # A write that arrived while haproxy reloaded waits for the next reload: what just loaded
+        # is what a failure of that one falls back to.
+        self._last_good = _Snapshot(loading, loading_version) if changed_meanwhile else None
         return None
 
     def _remember_good(self, *, copy: bool) -> None:
@@ -443,7 +448,7 @@ class FakeDataplane:
         if kind == "ssl_certificates":
             info = certificate_info(stored.content)
             return Answer(200, body={"storage_name": name, "file": stored.path, "size": len(stored.content), **info})
-        return Answer(200, text=stored.content)
+        return Answer(200, text=stored.content, media_type="application/octet-stream")
 
     # -- runtime map entries --------------------------------------------------------------------
 

@@ -63,8 +63,9 @@ class InProcessKubeClient:
             options.resource_version, options.timeout_seconds, options.allow_bookmarks,
         )
         try:
-            async for etype, obj in stream:
-                yield WatchEvent(etype, json_copy(obj))  # type: ignore[arg-type]
+            while batch := await stream.next_batch():
+                for etype, obj in batch:
+                    yield WatchEvent(etype, json_copy(obj))  # type: ignore[arg-type]
         finally:
             stream.close()
 

@@ -6,17 +6,27 @@ free ports. HAProxy processes are killed (process groups) by the fixtures even w
 
 from __future__ import annotations
 
+import asyncio
+import ssl
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from cryptography import x509
 
 from haptic.dataplane.aux_files import AuxFiles
 from haptic.dataplane.client import DataplaneClient
 from haptic.dataplane.synchronizer import VersionCache, sync
 from simulator.dataplane.http_server import serve
 from simulator.dataplane.process_runner import AsyncProcessRunner, BlockingProcessRunner
-from tests.integration.dataplane_harness import DrivenInstance, EchoServer, render_config, start_instance
+from tests.integration.dataplane_harness import (
+    DrivenInstance,
+    EchoServer,
+    free_port,
+    render_config,
+    start_instance,
+)
+from tests.unit.dataplane.certs import make_pem
 
 pytestmark = pytest.mark.haproxy
 
@@ -35,7 +45,7 @@ def cleanup() -> Iterator[list[DrivenInstance]]:
     instances: list[DrivenInstance] = []
     yield instances
     for instance in instances:
-        instance.driver.stop()
+        instance.driver.close()
 
 
 @pytest.fixture
@@ -159,3 +169,70 @@ async def test_sync_over_http(pair: list[DrivenInstance], echoes: dict[str, Echo
         assert await instance.get() == "200 delta"
     finally:
         await running.stop()
+
+
+async def test_restart_then_sync_restores_traffic(pair: list[DrivenInstance], echoes: dict[str, EchoServer]) -> None:
+    instance = pair[0]
+    cache = VersionCache()
+    config = render_config(instance, topology(echoes))
+    assert (await sync(instance.client, config, HOSTS, cache=cache)).ok
+    await instance.fake.restart()  # the pod restarts: initial config, empty storage, version 1
+    assert instance.fake.version == 1 and instance.fake.storage.listing("maps") == []
+    result = await sync(instance.client, config, HOSTS, cache=cache)
+    assert result.ok and result.mode == "raw" and "Create map 'host.map'" in result.operations
+    assert await instance.get("api.local") == "200 beta"
+
+
+async def test_certificate_served_and_rotated(pair: list[DrivenInstance], echoes: dict[str, EchoServer]) -> None:
+    instance = pair[1]
+    tls_port = free_port()
+    cert_path = instance.storage.path("ssl_certificates", "example_com.pem")
+    config = render_config(instance, topology(echoes)) + (
+        f"\nfrontend tls\n    bind 127.0.0.1:{tls_port} ssl crt {cert_path}\n    default_backend web\n"
+    )
+    first = AuxFiles(maps=HOSTS.maps, certificates={"example.com.pem": make_pem("example.com", 1001)})
+    result = await sync(instance.client, config, first)
+    assert result.ok, result.errors
+    assert result.operations[0] == "Create SSL certificate 'example_com.pem'"  # before the config needing it
+    assert await served_serial(tls_port) == 1001
+    rotated = AuxFiles(maps=HOSTS.maps, certificates={"example.com.pem": make_pem("example.com", 1002)})
+    result = await sync(instance.client, config, rotated)
+    assert result.ok and result.operations == ("Update SSL certificate 'example_com.pem'",)
+    assert result.reload_triggered  # the referenced certificate is reloaded
+    assert await served_serial(tls_port) == 1002
+
+
+async def served_serial(port: int) -> int:
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    for _ in range(50):
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", port, ssl=context)
+        except OSError:
+            await asyncio.sleep(0.05)
+            continue
+        der = writer.get_extra_info("ssl_object").getpeercert(binary_form=True)
+        writer.close()
+        return int(x509.load_der_x509_certificate(der).serial_number)
+    raise AssertionError(f"no TLS listener on port {port}")
+
+
+async def test_reserved_server_slot_is_filled_without_reload(
+    pair: list[DrivenInstance], echoes: dict[str, EchoServer]
+) -> None:
+    instance = pair[0]
+    cache = VersionCache()
+    base = render_config(instance, topology(echoes))
+    slot = "    server s1 127.0.0.1:1 disabled\n"
+    empty = base.replace("backend api\n", "backend api\n" + slot.replace("s1", "s9")).replace(
+        f"    server s1 127.0.0.1:{echoes['beta'].port}\n", slot
+    )
+    assert (await sync(instance.client, empty, HOSTS, cache=cache)).ok
+    assert (await instance.get("api.local")).startswith("503")  # every slot in maintenance
+    before = await worker_pids(instance)
+    filled = empty.replace(slot, f"    server s1 127.0.0.1:{echoes['gamma'].port}\n", 1)
+    result = await sync(instance.client, filled, HOSTS, cache=cache)
+    assert result.ok and result.mode == "runtime" and not result.reload_triggered, result
+    assert await instance.get("api.local") == "200 gamma"
+    assert await worker_pids(instance) == before

@@ -33,7 +33,7 @@ async def test_blocking_runner_keeps_virtual_time_still(haproxy_bin: str, tmp_pa
         await driver.start(CONFIG)
         assert len(await driver.worker_pids()) == 1
     finally:
-        driver.stop()
+        driver.close()
     # Determinism: the real processes ran without any virtual time passing.
     assert loop.time() == before
 
@@ -67,7 +67,9 @@ def test_cli_serves_over_http_and_stops_its_haproxy(haproxy_bin: str, tmp_path: 
         info = httpx.get(f"{url}/info", auth=("admin", "pw"), timeout=5)
         assert info.status_code == 200 and info.json()["api"]["version"].startswith("v3.")
         assert httpx.get(f"{url}/info", auth=("admin", "bad"), timeout=5).status_code == 401
-        master = tmp_path / "haproxy" / "master.sock"
+        sockets = process.stdout.readline()
+        assert sockets.startswith("haproxy master socket "), sockets
+        master = Path(sockets.removeprefix("haproxy master socket ").split(",")[0])
         assert master.exists()
         process.send_signal(signal.SIGTERM)
         assert process.wait(10) == 0
@@ -77,11 +79,11 @@ def test_cli_serves_over_http_and_stops_its_haproxy(haproxy_bin: str, tmp_path: 
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
-        for pid in _haproxy_pids(tmp_path / "haproxy" / "master.sock"):
+        for pid in _haproxy_pids(tmp_path):  # its config files live under this test's tmp_path
             os.kill(pid, signal.SIGKILL)
 
 
-def _haproxy_pids(master: Path) -> list[int]:
-    """PIDs of the haproxy processes using this test's own master socket path."""
-    found = subprocess.run(["pgrep", "-f", str(master)], capture_output=True, text=True, check=False)
+def _haproxy_pids(path: Path) -> list[int]:
+    """PIDs of the haproxy processes whose command line names this test's own ``path``."""
+    found = subprocess.run(["pgrep", "-f", str(path)], capture_output=True, text=True, check=False)
     return [int(pid) for pid in found.stdout.split()]

@@ -10,7 +10,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from simulator.kube import FakeKubeAPI, KubeHTTPServer, serve
+from simulator.kube import FakeKubeAPI, KubeHTTPServer
 from tests.integration.kube_helpers import WIDGET_CRD, async_wait_until
 
 CMS = "/api/v1/namespaces/default/configmaps"
@@ -18,7 +18,7 @@ CMS = "/api/v1/namespaces/default/configmaps"
 
 @pytest.fixture
 async def server() -> AsyncIterator[KubeHTTPServer]:
-    srv = await serve(FakeKubeAPI(bookmark_interval=0.05))
+    srv = await FakeKubeAPI(bookmark_interval=0.05).serve()
     yield srv
     await srv.stop()
 
@@ -181,3 +181,22 @@ async def test_drop_watches_cuts_http_streams(server: KubeHTTPServer, http: aioh
         server.api.drop_watches()
         with pytest.raises(aiohttp.ClientPayloadError):
             await response.read()
+
+
+async def test_unauthorized_window(http: aiohttp.ClientSession) -> None:
+    await call(http, "POST", "/_sim/unauthorized", {"seconds": 30})
+    status, body = await call(http, "GET", CMS)
+    assert (status, body["reason"]) == (401, "Unauthorized")
+    await call(http, "POST", "/_sim/clear", {})
+    status, _ = await call(http, "GET", CMS)
+    assert status == 200
+
+
+async def test_errors_do_not_echo_secret_material(http: aiohttp.ClientSession) -> None:
+    secrets = "/api/v1/namespaces/default/secrets"
+    status, answer = await call(http, "POST", secrets, raw=b"stringData:\n  token: hunter2-secret\n  bad: [\n",
+                                content_type="application/yaml")
+    assert status == 400 and "line" in answer["message"] and "hunter2" not in answer["message"]
+    body = {"metadata": {"name": "s", "annotations": {"x": {"token": "hunter2-secret"}}}}
+    status, answer = await call(http, "POST", secrets, body)
+    assert status == 422 and "annotations" in answer["message"] and "hunter2" not in json.dumps(answer)

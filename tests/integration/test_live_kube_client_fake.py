@@ -105,6 +105,13 @@ async def test_watch_from_a_compacted_version_yields_410_error(
     events = [e async for e in live.watch(CONFIGMAPS, "default", WatchOptions(resource_version=old))]
     assert [e.type for e in events] == ["ERROR"]
     assert events[0].object["code"] == 410
+    await live.create(CONFIGMAPS, configmap("b"), "default")
+    page = await live.list(CONFIGMAPS, "default", limit=1)
+    assert page.continue_token is not None
+    await live.patch(CONFIGMAPS, "b", {"data": {"y": "2"}}, namespace="default")
+    store.compact()
+    with pytest.raises(Gone):  # a continue token from before the compaction
+        await live.list(CONFIGMAPS, "default", limit=1, continue_token=page.continue_token)
     raising = await connect(host=server.url, watch_errors="raise")
     try:
         with pytest.raises(Gone):
@@ -216,3 +223,36 @@ async def test_two_electors_over_http_hand_over_on_release(fake: tuple[FakeKubeA
     await asyncio.gather(*tasks)
     for api in apis:
         await api.close()
+
+
+async def test_watch_bookmarks_timeout_and_dropped_stream() -> None:
+    store = FakeKubeAPI(bookmark_interval=0.2)
+    server = KubeHTTPServer(store)
+    await server.start()
+    api = await connect(host=server.url)
+    try:
+        rv = (await api.list(CONFIGMAPS, "default")).resource_version
+        # The server ends the stream after timeoutSeconds; bookmarks arrived meanwhile.
+        events = [e async for e in api.watch(CONFIGMAPS, "default", WatchOptions(resource_version=rv,
+                                                                                 timeout_seconds=1))]
+        assert events and all(e.type == "BOOKMARK" for e in events)
+        assert events[-1].object["metadata"]["resourceVersion"] == rv
+        # A dropped connection simply ends the iteration (the caller re-watches from its last RV).
+        seen: list[str] = []
+        got_one = asyncio.Event()
+
+        async def consume() -> None:
+            options = WatchOptions(resource_version=rv, allow_bookmarks=False)
+            async for event in api.watch(CONFIGMAPS, "default", options):
+                seen.append(event.object["metadata"]["name"])
+                got_one.set()
+
+        task = asyncio.create_task(consume())
+        await api.create(CONFIGMAPS, configmap("x"), "default")
+        await asyncio.wait_for(got_one.wait(), timeout=5)
+        store.drop_watches()
+        await asyncio.wait_for(task, timeout=5)
+        assert seen == ["x"]
+    finally:
+        await api.close()
+        await server.stop()

@@ -398,4 +398,60 @@ spec:
     assert [o["kind"] for o in created] == ["Namespace", "CustomResourceDefinition", "Widget"]
     assert created[2]["status"] == {"ready": True}
     with pytest.raises(ApiError, match="Gadget"):
-        load_yaml(api, "apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g}\n")
+        api.load_yaml("apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g}\n")
+
+
+async def test_garbage_collection_follows_owner_references(kube: InProcessKubeClient) -> None:
+    owner = await kube.create(CM, cm("owner"), "default")
+    other = await kube.create(CM, cm("other"), "default")
+
+    def ref(obj: dict[str, Any]) -> dict[str, Any]:
+        return {"apiVersion": "v1", "kind": "ConfigMap", "name": obj["metadata"]["name"],
+                "uid": obj["metadata"]["uid"]}
+
+    await kube.create(CM, {"metadata": {"name": "child", "ownerReferences": [ref(owner)]}}, "default")
+    await kube.create(CM, {"metadata": {"name": "shared", "ownerReferences": [ref(owner), ref(other)]}}, "default")
+    await kube.create(CM, {"metadata": {"name": "held", "ownerReferences": [ref(owner)], "finalizers": ["f/f"]}},
+                      "default")
+    await kube.delete(CM, "owner", "default")
+    names = [o["metadata"]["name"] for o in (await kube.list(CM, "default")).items]
+    assert names == ["held", "other", "shared"]
+    assert (await kube.get(CM, "held", "default"))["metadata"]["deletionTimestamp"]
+    await kube.delete(CM, "other", "default")
+    assert [o["metadata"]["name"] for o in (await kube.list(CM, "default")).items] == ["held"]
+
+
+def test_orphan_propagation_keeps_dependents(api: FakeKubeAPI) -> None:
+    rt = api.resolve("v1", "configmaps")
+    owner = api.create(rt, "default", cm("owner"))
+    ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner["metadata"]["uid"]}
+    api.create(rt, "default", {"metadata": {"name": "child", "ownerReferences": [ref]}})
+    api.delete(rt, "default", "owner", propagation="Orphan")
+    assert api.get(rt, "default", "child")["metadata"]["ownerReferences"] == [ref]
+
+
+def test_exact_list_and_partial_compaction(api: FakeKubeAPI) -> None:
+    rt = api.resolve("v1", "configmaps")
+    api.create(rt, "default", cm("a", k="1"))
+    first = api.resource_version
+    api.patch(rt, "default", "a", "merge", {"data": {"k": "2"}})
+    api.create(rt, "default", cm("b"))
+    second = api.resource_version
+    api.delete(rt, "default", "a")
+    past = api.list(rt, resource_version=str(first), resource_version_match="Exact")
+    assert [(o["metadata"]["name"], o["data"]) for o in past.items] == [("a", {"k": "1"})]
+    assert past.resource_version == str(first)
+    assert [o["metadata"]["name"] for o in api.list(rt, resource_version=str(second),
+                                                      resource_version_match="Exact").items] == ["a", "b"]
+    assert api.compact(second) == second
+    with pytest.raises(Gone):
+        api.list(rt, resource_version=str(first), resource_version_match="Exact")
+    gone = list_events(api.watch(rt, resource_version=str(first)))
+    assert gone[0][0] == "ERROR"
+    assert list_events(api.watch(rt, resource_version=str(second))) == [("DELETED", "a")]
+
+
+def list_events(watch: Any) -> list[tuple[str, str]]:
+    out = [(etype, obj.get("metadata", {}).get("name", "")) for etype, obj in watch.drain()]
+    watch.close()
+    return out

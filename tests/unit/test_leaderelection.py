@@ -384,3 +384,18 @@ async def test_api_outage_for_everyone_keeps_at_most_one_leader() -> None:
     assert len(leaders) == 1
     assert_single_leader(cands, end=60.0)
     await stop_all(cands)
+
+
+async def test_a_stopped_elector_can_run_again() -> None:
+    store = Cluster()
+    a = make(store, "a")
+    a.start()
+    await sleep_until(3.0)
+    await a.elector.stop()
+    assert a.task is not None
+    await a.task
+    a.start()
+    await sleep_until(6.0)
+    assert a.times("became_leader") == [0.0, 3.0]
+    assert lease_spec(store)["leaseTransitions"] == 1  # released, then re-acquired: the Lease changed hands
+    await stop_all([a])

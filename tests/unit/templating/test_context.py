@@ -128,3 +128,22 @@ def test_storage_dirs_and_filename_sanitizing() -> None:
         dirs.dir_for("exe")
     assert sanitize_filename("ns/my cert.pem") == "ns_my_cert.pem"
     assert sanitize_filename("noext") == "noext"
+
+
+def test_coerce_current_config_from_a_parsed_config_object() -> None:
+    class Directive:
+        def __init__(self, *words: str) -> None:
+            self.words = words
+
+    class Section:
+        name = "be"
+        servers = {"SRV_1": Directive("server", "SRV_1", "10.0.0.1:80"), "SRV_2": Directive("server", "SRV_2")}
+
+    class Parsed:
+        def of_kind(self, kind: str) -> list[Section]:
+            return [Section()] if kind == "backend" else []
+
+    converted = coerce_current_config(Parsed())
+    assert converted is not None
+    assert list(converted.backends["be"].servers) == ["SRV_1"]
+    assert converted.backends["be"].servers["SRV_1"].endpoint == "10.0.0.1:80"

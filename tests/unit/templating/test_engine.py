@@ -176,3 +176,10 @@ def test_current_config_accepts_text_and_objects() -> None:
     for value in (text, holder):
         assert engine_for(source).render(RenderInputs(current_config=value)).config == "10.0.0.1:80 True"
     assert engine_for("{{ currentConfig is none }}").render(RenderInputs()).config == "True"
+
+
+def test_render_result_repr_never_shows_file_contents() -> None:
+    source = "{{ fileRegistry.register('cert', 'a.pem', '-----BEGIN PRIVATE KEY-----secret') }}"
+    result = engine_for(source).render(RenderInputs())
+    assert "secret" not in repr(result) and "PRIVATE" not in repr(result)
+    assert "a.pem" in repr(result)

@@ -182,7 +182,7 @@ def test_expand_libraries_merges_under_the_config() -> None:
     assert obj == original, "the input is not modified"
     assert spec["templateSnippets"]["frontend-routing"] == {"template": "mine"}
     assert spec["templateSnippets"]["extra"] == {"template": "x"}
-    assert "ingress-backend" in spec["templateSnippets"]
+    assert "ingress-backends" in spec["templateSnippets"]
     assert spec["templatingSettings"]["extraContext"]["httpPort"] == 80
     assert spec["templatingSettings"]["extraContext"]["serverSlots"] == 10
     assert spec["watchedResourcesIgnoreFields"] == ["metadata.managedFields", "metadata.annotations"]
