@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from types import TracebackType
 from typing import Any, TypeVar
@@ -66,6 +66,16 @@ class BackgroundServer:
 
         async def run() -> T:
             return func(self.api)
+
+        return asyncio.run_coroutine_threadsafe(run(), self._loop).result(timeout=30)
+
+    def run(self, func: Callable[[KubeHTTPServer], Awaitable[T]]) -> T:
+        """Awaits ``func(server)`` on the server's loop (e.g. ``lambda s: s.refuse(1.0)``)."""
+        assert self.server is not None, "server not started"
+        server = self.server
+
+        async def run() -> T:
+            return await func(server)
 
         return asyncio.run_coroutine_threadsafe(run(), self._loop).result(timeout=30)
 

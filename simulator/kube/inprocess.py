@@ -7,9 +7,19 @@ out copies, so callers may mutate what they get.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from haptic.k8s.api import JSON, ApiError, ObjectList, PatchType, ResourceRef, Selectors, WatchEvent, WatchOptions
+from haptic.k8s.api import (
+    JSON,
+    ApiError,
+    KubeAPI,
+    ObjectList,
+    PatchType,
+    ResourceRef,
+    Selectors,
+    WatchEvent,
+    WatchOptions,
+)
 
 from .patching import json_copy
 from .resources import ResourceType
@@ -119,3 +129,8 @@ class InProcessKubeClient:
             await self.api.faults.gate("delete", rt)
         obj, gone = self.api.delete(rt, namespace, name)
         return None if gone else json_copy(obj)
+
+
+if TYPE_CHECKING:
+    # mypy checks here that the adapter matches the port's signatures exactly.
+    _PORT: type[KubeAPI] = InProcessKubeClient

@@ -20,6 +20,7 @@ from haptic.k8s.api import JSON, ApiError, Conflict, Gone, Invalid, NotFound
 
 from . import ownership
 from .clock import SeededIds, Stamper, default_now
+from .defaults import ClusterIPs, apply_defaults
 from .faults import Faults
 from .patching import json_copy, json_patch, merge_patch, strategic_merge
 from .resources import BUILTIN_TYPES, CRD_KEY, NAMESPACES_KEY, ResourceType, TypeRegistry
@@ -31,6 +32,7 @@ from .watch import Watch
 if TYPE_CHECKING:
     from .http_app import KubeHTTPServer
 
+_DEFAULTED = {("", "secrets"), ("", "services"), ("discovery.k8s.io", "endpointslices")}
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
@@ -39,7 +41,6 @@ class ListResult:
     items: list[JSON]
     resource_version: str
     continue_token: str | None
-    remaining: int | None = None
 
 
 class FakeKubeAPI:
@@ -72,6 +73,7 @@ class FakeKubeAPI:
         # ownerReferences uid -> dependents, and the uids that exist, for garbage collection.
         self._dependents: dict[str, dict[tuple[Key, Key], None]] = {}
         self._live_uids: set[str] = set()
+        self._cluster_ips = ClusterIPs()
         self.writes = 0
         for name in namespaces:
             self.create(self.types.resolve("v1", "namespaces"), None, {"metadata": {"name": name}})
@@ -83,10 +85,7 @@ class FakeKubeAPI:
         return self._rv
 
     def _store(self, rt: ResourceType) -> TypeStore:
-        ts = self._stores.get(rt.storage_key)
-        if ts is None:
-            ts = self._stores[rt.storage_key] = TypeStore()
-        return ts
+        return self._store_by_key(rt.storage_key)
 
     def _store_by_key(self, key: Key) -> TypeStore:
         ts = self._stores.get(key)
@@ -176,8 +175,9 @@ class FakeKubeAPI:
                     self.delete(rt, key[0] or None, key[1])
 
     def _bump(self, obj: JSON) -> None:
-        if not self._dry:
-            self._rv += 1
+        if self._dry:
+            return  # a dry run allocates no version: the answer keeps the one it had (none on create)
+        self._rv += 1
         obj["metadata"]["resourceVersion"] = str(self._rv)
 
     @contextlib.contextmanager
@@ -348,6 +348,8 @@ class FakeKubeAPI:
         if rt.has_status and not keep_status:
             obj.pop("status", None)
         self._defaults(rt, obj)
+        if rt.storage_key in _DEFAULTED:
+            apply_defaults(rt, obj, None, self._cluster_ips)
         if rt.storage_key == CRD_KEY:
             self._check_crd(obj)
         if managed_fields is not None:
@@ -477,6 +479,10 @@ class FakeKubeAPI:
         meta["resourceVersion"] = old_meta["resourceVersion"]
         if rt.storage_key == CRD_KEY:
             self._check_crd(new)
+        if rt.storage_key in _DEFAULTED and subresource is None:
+            if new is body:
+                new = json_copy(new)
+            apply_defaults(rt, new, old, self._cluster_ips)
         if self._spec_view(rt, new) != self._spec_view(rt, old):
             meta["generation"] = int(old_meta.get("generation") or 0) + 1
         if manager and not applied:
@@ -743,6 +749,31 @@ class FakeKubeAPI:
 
     def clear_faults(self) -> None:
         self.faults.clear()
+
+    def type_of(self, api_version: str, kind: str) -> ResourceType:
+        """The served type of a kind (what manifests name), or 404."""
+        rt = self.types.by_kind(api_version, kind)
+        if rt is None:
+            raise NotFound(f"no resource type serves {kind} in {api_version}", {"kind": kind})
+        return rt
+
+    def apply_object(self, obj: JSON, field_manager: str = "haptic-sim", force: bool = True) -> JSON:
+        """Creates or updates a manifest by server-side apply (what a scenario's ``apply`` step means);
+        ``status`` in the manifest is applied through the status subresource too."""
+        rt = self.type_of(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
+        meta = obj.get("metadata") or {}
+        namespace = meta.get("namespace") if rt.namespaced else None
+        result = self.patch(rt, namespace, str(meta.get("name", "")), "apply", obj, None, field_manager, force)
+        if rt.has_status and "status" in obj:
+            result = self.patch(rt, namespace, result["metadata"]["name"], "merge", {"status": obj["status"]},
+                                "status", field_manager)
+        return result
+
+    def delete_object(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> JSON | None:
+        """Deletes by kind; returns the object while finalizers keep it, None once it is gone."""
+        rt = self.type_of(api_version, kind)
+        obj, gone = self.delete(rt, namespace if rt.namespaced else None, name)
+        return None if gone else obj
 
     def load_yaml(self, text_or_path: str | Path) -> builtins.list[JSON]:
         """Creates the objects of a YAML file or text (see ``simulator.kube.loading``)."""

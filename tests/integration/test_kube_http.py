@@ -41,7 +41,7 @@ async def test_bad_input_answers_status_and_changes_nothing(server: KubeHTTPServ
     rv = server.api.resource_version
     cases: list[tuple[str, str, Any, str, bytes | None, int, str]] = [
         ("POST", CMS, None, "application/json", b'{"metadata": {', 400, "decoding JSON"),
-        ("POST", CMS, None, "application/yaml", b"metadata: [unclosed", 400, "line 1"),
+        ("POST", CMS, None, "application/yaml", b"metadata: [unclosed", 400, "YAML body"),
         ("POST", "/api/v1/namespaces/default/frobs", {"metadata": {"name": "x"}}, "application/json", None, 404,
          "frobs"),
         ("POST", CMS, {"kind": "Secret", "metadata": {"name": "x"}}, "application/json", None, 400, '"Secret"'),
@@ -138,7 +138,8 @@ async def test_strategic_and_apply_content_types(http: aiohttp.ClientSession) ->
     patch = {"spec": {"ports": [{"port": 443, "name": "tls"}, {"port": 80, "$patch": "delete"}]}}
     status, patched = await call(http, "PATCH", "/api/v1/namespaces/default/services/s", patch,
                                  "application/strategic-merge-patch+json")
-    assert status == 200 and patched["spec"]["ports"] == [{"port": 443, "name": "tls"}]
+    assert status == 200
+    assert patched["spec"]["ports"] == [{"port": 443, "name": "tls", "protocol": "TCP", "targetPort": 443}]
     applied = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\ndata:\n  a: '1'\n"
     status, created = await call(http, "PATCH", CMS + "/ssa?fieldManager=me", raw=applied.encode(),
                                  content_type="application/apply-patch+yaml")
@@ -200,3 +201,24 @@ async def test_errors_do_not_echo_secret_material(http: aiohttp.ClientSession) -
     body = {"metadata": {"name": "s", "annotations": {"x": {"token": "hunter2-secret"}}}}
     status, answer = await call(http, "POST", secrets, body)
     assert status == 422 and "annotations" in answer["message"] and "hunter2" not in json.dumps(answer)
+
+
+async def test_admin_arguments_are_validated(http: aiohttp.ClientSession) -> None:
+    status, answer = await call(http, "POST", "/_sim/conflicts", {"resource": "configmaps", "count": 0})
+    assert status == 400 and "count" in answer["message"]
+    status, answer = await call(http, "POST", "/_sim/outage", {"seconds": 5, "bogus": 1})
+    assert status == 400 and "bogus" in answer["message"]
+    status, answer = await call(http, "POST", "/_sim/nope", {})
+    assert status == 404 and "compact" in answer["message"]
+    status, faults = await call(http, "GET", "/_sim/faults")
+    assert status == 200 and faults["outage"] == 0 and faults["conflicts"] == {}
+
+
+async def test_streaming_list_sends_initial_events_then_a_marked_bookmark(http: aiohttp.ClientSession) -> None:
+    for name in ("b", "a"):
+        await call(http, "POST", CMS, {"metadata": {"name": name}})
+    query = "sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"
+    events = await watch_lines(http, query, 3)
+    assert [(e["type"], e["object"]["metadata"].get("name")) for e in events[:2]] == [("ADDED", "a"), ("ADDED", "b")]
+    assert events[2]["type"] == "BOOKMARK"
+    assert events[2]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}

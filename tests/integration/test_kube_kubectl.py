@@ -255,3 +255,14 @@ def test_kube_api_command_serves_loaded_objects(kubectl_bin: str, tmp_path: Path
     finally:
         process.terminate()
         assert process.wait(20) == 0
+
+
+def test_imperative_create_sends_protobuf_that_is_understood(kubectl: Kubectl) -> None:
+    kubectl("create", "configmap", "made", "--from-literal=a=1", "--from-literal=b=two")
+    kubectl("create", "secret", "generic", "pw", "--from-literal=password=s3cret")
+    kubectl("create", "namespace", "made-ns")
+    assert kubectl.stored("v1", "configmaps", "default", "made")["data"] == {"a": "1", "b": "two"}
+    assert kubectl.stored("v1", "secrets", "default", "pw")["data"] == {"password": "czNjcmV0"}
+    assert kubectl.stored("v1", "namespaces", None, "made-ns")["status"] == {"phase": "Active"}
+    refused = kubectl("create", "deployment", "web", "--image=nginx", check=False)
+    assert refused.returncode != 0 and "Deployment" in refused.stderr and "JSON or YAML" in refused.stderr

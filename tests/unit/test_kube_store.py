@@ -455,3 +455,38 @@ def list_events(watch: Any) -> list[tuple[str, str]]:
     out = [(etype, obj.get("metadata", {}).get("name", "")) for etype, obj in watch.drain()]
     watch.close()
     return out
+
+
+async def test_secret_string_data_and_service_defaults(kube: InProcessKubeClient) -> None:
+    secret_ref = ResourceRef("v1", "secrets")
+    secret = await kube.create(secret_ref, {"metadata": {"name": "tls"}, "stringData": {"key": "pem"}}, "default")
+    assert secret["data"] == {"key": "cGVt"} and "stringData" not in secret and secret["type"] == "Opaque"
+    with pytest.raises(ApiError) as info:
+        await kube.create(secret_ref, {"metadata": {"name": "bad"}, "data": {"key": "not base64!"}}, "default")
+    assert info.value.code == 400 and "not base64!" not in info.value.message
+    patched = await kube.patch(secret_ref, "tls", {"stringData": {"other": "x"}}, namespace="default")
+    assert patched["data"] == {"key": "cGVt", "other": "eA=="}
+
+    first = await kube.create(SVC, {"metadata": {"name": "a"}, "spec": {"ports": [{"port": 80}]}}, "default")
+    second = await kube.create(SVC, {"metadata": {"name": "b"}, "spec": {"ports": [{"port": 81}]}}, "default")
+    spec = first["spec"]
+    assert spec["type"] == "ClusterIP" and spec["ports"] == [{"port": 80, "protocol": "TCP", "targetPort": 80}]
+    assert (spec["clusterIP"], second["spec"]["clusterIP"]) == ("10.96.0.2", "10.96.0.3")
+    replaced = await kube.replace(SVC, {**first, "spec": {"ports": [{"port": 8080}]}})
+    assert replaced["spec"]["clusterIP"] == "10.96.0.2"
+    with pytest.raises(Invalid, match="immutable"):
+        await kube.patch(SVC, "a", {"spec": {"clusterIP": "10.96.9.9"}}, namespace="default")
+
+
+def test_apply_object_creates_updates_and_sets_status(api: FakeKubeAPI) -> None:
+    ingress = {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+               "metadata": {"name": "web", "namespace": "default"},
+               "spec": {"rules": [{"host": "a.example"}]},
+               "status": {"loadBalancer": {"ingress": [{"ip": "10.0.0.1"}]}}}
+    created = api.apply_object(ingress)
+    assert created["status"]["loadBalancer"]["ingress"] == [{"ip": "10.0.0.1"}]
+    updated = api.apply_object({**ingress, "spec": {"rules": [{"host": "b.example"}]}})
+    assert updated["spec"]["rules"] == [{"host": "b.example"}] and updated["metadata"]["generation"] == 2
+    assert api.delete_object("networking.k8s.io/v1", "Ingress", "web", "default") is None
+    with pytest.raises(NotFound):
+        api.apply_object({"apiVersion": "example.com/v1", "kind": "Nope", "metadata": {"name": "x"}})
