@@ -4,6 +4,5 @@
 ``client_for`` (inprocess.py) reaches it without sockets; ``HAProxyDriver`` (haproxy_driver.py)
 runs a real haproxy behind it through a ``ProcessRunner`` (process_runner.py); ``DataplaneFleet``
 (fleet.py) manages one instance per simulated pod; ``serve`` (http_server.py) puts one on 127.0.0.1.
-May import
-``haptic.dataplane``; must not import kopf or the kubernetes client.
+May import ``haptic.dataplane``; must not import kopf or the kubernetes client.
 """
