@@ -209,15 +209,24 @@ class Endpoint:
 
 @dataclass(frozen=True)
 class ServerSlot:
+    """One reserved server slot. ``spec`` is ``SRV_n address:port`` or ``SRV_n 127.0.0.1:1 disabled``."""
+
     name: str
     address: str
     port: int
     enabled: bool
+    spec: str = field(default="", compare=False)
 
-    @property
-    def spec(self) -> str:
-        """``SRV_n address:port`` or, for a free slot, ``SRV_n 127.0.0.1:1 disabled``."""
-        return f"{self.name} {self.address}:{self.port}" + ("" if self.enabled else " disabled")
+    def __post_init__(self) -> None:
+        if not self.spec:
+            line = f"{self.name} {self.address}:{self.port}" + ("" if self.enabled else " disabled")
+            object.__setattr__(self, "spec", line)
+
+
+@lru_cache(maxsize=1024)
+def _placeholder(index: int) -> ServerSlot:
+    """The disabled stand-in for an empty slot (identical across backends, so shared)."""
+    return ServerSlot(f"SRV_{index}", "127.0.0.1", 1, False)
 
 
 @lru_cache(maxsize=65536)
@@ -300,7 +309,7 @@ class ServerSlots:
         previous = self._current.backends.get(backend) if self._current is not None else None
         if previous is None:
             # Nothing deployed yet: endpoints simply fill the first slots.
-            placeholders = [ServerSlot(f"SRV_{i}", "127.0.0.1", 1, False) for i in range(len(endpoints) + 1, count + 1)]
+            placeholders = [_placeholder(i) for i in range(len(endpoints) + 1, count + 1)]
             filled = [ServerSlot(f"SRV_{i}", e.address, e.port, True) for i, e in enumerate(endpoints, 1)]
             return filled + placeholders
         remaining = dict.fromkeys(endpoints)
@@ -322,7 +331,7 @@ class ServerSlots:
         for i in range(1, count + 1):
             taken = by_slot.get(i)
             if taken is None:
-                result.append(ServerSlot(f"SRV_{i}", "127.0.0.1", 1, False))
+                result.append(_placeholder(i))
             else:
                 result.append(ServerSlot(f"SRV_{i}", taken.address, taken.port, True))
         return result

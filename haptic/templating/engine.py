@@ -10,7 +10,7 @@ import fnmatch
 import gc
 import posixpath
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import FunctionType, TracebackType
 from typing import Any
@@ -336,7 +336,3 @@ class TemplateEngine:
 def compile_templates(spec: Any, *, render_timeout: float | None = DEFAULT_RENDER_TIMEOUT) -> TemplateEngine:
     """Compiles every template of a ``HAProxyTemplateConfigSpec`` (errors name the field and line)."""
     return TemplateEngine(TemplateSet.from_spec(spec), render_timeout=render_timeout)
-
-
-def snippet_names(engine: TemplateEngine) -> Sequence[str]:
-    return engine._snippet_names

@@ -2,12 +2,13 @@
 
 Templates are untrusted: the environment is an ``ImmutableSandboxedEnvironment`` (no private or
 dunder attributes, no mutation of lists/dicts handed in), has no file-system loader (templates come
-from an in-memory mapping), caps ``*``/``**`` results, and enforces a render deadline: every call,
-attribute lookup and every 256 loop iterations check the clock.
+from an in-memory mapping), caps the size of ``*``/``+``/``~``/``%``/``**`` results, and enforces a
+render deadline checked every 64 calls and every 256 loop iterations.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -18,6 +19,7 @@ from jinja2 import ChainableUndefined, FunctionLoader, nodes
 from jinja2.exceptions import SecurityError, UndefinedError
 from jinja2.runtime import Context
 from jinja2.sandbox import ImmutableSandboxedEnvironment
+from jinja2.visitor import NodeTransformer
 
 from haptic.templating.errors import RenderTimeout
 
@@ -50,6 +52,9 @@ _STR_METHODS = frozenset(
 )
 _CHECK_EVERY = 256
 _GUARD_FILTER = "_haptic_loop_guard"
+_SIZE_FILTER = "_haptic_size_guard"
+# printf-style width or precision above 4 digits (or taken from an argument with '*').
+_WIDE_FORMAT = re.compile(r"%[-#0 +]*(\*|\d{5,})|%[-#0 +]*\d*\.(\*|\d{5,})")
 
 
 class StrictNameUndefined(ChainableUndefined):
@@ -95,7 +100,7 @@ class _Deadline(threading.local):
 class HapticSandbox(ImmutableSandboxedEnvironment):
     """Sandboxed environment with a render deadline and fast dict attribute access."""
 
-    intercepted_binops = frozenset({"*", "**"})
+    intercepted_binops = frozenset({"*", "**", "+", "%"})
 
     def __init__(self, templates: Mapping[str, str], *, clock: Callable[[], float] = time.monotonic) -> None:
         sources = dict(templates)
@@ -121,6 +126,7 @@ class HapticSandbox(ImmutableSandboxedEnvironment):
         self._deadline.clock = clock
         self._clock = clock
         self.filters[_GUARD_FILTER] = self._loop_guard
+        self.filters[_SIZE_FILTER] = _size_guard
         self.trusted_types: frozenset[type] = frozenset()
         self._calls = 0
         self.trusted_functions: frozenset[Callable[..., Any]] = frozenset()
@@ -149,10 +155,9 @@ class HapticSandbox(ImmutableSandboxedEnvironment):
 
     def _parse(self, source: str, name: str | None, filename: str | None) -> nodes.Template:
         tree = super()._parse(source, name, filename)
-        # Guard every for-loop so that loops without calls still honour the render deadline.
-        for loop in tree.find_all(nodes.For):
-            loop.iter = nodes.Filter(loop.iter, _GUARD_FILTER, [], [], None, None, lineno=loop.lineno)
-        return tree
+        result = _Guards().visit(tree)
+        assert isinstance(result, nodes.Template)
+        return result
 
     # -- sandbox hooks ------------------------------------------------------------------------------
 
@@ -208,6 +213,14 @@ class HapticSandbox(ImmutableSandboxedEnvironment):
         return super().call(__context, __obj, *args, **kwargs)
 
     def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
+        if operator == "+":
+            if isinstance(left, str | list | tuple) and isinstance(right, str | list | tuple):
+                _check_size(len(left) + len(right))
+            return left + right
+        if operator == "%":
+            if isinstance(left, str) and _WIDE_FORMAT.search(left):
+                raise SecurityError("format width is too large")
+            return left % right
         if operator == "**":
             if isinstance(right, int | float) and abs(right) > _MAX_EXPONENT:
                 raise SecurityError(f"exponent {right} is too large")
@@ -217,3 +230,29 @@ class HapticSandbox(ImmutableSandboxedEnvironment):
         if isinstance(left, str | list | tuple) and isinstance(right, int) and len(left) * right > _MAX_REPEAT:
             raise SecurityError("repetition result is too large")
         return left * right
+
+
+def _check_size(size: int) -> None:
+    if size > _MAX_REPEAT:
+        raise SecurityError(f"result of {size} items/characters is too large")
+
+
+def _size_guard(value: Any) -> Any:
+    if isinstance(value, str):
+        _check_size(len(value))
+    return value
+
+
+class _Guards(NodeTransformer):
+    """Wraps loop iterables in the deadline guard and ``~`` concatenations in the size guard."""
+
+    def visit_For(self, node: nodes.For) -> nodes.Node:
+        visited = self.generic_visit(node)
+        assert isinstance(visited, nodes.For)
+        visited.iter = nodes.Filter(visited.iter, _GUARD_FILTER, [], [], None, None, lineno=visited.lineno)
+        return visited
+
+    def visit_Concat(self, node: nodes.Concat) -> nodes.Node:
+        visited = self.generic_visit(node)
+        assert isinstance(visited, nodes.Expr)
+        return nodes.Filter(visited, _SIZE_FILTER, [], [], None, None, lineno=visited.lineno)

@@ -13,7 +13,7 @@ import posixpath
 import re
 import tempfile
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -223,7 +223,3 @@ class HAProxyValidator:
             fallback = output.replace(root, "") or f"haproxy exited with {result.returncode}"
             errors = summaries or [ConfigProblem(fallback)]
         return ValidationResult(valid, checksum, tuple(errors) if not valid else (), tuple(warnings), output)
-
-
-def check_argv(binary: str, config_path: str, strict: bool = True) -> Sequence[str]:
-    return [binary, "-c", "-f", config_path] if strict else [binary, "-dr", "-c", "-f", config_path]

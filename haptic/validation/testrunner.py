@@ -12,6 +12,7 @@ from typing import Any
 
 from haptic.config.models import HAProxyTemplateConfigSpec, ValidationTest
 from haptic.templating.context import SharedState, StoreView
+from haptic.templating.current_config import CurrentConfig
 from haptic.templating.engine import RenderInputs, RenderResult, TemplateEngine
 from haptic.templating.errors import TemplatingError
 from haptic.validation.assertions import RENDERING_ERROR, AssertionInputs, AssertionResult, evaluate
@@ -48,6 +49,18 @@ def _plain(value: Any) -> Any:
     """The render context as plain data for ``jsonpath`` assertions (store views become lists)."""
     if isinstance(value, StoreView):
         return [_plain(v) for v in value.list()]
+    if isinstance(value, CurrentConfig):
+        return {
+            "backends": {
+                b.name: {
+                    "servers": {
+                        s.name: {"address": s.address, "port": s.port, "disabled": s.disabled}
+                        for s in b.servers.values()
+                    }
+                }
+                for b in value.backends.values()
+            }
+        }
     if isinstance(value, SharedState):
         return {k: _plain(v) for k, v in value.snapshot().items()}
     if isinstance(value, Mapping):

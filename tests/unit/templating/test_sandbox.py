@@ -93,3 +93,24 @@ def test_missing_fields_chain_quietly_but_unknown_variables_fail() -> None:
     with pytest.raises(TemplateRenderError, match="'typo' is undefined"):
         render("{% for x in typo %}{% endfor %}")
     assert render("{{ typo is defined }}") == "False"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{% set ns = namespace(s='x' * 1000000) %}{% for i in range(30) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}",
+        "{% set ns = namespace(s='x' * 1000000) %}{% for i in range(30) %}{% set ns.s = ns.s + ns.s %}{% endfor %}",
+        "{% set ns = namespace(s=[0] * 1000000) %}{% for i in range(30) %}{% set ns.s = ns.s + ns.s %}{% endfor %}",
+        "{{ '%0999999999d' % 1 }}",
+        "{{ '%.*f' % (999999, 1.0) }}",
+    ],
+)
+def test_doubling_and_wide_formats_are_stopped(source: str) -> None:
+    with pytest.raises(SandboxViolation, match="too large"):
+        render(source)
+
+
+def test_ordinary_concatenation_and_formatting_still_work() -> None:
+    assert render("{{ 'a' ~ 1 ~ 'b' }} {{ 'a' + 'b' }} {{ [1] + [2] }} {{ 1 + 2 }} {{ '%05d|%s' % (7, 'x') }}") == (
+        "a1b ab [1, 2] 3 00007|x"
+    )

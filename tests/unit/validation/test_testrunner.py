@@ -80,6 +80,7 @@ def test_global_fixtures_merge_into_every_test_and_test_objects_win() -> None:
                     {"type": "contains", "pattern": "^current old$"},
                     {"type": "jsonpath", "jsonpath": "{.resources.things[0].spec.color}", "expected": "green"},
                     {"type": "jsonpath", "jsonpath": "controller.haproxy_pods[0].metadata.name", "expected": "p1"},
+                    {"type": "jsonpath", "jsonpath": "currentConfig.backends.old.servers.SRV_1.port", "expected": "80"},
                     {"type": "deterministic"},
                     {"type": "haproxy_valid"},
                 ],
