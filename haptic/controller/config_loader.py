@@ -35,6 +35,7 @@ from haptic.core import Component, Event, EventBus
 from haptic.k8s.api import JSON, ResourceRef, Selectors
 from haptic.templating.engine import compile_templates
 from haptic.templating.errors import TemplatingError
+from haptic.templating.libraries import LibraryError, expand_libraries
 
 
 def secret_fingerprint(secret: JSON) -> str:
@@ -51,7 +52,10 @@ def config_version(obj: JSON) -> str:
 def validate_config_object(obj: JSON, name: str) -> tuple[Any, list[str]]:
     """(config, []) when the object is a usable HAProxyTemplateConfig, (None, errors) otherwise."""
     try:
-        config = load_config(obj)
+        # Template libraries named by annotation are merged under the spec, as `haptic validate` does.
+        config = load_config(expand_libraries(obj))
+    except LibraryError as exc:
+        return None, [f"HAProxyTemplateConfig {name}: metadata.annotations: {exc}"]
     except ConfigError as exc:
         return None, [str(exc)]
     try:

@@ -11,7 +11,6 @@ import sys
 from typing import Any
 
 from simulator.local.demo import Demo, DemoOptions
-from simulator.local.process import DEFAULT_COMMAND
 
 
 def register(subparsers: Any) -> None:
@@ -33,8 +32,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--requests", type=int, default=6, help="requests per traffic check and pod (default 6)")
     parser.add_argument("--log-level", default="info", help="the controller's LOG_LEVEL (default info)")
     parser.add_argument("--quiet", action="store_true", help="do not stream the controller's log")
-    parser.add_argument("--controller-command", default=shlex.join(DEFAULT_COMMAND),
-                        help="command line that starts the controller (default: this Python's `haptic run`)")
+    parser.add_argument("--controller-command", default=None,
+                        help="command line that starts the controller (default: this Python's `haptic run "
+                             "--bind-address 127.0.0.1 --haproxy-binary <haproxy>`)")
     parser.set_defaults(func=run)
 
 
@@ -42,8 +42,9 @@ def run(args: argparse.Namespace) -> int:
     if args.pods < 1:
         print("demo: --pods must be at least 1", file=sys.stderr)
         return 2
+    command = shlex.split(args.controller_command) if args.controller_command else None
     options = DemoOptions(pods=args.pods, timeout=args.timeout, stay=args.stay, show_controller_log=not args.quiet,
-                          log_level=args.log_level, controller_command=shlex.split(args.controller_command),
+                          log_level=args.log_level, controller_command=command,
                           requests=max(args.requests, 1))
     try:
         return asyncio.run(_main(options))

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from simulator.local import objects
 from simulator.local.echo import EchoServer
 from simulator.local.network import NetworkError
-from simulator.local.process import DEFAULT_COMMAND
 from simulator.local.stack import LocalStack, StackOptions
 from simulator.local.summary import pod_summary
 from simulator.local.traffic import TrafficReport
@@ -36,7 +35,7 @@ class DemoOptions:
     stay: bool = False  # keep the stack up after the story until interrupted
     show_controller_log: bool = True
     log_level: str = "info"
-    controller_command: Sequence[str] = DEFAULT_COMMAND
+    controller_command: Sequence[str] | None = None  # None: the stack's `haptic run`
     requests: int = 6
     stack_overrides: dict[str, object] = field(default_factory=dict)
 
@@ -62,7 +61,7 @@ class Demo:
     async def run(self) -> int:
         opts = self.options
         stack_options = StackOptions(pods=opts.pods, log_level=opts.log_level, sink=self._controller_line,
-                                     controller_command=list(opts.controller_command))
+                                     controller_command=opts.controller_command)
         for key, value in opts.stack_overrides.items():
             setattr(stack_options, key, value)
         self.step(f"starting the local stack: fake Kubernetes API, {opts.pods} HAProxy pod(s), the controller")
@@ -137,8 +136,11 @@ class Demo:
     async def _traffic_on_all_pods(self, stack: LocalStack, accept: Callable[[TrafficReport], bool],
                                    within: float) -> bool:
         ok = True
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + within  # one budget for all pods: they converge together
         for index, pod in enumerate(stack.pods):
-            report = await stack.wait_for_traffic(index, APP_HOST, accept, count=self.options.requests, within=within)
+            report = await stack.wait_for_traffic(index, APP_HOST, accept, count=self.options.requests,
+                                                  within=max(deadline - loop.time(), 0.0))
             mark = "ok " if accept(report) else "BAD"
             self.out(f"  [{mark}] {pod.name}: {report.summary()}")
             ok = ok and accept(report)

@@ -19,6 +19,11 @@ LineSink = Callable[[str, str], None]
 DEFAULT_COMMAND: tuple[str, ...] = (sys.executable, "-m", "haptic.cli", "run")
 
 
+def controller_command(haproxy_bin: str, base: Sequence[str] = DEFAULT_COMMAND) -> list[str]:
+    """``haptic run`` for a local stack: servers on loopback only, this haproxy for validation."""
+    return [*base, "--bind-address", "127.0.0.1", "--haproxy-binary", haproxy_bin]
+
+
 class ControllerProcess:
     """One ``haptic run`` (or any command) whose output lines go to ``sink(name, line)``."""
 

@@ -34,7 +34,7 @@ from simulator.local.cluster_types import LOCAL_TYPES
 from simulator.local.echo import EchoServer
 from simulator.local.network import LoopbackNetwork
 from simulator.local.pod import POD_LABELS, LocalHAProxyPod
-from simulator.local.process import DEFAULT_COMMAND, ControllerProcess, LineSink
+from simulator.local.process import ControllerProcess, LineSink, controller_command
 from simulator.local.traffic import TrafficReport, probe, wait_for_traffic
 
 
@@ -53,7 +53,7 @@ class StackOptions:
     ingress_class: str = "haptic"
     username: str = "admin"
     start_controller: bool = True
-    controller_command: Sequence[str] = DEFAULT_COMMAND
+    controller_command: Sequence[str] | None = None  # None: controller_command(haproxy_bin), i.e. `haptic run`
     controller_env: dict[str, str] = field(default_factory=dict)
     log_level: str = "info"
     reload_delay: float = 0.2
@@ -158,7 +158,6 @@ class LocalStack:
             "LOG_LEVEL": opts.log_level,
             "METRICS_PORT": str(self.metrics_port),
             "DEBUG_PORT": str(self.debug_port),
-            "HAPTIC_LISTEN_ADDRESS": "127.0.0.1",
             "PYTHONUNBUFFERED": "1",
         }
         env.update(opts.controller_env)
@@ -167,8 +166,9 @@ class LocalStack:
     async def start_controller(self) -> ControllerProcess:
         if self.controller is not None and self.controller.running:
             raise StackError("the controller is already running")
-        self.controller = ControllerProcess("controller", self.controller_env(),
-                                            command=self.options.controller_command, sink=self.options.sink)
+        command = self.options.controller_command or controller_command(self.options.haproxy_bin)
+        self.controller = ControllerProcess("controller", self.controller_env(), command=command,
+                                            sink=self.options.sink)
         await self.controller.start()
         return self.controller
 
