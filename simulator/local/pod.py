@@ -90,6 +90,7 @@ class LocalHAProxyPod:
         options = InstanceOptions(name=name, username=username, password=password, reload_delay=reload_delay)
         self.fake = FakeDataplane(options, driver=self.driver, storage=self.storage)
         self._server: RunningServer | None = None
+        self.restarts = 0
 
     def __repr__(self) -> str:
         return f"LocalHAProxyPod({self.name!r}, {self.ip}, dataplane port {self.dataplane_port})"
@@ -144,8 +145,8 @@ class LocalHAProxyPod:
                 "hostIP": self.ip,
                 "conditions": [{"type": "Ready", "status": "True"}],
                 "containerStatuses": [
-                    {"name": "haproxy", "ready": True, "restartCount": 0},
-                    {"name": "dataplane", "ready": True, "restartCount": 0},
+                    {"name": "haproxy", "ready": True, "restartCount": self.restarts},
+                    {"name": "dataplane", "ready": True, "restartCount": self.restarts},
                 ],
             },
         }

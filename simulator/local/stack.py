@@ -10,11 +10,21 @@ controller as a subprocess, started and stopped together (an async context manag
 
 Objects are written straight into the fake API (``stack.kube``); the controller sees them through
 its watches like any other client's writes. ``kubeconfig`` is written for kubectl and the controller.
+
+A scenario runner's ``local`` backend maps onto it: setup -> ``StackOptions(pods, replicas,
+template_config=..., seed=...)`` then ``apply`` per object; ``apply``/``delete``/``patch``;
+``advance`` -> real sleep; ``settle`` -> poll until ``published_config()`` is deployed on every pod
+(``deployed_config(i)``; runtime updates rewrite server lines); kube faults -> ``stack.kube.faults``,
+``stack.kube.compact()``/``drop_watches()``; Dataplane faults -> ``stack.pods[i].fake`` (``inject_errors``,
+``slow_down``, ``conflict_storm``, ``fail_next_reloads``); ``restart_controller(i)``, ``restart_pod(i)``;
+observations -> ``pods[i].counters()`` (reloads, runtime updates), ``pods[i].storage``, ``metrics(i)``,
+each replica's log lines (``controllers[i].lines``) and ``probe``/``wait_for_traffic`` for traffic checks.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import random
 import secrets
@@ -25,6 +35,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
+
+import httpx
+import zstandard
 
 from haptic.config.crds import all_crds
 from haptic.k8s.api import JSON, NotFound
@@ -45,6 +58,7 @@ class StackError(RuntimeError):
 @dataclass
 class StackOptions:
     pods: int = 2
+    replicas: int = 1  # controller processes (leader election decides which one deploys)
     haproxy_bin: str = field(default_factory=lambda: shutil.which("haproxy") or "/usr/sbin/haproxy")
     workdir: Path | None = None  # None: a temporary directory removed on stop
     namespace: str = "haptic"
@@ -72,13 +86,14 @@ class LocalStack:
         self.kube_server: KubeHTTPServer | None = None
         self.pods: list[LocalHAProxyPod] = []
         self.echoes: list[EchoServer] = []
-        self.controller: ControllerProcess | None = None
+        self.controllers: list[ControllerProcess | None] = []
         self.password = secrets.token_urlsafe(16)  # the Dataplane API's; goes only into the Secret
         self.kubeconfig: Path | None = None
         self.workdir: Path | None = None
         self._tempdir: tempfile.TemporaryDirectory[str] | None = None
         self.dataplane_port = self.http_port = self.https_port = self.stats_port = self.echo_port = 0
-        self.metrics_port = self.debug_port = 0
+        self.metrics_ports: list[int] = []
+        self.debug_ports: list[int] = []
 
     def __repr__(self) -> str:
         return f"LocalStack({self.network.prefix}.0/24, pods={len(self.pods)}, echoes={len(self.echoes)})"
@@ -113,7 +128,8 @@ class LocalStack:
         for _ in range(opts.pods):
             await self.add_pod()
         if opts.start_controller:
-            await self.start_controller()
+            for replica in range(opts.replicas):
+                await self.start_controller(replica)
 
     def _choose_ports(self) -> None:
         pod_hosts = [self.network.pod_ip(i) for i in range(max(self.options.pods, 1) + 4)]
@@ -123,8 +139,11 @@ class LocalStack:
             taken.append(port)
             setattr(self, attr, port)
         self.echo_port = self.network.free_port([self.network.echo_ip(i) for i in range(1, 9)], avoid=taken)
-        self.metrics_port = self.network.free_port(["127.0.0.1"], avoid=taken)
-        self.debug_port = self.network.free_port(["127.0.0.1"], avoid=[*taken, self.metrics_port])
+        for _ in range(max(self.options.replicas, 1)):
+            self.metrics_ports.append(self.network.free_port(["127.0.0.1"], avoid=taken))
+            taken.append(self.metrics_ports[-1])
+            self.debug_ports.append(self.network.free_port(["127.0.0.1"], avoid=taken))
+            taken.append(self.debug_ports[-1])
 
     def _seed_cluster(self) -> None:
         opts = self.options
@@ -156,26 +175,50 @@ class LocalStack:
             "CRD_NAME": opts.config_name,
             "SECRET_NAME": opts.secret_name,
             "LOG_LEVEL": opts.log_level,
-            "METRICS_PORT": str(self.metrics_port),
-            "DEBUG_PORT": str(self.debug_port),
+            "METRICS_PORT": str(self.metrics_ports[replica]),
+            "DEBUG_PORT": str(self.debug_ports[replica]),
             "PYTHONUNBUFFERED": "1",
         }
         env.update(opts.controller_env)
         return env
 
-    async def start_controller(self) -> ControllerProcess:
-        if self.controller is not None and self.controller.running:
-            raise StackError("the controller is already running")
+    @property
+    def controller(self) -> ControllerProcess | None:
+        """Replica 0 (the only one unless ``replicas`` > 1)."""
+        return self.controllers[0] if self.controllers else None
+
+    async def start_controller(self, replica: int = 0) -> ControllerProcess:
+        if not 0 <= replica < len(self.metrics_ports):
+            raise StackError(f"replica {replica} does not exist (the stack has {len(self.metrics_ports)})")
+        while len(self.controllers) <= replica:
+            self.controllers.append(None)
+        current = self.controllers[replica]
+        if current is not None and current.running:
+            raise StackError(f"controller replica {replica} is already running")
         command = self.options.controller_command or controller_command(self.options.haproxy_bin)
-        self.controller = ControllerProcess("controller", self.controller_env(), command=command,
-                                            sink=self.options.sink)
-        await self.controller.start()
-        return self.controller
+        name = "controller" if self.options.replicas == 1 else f"controller-{replica}"
+        process = ControllerProcess(name, self.controller_env(replica), command=command, sink=self.options.sink)
+        self.controllers[replica] = process
+        await process.start()
+        return process
+
+    async def stop_controller(self, replica: int = 0) -> int | None:
+        """SIGTERM (then SIGKILL) one replica; returns its exit code."""
+        process = self.controllers[replica] if replica < len(self.controllers) else None
+        return None if process is None else await process.stop()
+
+    async def restart_controller(self, replica: int = 0) -> ControllerProcess:
+        await self.stop_controller(replica)
+        return await self.start_controller(replica)
+
+    def controllers_alive(self) -> bool:
+        return any(c is not None and c.running for c in self.controllers)
 
     async def stop(self) -> None:
         """Stops everything that was started (in reverse order); safe to call more than once."""
-        if self.controller is not None:
-            await self.controller.stop()
+        for process in self.controllers:
+            if process is not None:
+                await process.stop()
         for pod in reversed(self.pods):
             with contextlib.suppress(Exception):
                 await pod.stop()
@@ -212,7 +255,7 @@ class LocalStack:
         return echo
 
     def apply(self, obj: JSON) -> JSON:
-        """Creates ``obj`` (keeping its status) or replaces the stored one."""
+        """Creates ``obj`` (keeping its status) or replaces the stored one (and its status, if given)."""
         meta = obj.get("metadata") or {}
         rt = self.kube.types.by_kind(str(obj.get("apiVersion")), str(obj.get("kind")))
         if rt is None:
@@ -223,7 +266,12 @@ class LocalStack:
         except NotFound:
             return self.kube.create(rt, ns, obj, keep_status=True)
         body = {**obj, "metadata": {**meta, "resourceVersion": old["metadata"]["resourceVersion"]}}
-        return self.kube.update(rt, ns, str(meta["name"]), body)
+        updated = self.kube.update(rt, ns, str(meta["name"]), body)
+        if rt.has_status and "status" in obj and obj["status"] != updated.get("status"):
+            # The main resource ignores status (as the API does); the kubelet's part goes through /status.
+            status_body = {**updated, "status": obj["status"]}
+            updated = self.kube.update(rt, ns, str(meta["name"]), status_body, subresource="status")
+        return updated
 
     def delete(self, api_version: str, kind: str, ns: str | None, name: str) -> None:
         rt = self.kube.types.by_kind(api_version, kind)
@@ -254,8 +302,49 @@ class LocalStack:
                                             within=min(remaining, 2.0))
             if accept(report) or loop.time() >= deadline:
                 return report
-            if self.controller is not None and not self.controller.running and self.options.start_controller:
+            if self.options.start_controller and self.controllers and not self.controllers_alive():
                 return report
 
     def deployed_config(self, index: int) -> str:
-        return self.pods[index].fake.raw()
+        """Pod ``index``'s configuration as pushed, without the Dataplane API's ``# _version=N`` line."""
+        return "".join(line for line in self.pods[index].fake.raw().splitlines(keepends=True)
+                       if not line.startswith("# _version="))
+
+    def published_config(self) -> str | None:
+        """The configuration the controller published (its ``HAProxyCfg``), None before the first one."""
+        rt = self.kube.types.by_kind("haproxy-haptic.org/v1alpha1", "HAProxyCfg")
+        if rt is None:
+            return None
+        name = f"{self.template_config()['metadata']['name']}-haproxycfg"
+        try:
+            spec = self.kube.get(rt, self.options.namespace, name).get("spec") or {}
+        except NotFound:
+            return None
+        content = str(spec.get("content") or "")
+        if spec.get("compressed"):
+            content = zstandard.ZstdDecompressor().decompress(base64.b64decode(content)).decode()
+        return content
+
+    def patch(self, api_version: str, kind: str, ns: str | None, name: str, patch_type: str, body: object) -> JSON:
+        """``merge``, ``json``, ``strategic`` or ``apply`` patch, as a client would send it."""
+        rt = self.kube.types.by_kind(api_version, kind)
+        if rt is None:
+            raise StackError(f"the fake API serves no {kind} in {api_version}")
+        return self.kube.patch(rt, ns if rt.namespaced else None, name, patch_type, body, manager="haptic-sim-local")
+
+    async def restart_pod(self, index: int) -> None:
+        """A container restart: haproxy starts over on the initial config (Dataplane version back to 1)
+        and the Pod's ``restartCount`` goes up, as the kubelet would report it."""
+        pod = self.pods[index]
+        await pod.fake.restart()
+        pod.restarts += 1
+        self.apply(pod.pod_object(self.http_port))
+
+    async def metrics(self, replica: int = 0) -> str:
+        """The replica's Prometheus exposition (empty when it does not answer)."""
+        try:
+            async with httpx.AsyncClient(timeout=5.0, trust_env=False) as client:
+                response = await client.get(f"http://127.0.0.1:{self.metrics_ports[replica]}/metrics")
+        except httpx.HTTPError:
+            return ""
+        return response.text if response.status_code == 200 else ""

@@ -100,6 +100,7 @@ def test_demo_config_is_a_valid_config_once_the_library_is_expanded() -> None:
 def test_pod_object_is_discoverable() -> None:
     pod = LocalHAProxyPod.__new__(LocalHAProxyPod)
     pod.name, pod.ip, pod.dataplane_port, pod.namespace, pod.labels = "haproxy-0", "127.3.4.10", 5555, "ns", {"a": "b"}
+    pod.restarts = 0
     obj = pod.pod_object(8080)
     assert obj["status"]["podIP"] == "127.3.4.10" and obj["status"]["phase"] == "Running"
     dataplane = [c for c in obj["spec"]["containers"] if any(p["containerPort"] == 5555 for p in c["ports"])]
