@@ -53,7 +53,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print(line: str) -> None:
-    print(line, flush=True)
+    # A closed stdout (`haptic-sim demo | head`) must not cut the shutdown short.
+    with contextlib.suppress(BrokenPipeError, ValueError):
+        print(line, flush=True)
 
 
 async def _main(options: DemoOptions) -> int:
@@ -63,13 +65,19 @@ async def _main(options: DemoOptions) -> int:
     interrupted: list[int] = []
 
     def interrupt(signum: int) -> None:
-        # First signal: stop gracefully (the stack's cleanup runs); asyncio.run handles a second Ctrl-C.
-        interrupted.append(signum)
-        task.cancel()
+        # The first signal stops the story; cleanup then runs to the end (bounded by the controller's
+        # grace period), so later signals change nothing.
+        if not interrupted:
+            interrupted.append(signum)
+            task.cancel()
 
-    with contextlib.suppress(NotImplementedError):
-        loop.add_signal_handler(signal.SIGTERM, interrupt, signal.SIGTERM)
-        loop.add_signal_handler(signal.SIGINT, interrupt, signal.SIGINT)
+    def install() -> None:
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(signal.SIGTERM, interrupt, signal.SIGTERM)
+            loop.add_signal_handler(signal.SIGINT, interrupt, signal.SIGINT)
+
+    install()
+    options.after_start = install
     try:
         return await Demo(options, _print).run()
     except asyncio.CancelledError:

@@ -38,6 +38,9 @@ class DemoOptions:
     controller_command: Sequence[str] | None = None  # None: the stack's `haptic run`
     requests: int = 6
     stack_overrides: dict[str, object] = field(default_factory=dict)
+    # Called once the stack runs: the servers it started may have installed signal handlers of their
+    # own (uvicorn does), so the caller re-installs its Ctrl-C handling here.
+    after_start: Callable[[], None] | None = None
 
 
 def _servers_are(names: Sequence[str]) -> Callable[[TrafficReport], bool]:
@@ -72,6 +75,8 @@ class Demo:
             return EXIT_STACK
         try:
             async with stack:
+                if opts.after_start is not None:
+                    opts.after_start()
                 return await self._story(stack)
         except (OSError, RuntimeError) as exc:
             self.out(f"demo: the local stack failed: {exc}")
@@ -104,21 +109,21 @@ class Demo:
 
         self.step("waiting for the controller to render, validate and deploy; then sending requests")
         first = [e.name for e in echoes[:2]]
-        if not await self._traffic_on_all_pods(stack, _servers_are(first), opts.timeout):
+        if not await self._traffic_on_all_pods(stack, first, opts.timeout):
             return EXIT_NO_TRAFFIC
         self._summaries(stack)
 
         self.step(f"scaling: adding {echoes[2].name} to the EndpointSlice (expect a runtime update, no reload)")
         before = {pod.name: (pod.counters()["reloads"], await pod.worker_pids()) for pod in stack.pods}
         stack.set_endpoints(APP_SERVICE, APP_NAMESPACE, echoes)
-        if not await self._traffic_on_all_pods(stack, _servers_are([e.name for e in echoes]), opts.timeout / 2):
+        if not await self._traffic_on_all_pods(stack, [e.name for e in echoes], opts.timeout / 2):
             return EXIT_NO_TRAFFIC
         reloaded = await self._report_runtime(stack, before)
 
         self.step(f"scaling down: the EndpointSlice keeps only {echoes[2].name}")
         before = {pod.name: (pod.counters()["reloads"], await pod.worker_pids()) for pod in stack.pods}
         stack.set_endpoints(APP_SERVICE, APP_NAMESPACE, echoes[2:])
-        if not await self._traffic_on_all_pods(stack, _servers_are([echoes[2].name]), opts.timeout / 2):
+        if not await self._traffic_on_all_pods(stack, [echoes[2].name], opts.timeout / 2):
             return EXIT_NO_TRAFFIC
         reloaded = await self._report_runtime(stack, before) or reloaded
         self._summaries(stack)
@@ -133,13 +138,14 @@ class Demo:
         self.out("demo: OK: traffic flowed through every HAProxy pod; scaling was applied without a reload")
         return EXIT_OK
 
-    async def _traffic_on_all_pods(self, stack: LocalStack, accept: Callable[[TrafficReport], bool],
-                                   within: float) -> bool:
+    async def _traffic_on_all_pods(self, stack: LocalStack, servers: Sequence[str], within: float) -> bool:
+        accept = _servers_are(servers)
+        count = max(self.options.requests, 2 * len(servers))  # round robin: every backend answers twice
         ok = True
         loop = asyncio.get_running_loop()
         deadline = loop.time() + within  # one budget for all pods: they converge together
         for index, pod in enumerate(stack.pods):
-            report = await stack.wait_for_traffic(index, APP_HOST, accept, count=self.options.requests,
+            report = await stack.wait_for_traffic(index, APP_HOST, accept, count=count,
                                                   within=max(deadline - loop.time(), 0.0))
             mark = "ok " if accept(report) else "BAD"
             self.out(f"  [{mark}] {pod.name}: {report.summary()}")

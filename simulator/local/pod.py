@@ -112,11 +112,17 @@ class LocalHAProxyPod:
             raise
 
     async def stop(self) -> None:
-        if self._server is not None:
-            await self._server.stop()
-            self._server = None
-        await self.fake.aclose()
-        self.driver.stop()  # idempotent; aclose() already stops it, a failed start may not have
+        try:
+            if self._server is not None:
+                server, self._server = self._server, None
+                await server.stop()
+            await self.fake.aclose()
+        finally:
+            self.kill()
+
+    def kill(self) -> None:
+        """Stops haproxy now (synchronous: also usable from an ``atexit`` hook); idempotent."""
+        self.driver.stop()
         if self._short_dir is not None:
             shutil.rmtree(self._short_dir, ignore_errors=True)
             self._short_dir = None

@@ -24,13 +24,13 @@ each replica's log lines (``controllers[i].lines``) and ``probe``/``wait_for_tra
 from __future__ import annotations
 
 import asyncio
+import atexit
 import base64
-import contextlib
 import random
 import secrets
 import shutil
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -114,6 +114,9 @@ class LocalStack:
 
     async def start(self) -> None:
         opts = self.options
+        # Whatever ends this process short of SIGKILL (an exception escaping the loop, a broken
+        # pipe), no haproxy outlives it: they run in their own sessions, out of reach of the terminal.
+        atexit.register(self._kill_haproxy)
         if opts.workdir is None:
             self._tempdir = tempfile.TemporaryDirectory(prefix="haptic-local-")
             self.workdir = Path(self._tempdir.name)
@@ -215,22 +218,43 @@ class LocalStack:
         return any(c is not None and c.running for c in self.controllers)
 
     async def stop(self) -> None:
-        """Stops everything that was started (in reverse order); safe to call more than once."""
+        """Stops everything that was started (in reverse order); safe to call more than once.
+
+        A cancellation arriving meanwhile (a second Ctrl-C) does not leave processes behind: every
+        step still runs, and the cancellation is re-raised at the end."""
+        cancelled = False
+
+        async def step(work: Awaitable[object]) -> None:
+            nonlocal cancelled
+            try:
+                await work
+            except asyncio.CancelledError:
+                cancelled = True
+            except Exception:  # cleanup goes on; the failure is already in the logs
+                pass
+
         for process in self.controllers:
             if process is not None:
-                await process.stop()
+                await step(process.stop())
         for pod in reversed(self.pods):
-            with contextlib.suppress(Exception):
-                await pod.stop()
+            await step(pod.stop())
+            pod.kill()  # in case stop() was cut short
         self.pods = []
         for echo in self.echoes:
-            await echo.stop()
+            await step(echo.stop())
         if self.kube_server is not None:
-            await self.kube_server.stop()
+            await step(self.kube_server.stop())
             self.kube_server = None
         if self._tempdir is not None:
             self._tempdir.cleanup()
             self._tempdir = None
+        atexit.unregister(self._kill_haproxy)
+        if cancelled:
+            raise asyncio.CancelledError
+
+    def _kill_haproxy(self) -> None:
+        for pod in self.pods:
+            pod.kill()
 
     # -- pods, backends, objects -------------------------------------------------------------------
 

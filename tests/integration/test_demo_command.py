@@ -103,3 +103,30 @@ def test_ctrl_c_stops_everything(haproxy_bin: str) -> None:
     assert process.returncode == 130, output
     assert "demo: interrupted" in output and "==> stopped" in output
     assert [pid for pid in pids if alive(pid)] == []
+
+
+def test_ctrl_c_in_stay_mode_stops_everything(haproxy_bin: str) -> None:
+    # After a deployment the pods' uvicorn servers have run; their signal handling must not eat the Ctrl-C.
+    if not controller_available():
+        pytest.skip("the controller's `haptic run` is not part of this build")
+    process = subprocess.Popen(demo_argv("--stay", "--pods", "1", "--requests", "2"), env=env(haproxy_bin),
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert process.stdout is not None
+    lines = []
+    try:
+        for line in process.stdout:
+            lines.append(line)
+            if "press Ctrl-C" in line or "demo: FAILED" in line:
+                break
+    finally:
+        process.send_signal(signal.SIGINT)
+        rest, _ = process.communicate(timeout=60)
+    output = "".join(lines)
+    pids = pids_in(output)
+    assert "press Ctrl-C" in output, output[-4000:]
+    assert "[ok ] haproxy-0: 6 x GET" in output  # --requests 2 is raised to two requests per backend
+    assert process.returncode == 130, output + rest
+    assert pids and [pid for pid in pids if alive(pid)] == []
+    leftover = subprocess.run(["pgrep", "-f", re.escape(output.split("KUBECONFIG=")[1].split("/kubeconfig")[0])],
+                              capture_output=True, text=True, check=False).stdout.split()
+    assert leftover == []  # no process still uses the stack's directory (haproxy masters included)
