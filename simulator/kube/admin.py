@@ -1,10 +1,13 @@
-"""The ``/_sim/`` admin endpoints: faults and state of the fake API over HTTP (arguments as JSON bodies,
-validated with pydantic)."""
+"""Faults as data, and the ``/_sim/`` admin endpoints that expose them over HTTP.
+
+A fault is a mapping such as ``{"fault": "outage", "seconds": 5}``; ``apply_fault`` validates it with
+pydantic and applies it to a ``FakeKubeAPI`` (scenarios use it in-process, the HTTP app per request).
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -18,6 +21,7 @@ from .validation import bad_request
 
 if TYPE_CHECKING:
     from .http_app import KubeHTTPServer
+    from .store import FakeKubeAPI
 
 
 class _Args(BaseModel):
@@ -46,97 +50,105 @@ class Compact(_Args):
     resource_version: int | None = Field(None, ge=0, alias="resourceVersion")
 
 
-Handler = Callable[["KubeHTTPServer", Any, bytes], Awaitable[JSON]]
+def _compact(api: FakeKubeAPI, args: Compact) -> JSON:
+    return {"resourceVersion": str(api.compact(args.resource_version))}
 
 
-async def _compact(server: KubeHTTPServer, args: Compact, _: bytes) -> JSON:
-    return {"resourceVersion": str(server.api.compact(args.resource_version))}
+def _drop(api: FakeKubeAPI, _: _Args) -> JSON:
+    return {"dropped": api.drop_watches()}
 
 
-async def _drop(server: KubeHTTPServer, _: _Args, __: bytes) -> JSON:
-    return {"dropped": server.api.drop_watches()}
+def _outage(api: FakeKubeAPI, args: Window) -> JSON:
+    api.outage(args.seconds)
+    return api.faults.snapshot()
 
 
-async def _outage(server: KubeHTTPServer, args: Window, _: bytes) -> JSON:
-    server.api.faults.outage(args.seconds)
-    return server.api.faults.snapshot()
+def _refuse(api: FakeKubeAPI, args: Window) -> JSON:
+    api.refuse_connections(args.seconds)
+    return api.faults.snapshot()
 
 
-async def _refuse(server: KubeHTTPServer, args: Window, _: bytes) -> JSON:
-    await server.refuse(args.seconds)
-    return {"refusing": args.seconds}
+def _unauthorized(api: FakeKubeAPI, args: Window) -> JSON:
+    api.unauthorized(args.seconds)
+    return api.faults.snapshot()
 
 
-async def _unauthorized(server: KubeHTTPServer, args: Window, _: bytes) -> JSON:
-    server.api.faults.unauthorized(args.seconds)
-    return server.api.faults.snapshot()
+def _latency(api: FakeKubeAPI, args: Latency) -> JSON:
+    api.add_latency(args.seconds, args.duration)
+    return api.faults.snapshot()
 
 
-async def _latency(server: KubeHTTPServer, args: Latency, _: bytes) -> JSON:
-    server.api.faults.add_latency(args.seconds, args.duration)
-    return server.api.faults.snapshot()
+def _throttle(api: FakeKubeAPI, args: Throttle) -> JSON:
+    api.throttle(args.seconds, args.retry_after)
+    return api.faults.snapshot()
 
 
-async def _throttle(server: KubeHTTPServer, args: Throttle, _: bytes) -> JSON:
-    server.api.faults.throttle(args.seconds, args.retry_after)
-    return server.api.faults.snapshot()
+def _conflicts(api: FakeKubeAPI, args: Conflicts) -> JSON:
+    api.inject_conflicts(args.resource, args.count)
+    return api.faults.snapshot()
 
 
-async def _conflicts(server: KubeHTTPServer, args: Conflicts, _: bytes) -> JSON:
-    server.api.faults.inject_conflicts(args.resource, args.count)
-    return server.api.faults.snapshot()
+def _clear(api: FakeKubeAPI, _: _Args) -> JSON:
+    api.clear_faults()
+    return api.faults.snapshot()
 
 
-async def _clear(server: KubeHTTPServer, _: _Args, __: bytes) -> JSON:
-    server.api.faults.clear()
-    return server.api.faults.snapshot()
-
-
-async def _faults(server: KubeHTTPServer, _: _Args, __: bytes) -> JSON:
-    return server.api.faults.snapshot()
-
-
-async def _load(server: KubeHTTPServer, _: None, body: bytes) -> JSON:
-    created = load_documents(server.api, body.decode(), source="request body")
-    return {"created": [f"{o['kind']}/{o['metadata']['name']}" for o in created]}
-
-
-async def _state(server: KubeHTTPServer, _: _Args, __: bytes) -> JSON:
-    api = server.api
-    return {"resourceVersion": str(api.resource_version), "watchers": api.watcher_count(),
-            "loopTime": loop_time(), "now": timestamp(api.now()), "requests": server.requests}
-
-
-# action -> (argument model, or None when the body is YAML to load; handler)
-ACTIONS: dict[str, tuple[type[_Args] | None, Handler]] = {
+FAULTS: dict[str, tuple[type[_Args], Callable[[FakeKubeAPI, Any], JSON]]] = {
     "clear": (_Args, _clear),
     "compact": (Compact, _compact),
     "conflicts": (Conflicts, _conflicts),
     "drop-watches": (_Args, _drop),
-    "faults": (_Args, _faults),
     "latency": (Latency, _latency),
-    "load": (None, _load),
     "outage": (Window, _outage),
     "refuse": (Window, _refuse),
-    "state": (_Args, _state),
     "throttle": (Throttle, _throttle),
     "unauthorized": (Window, _unauthorized),
 }
 
 
-async def handle(server: KubeHTTPServer, action: str, body: bytes) -> JSON:
-    """Runs one admin action; unknown actions answer 404, bad arguments 400 naming the field."""
-    entry = ACTIONS.get(action)
-    if entry is None:
-        raise NotFound(f"unknown admin action {action!r}; known: {', '.join(ACTIONS)}")
-    model, handler = entry
-    if model is None:
-        return await handler(server, None, body)
+def _validate(model: type[_Args], action: str, raw: Mapping[str, Any]) -> Any:
     try:
-        raw = json.loads(body) if body.strip() else {}
-        args = model.model_validate(raw)
-    except ValueError as exc:  # JSONDecodeError and pydantic's ValidationError are both ValueErrors
-        detail = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}" for e in exc.errors()) \
-            if isinstance(exc, ValidationError) else str(exc)
-        raise bad_request(f"bad arguments for admin action {action!r}: {detail}") from exc
-    return await handler(server, args, body)
+        return model.model_validate(dict(raw))
+    except ValidationError as exc:
+        detail = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'fault'}: {e['msg']}" for e in exc.errors())
+        raise bad_request(f"bad arguments for fault {action!r}: {detail}") from exc
+
+
+def apply_fault(api: FakeKubeAPI, spec: Mapping[str, Any]) -> JSON:
+    """Applies ``{"fault": NAME, ...arguments}``; unknown faults answer 404, bad arguments 400 naming the field."""
+    action = str(spec.get("fault", ""))
+    entry = FAULTS.get(action)
+    if entry is None:
+        raise NotFound(f"unknown fault {action!r}; known: {', '.join(FAULTS)}")
+    model, apply = entry
+    return apply(api, _validate(model, action, {k: v for k, v in spec.items() if k != "fault"}))
+
+
+async def handle(server: KubeHTTPServer, action: str, body: bytes) -> JSON:
+    """One ``/_sim/<action>`` request: a fault (JSON arguments), ``load`` (YAML), ``faults``, ``requests``
+    (the request log) or ``state``."""
+    api = server.api
+    if action == "load":
+        created = load_documents(api, body.decode(), source="request body")
+        return {"created": [f"{o['kind']}/{o['metadata']['name']}" for o in created]}
+    if action == "faults":
+        return api.faults.snapshot()
+    if action == "requests":
+        return {"requests": [{"method": m, "path": p, "status": c} for m, p, c in server.request_log]}
+    if action == "state":
+        return {"resourceVersion": str(api.resource_version), "watchers": api.watcher_count(),
+                "loopTime": loop_time(), "now": timestamp(api.now()), "requests": server.requests}
+    try:
+        args = json.loads(body) if body.strip() else {}
+    except ValueError as exc:
+        raise bad_request(f"admin requests take a JSON object: {exc}") from exc
+    if not isinstance(args, dict):
+        raise bad_request("admin requests take a JSON object")
+    if action not in FAULTS:
+        known = ", ".join([*FAULTS, "faults", "load", "requests", "state"])
+        raise NotFound(f"unknown admin action {action!r}; known: {known}")
+    if action == "refuse":
+        window = _validate(Window, action, args)
+        await server.refuse(window.seconds)  # also stops listening
+        return api.faults.snapshot()
+    return apply_fault(api, {**args, "fault": action})

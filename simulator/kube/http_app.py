@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import logging
+from collections import deque
 from datetime import datetime
 from typing import Any
 
@@ -75,7 +76,10 @@ class KubeHTTPServer:
         self._runner: web.AppRunner | None = None
         self._site: web.TCPSite | None = None
         self._reopen: asyncio.TimerHandle | None = None
+        self._reopening: asyncio.Task[None] | None = None
         self.requests = 0
+        # (method, path with query, status) of the last API requests, for tests to assert on.
+        self.request_log: deque[tuple[str, str, int]] = deque(maxlen=10_000)
         self._watches: set[Watch] = set()
 
     @property
@@ -91,10 +95,8 @@ class KubeHTTPServer:
         assert self._runner is not None
         self._site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True)
         await self._site.start()
-        server = self._site._server
-        if self.port == 0 and server is not None:
-            sockets = getattr(server, "sockets", None) or []
-            self.port = sockets[0].getsockname()[1]
+        if self.port == 0:
+            self.port = int(self._runner.addresses[0][1])
 
     async def stop(self) -> None:
         if self._reopen is not None:
@@ -106,19 +108,20 @@ class KubeHTTPServer:
             self._runner = None
 
     async def refuse(self, seconds: float) -> None:
-        """Stops listening for ``seconds`` (clients get "connection refused"), then listens again."""
-        self.api.faults.refuse(seconds)
+        """Stops listening for ``seconds`` (clients get "connection refused"), then listens again.
+        Open watch streams are cut, as a server going down would."""
+        self.api.refuse_connections(seconds)
         if self._site is not None:
             await self._site.stop()
             self._site = None
         loop = asyncio.get_running_loop()
         if self._reopen is not None:
             self._reopen.cancel()
-        self._reopen = loop.call_later(seconds, lambda: loop.create_task(self._listen_again()))
+        self._reopen = loop.call_later(seconds, self._listen_again)
 
-    async def _listen_again(self) -> None:
+    def _listen_again(self) -> None:
         if self._site is None and self._runner is not None:
-            await self._listen()
+            self._reopening = asyncio.get_running_loop().create_task(self._listen())
 
     # -- dispatch -------------------------------------------------------------------------------------
 
@@ -135,10 +138,13 @@ class KubeHTTPServer:
                 request.transport.abort()
             return web.Response(status=503)
         try:
-            return await self._serve(request, path)
+            response = await self._serve(request, path)
         except ApiError as err:
-            log.debug("%s %s -> %s %s", request.method, request.path_qs, err.code, err.message)
-            return error_response(err)
+            # Reason only: messages can quote request values (a failed JSON patch test on a Secret).
+            log.debug("%s %s -> %s %s", request.method, request.path, err.code, err.reason)
+            response = error_response(err)
+        self.request_log.append((request.method, request.path_qs, response.status))
+        return response
 
     async def _serve(self, request: web.Request, path: str) -> web.StreamResponse:
         parts = [p for p in path.split("/") if p]

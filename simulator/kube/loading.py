@@ -49,8 +49,8 @@ def load_documents(api: FakeKubeAPI, text: str, source: str = "<text>") -> list[
         try:
             created.append(api.create(rt, namespace, doc, keep_status=True))
         except ApiError as err:
-            err.message = f"{source}: {kind} {name!r}: {err.message}"
-            raise
+            raise ApiError.from_status({**err.status(), "message": f"{source}: {kind} {name!r}: {err.message}"}) \
+                from err
     return created
 
 

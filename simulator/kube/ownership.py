@@ -207,9 +207,15 @@ def apply(current: JSON | None, applied: JSON, manager: str, force: bool, kind: 
                  if e.get("manager") == manager and e.get("operation") == "Apply"), None)
     previously = managed.sets[mine] if mine is not None else set()
     taken = set(wanted)
+    overridden = {p for _, p in conflicts}
     for i, entry in enumerate(managed.entries):
-        if i != mine and (force or entry.get("manager") == manager):
+        if i == mine:
+            continue
+        if entry.get("manager") == manager:
             managed.sets[i] -= taken
+        elif overridden:
+            # Forced: the conflicting fields change hands; fields applied with equal values stay shared.
+            managed.sets[i] -= overridden
     for path in sorted(previously - taken):
         if not any(path in s for i, s in enumerate(managed.sets) if i != mine):
             remove_path(base, path)

@@ -56,8 +56,11 @@ def _t(
     status: bool = False,
     categories: tuple[str, ...] = (),
 ) -> ResourceType:
+    # Gateway API types are CRDs in real clusters: they behave as custom resources (no strategic merge
+    # patch, resourceVersion required on PUT), and applying their official CRDs replaces these entries.
+    custom = group == "gateway.networking.k8s.io"
     return ResourceType(
-        group, version, kind, plural, namespaced, kind.lower(), short, categories, status, False, kind + "List"
+        group, version, kind, plural, namespaced, kind.lower(), short, categories, status, custom, kind + "List"
     )
 
 

@@ -10,7 +10,7 @@ import builtins
 import contextlib
 import json
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from .http_app import KubeHTTPServer
 
 _DEFAULTED = {("", "secrets"), ("", "services"), ("discovery.k8s.io", "endpointslices")}
+_ENCODER = json.JSONEncoder(separators=(",", ":"))  # one instance: json.dumps builds one per call
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
@@ -101,7 +102,7 @@ class FakeKubeAPI:
         hit = self._encoded.get(id(obj))
         if hit is not None and hit[0] is obj:
             return hit[1]
-        raw = json.dumps(obj, separators=(",", ":")).encode()
+        raw = _ENCODER.encode(obj).encode()
         if len(self._encoded) > 1_000_000:
             self._encoded.clear()
         self._encoded[id(obj)] = (obj, raw)
@@ -728,9 +729,10 @@ class FakeKubeAPI:
         self.faults.outage(seconds)
 
     def refuse_connections(self, seconds: float) -> None:
-        """Refuse connections for ``seconds`` (the HTTP server stops listening only via its own
-        ``refuse``; in-process calls raise a 503 "connection refused")."""
+        """The server is down for ``seconds``: open watch streams are cut and new calls fail with a
+        "connection refused" 503 (over HTTP, ``KubeHTTPServer.refuse`` also stops listening)."""
         self.faults.refuse(seconds)
+        self.drop_watches()
 
     def throttle(self, seconds: float, retry_after: float = 1.0) -> None:
         """Answer 429 with ``Retry-After`` for ``seconds``."""
@@ -749,6 +751,12 @@ class FakeKubeAPI:
 
     def clear_faults(self) -> None:
         self.faults.clear()
+
+    def apply_fault(self, spec: Mapping[str, Any]) -> JSON:
+        """A fault as data, e.g. ``{"fault": "throttle", "seconds": 10, "retryAfter": 2}`` (see ``admin``)."""
+        from .admin import apply_fault
+
+        return apply_fault(self, spec)
 
     def type_of(self, api_version: str, kind: str) -> ResourceType:
         """The served type of a kind (what manifests name), or 404."""

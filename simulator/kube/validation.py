@@ -11,6 +11,19 @@ from .resources import ResourceType
 
 _LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$")
+_LABEL_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]$")
+
+
+def _label_key_ok(key: object) -> bool:
+    if not isinstance(key, str):
+        return False
+    prefix, _, name = key.rpartition("/")
+    if prefix and (len(prefix) > 253 or not _SUBDOMAIN.match(prefix)):
+        return False
+    return bool(_LABEL_NAME.match(name))
+
+
 # Types whose names must be DNS-1123 labels rather than subdomains.
 _LABEL_NAMED = {("", "namespaces"), ("", "services")}
 
@@ -71,6 +84,13 @@ def check_body(rt: ResourceType, body: Any, url_name: str | None = None, url_nam
                           f"({url_name})")
     if rt.namespaced and url_namespace is not None and meta.get("namespace") not in (None, url_namespace):
         raise bad_request("the namespace of the provided object does not match the namespace sent on the request")
+    labels = meta.get("labels")
+    if isinstance(labels, dict):
+        for key, value in labels.items():
+            if not _label_key_ok(key) or not (isinstance(value, str) and _LABEL_VALUE.match(value)):
+                raise invalid(rt, str(meta.get("name", "")), f"metadata.labels[{key}]", value,
+                              "label keys are [prefix/]name and values at most 63 characters of alphanumerics, "
+                              "'-', '_' or '.', starting and ending with an alphanumeric character")
     for key in ("labels", "annotations"):
         value = meta.get(key)
         if value is not None and (not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values())):

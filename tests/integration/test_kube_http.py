@@ -222,3 +222,12 @@ async def test_streaming_list_sends_initial_events_then_a_marked_bookmark(http: 
     assert [(e["type"], e["object"]["metadata"].get("name")) for e in events[:2]] == [("ADDED", "a"), ("ADDED", "b")]
     assert events[2]["type"] == "BOOKMARK"
     assert events[2]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+
+
+async def test_request_log(server: KubeHTTPServer, http: aiohttp.ClientSession) -> None:
+    await call(http, "GET", CMS + "?limit=1")
+    await call(http, "GET", CMS + "/missing")
+    status, log = await call(http, "GET", "/_sim/requests")
+    assert status == 200
+    assert log["requests"][-2:] == [{"method": "GET", "path": CMS + "?limit=1", "status": 200},
+                                    {"method": "GET", "path": CMS + "/missing", "status": 404}]

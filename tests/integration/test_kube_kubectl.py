@@ -131,6 +131,10 @@ def test_get_yaml_and_label_selectors(kubectl: Kubectl, tmp_path: Path) -> None:
     assert names("app notin (api),tier") == ["configmap/settings"]
     assert names("!tier") == ["deployment.apps/web", "service/web"]
 
+    assert 'namespace "shop" deleted' in kubectl("delete", "namespace", "shop").stdout
+    gone = kubectl("get", "configmaps", "-n", "shop", "-o", "name").stdout
+    assert gone.strip() == "", "namespace deletion removes what it contained"
+
 
 WATCHED = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: watched\ndata:\n  k: one\n"
 CFG = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  a: '1'\n"

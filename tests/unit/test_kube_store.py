@@ -361,9 +361,16 @@ async def test_faults_follow_the_loop_clock(kube: InProcessKubeClient, api: Fake
     await kube.get(CM, "a", "default")
     assert loop.time() - start == 3
     api.faults.clear()
-    api.faults.refuse(1)
+    rv = (await kube.list(CM)).resource_version
+    stream = kube.watch(CM, None, WatchOptions(resource_version=rv))
+    watching = asyncio.ensure_future(collect(stream, 1))
+    await asyncio.sleep(0)
+    api.refuse_connections(1)
+    assert await watching == [], "a server going down cuts open watches"
     with pytest.raises(ApiError, match="connection refused"):
         await kube.get(CM, "a", "default")
+    await asyncio.sleep(1)
+    await kube.get(CM, "a", "default")
 
 
 async def test_results_are_copies(kube: InProcessKubeClient) -> None:
@@ -490,3 +497,88 @@ def test_apply_object_creates_updates_and_sets_status(api: FakeKubeAPI) -> None:
     assert api.delete_object("networking.k8s.io/v1", "Ingress", "web", "default") is None
     with pytest.raises(NotFound):
         api.apply_object({"apiVersion": "example.com/v1", "kind": "Nope", "metadata": {"name": "x"}})
+
+
+def test_load_errors_name_the_source_and_object(api: FakeKubeAPI, tmp_path: Any) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Bad_Name\n")
+    with pytest.raises(Invalid) as info:
+        load_yaml(api, path)
+    assert str(path) in str(info.value) and "ConfigMap 'Bad_Name'" in str(info.value)
+
+
+@pytest.mark.looptime
+async def test_faults_as_data(kube: InProcessKubeClient, api: FakeKubeAPI) -> None:
+    assert api.apply_fault({"fault": "throttle", "seconds": 4, "retryAfter": 2})["throttle"] == 4
+    with pytest.raises(ApiError) as info:
+        await kube.list(CM)
+    assert (info.value.code, info.value.retry_after) == (429, 2)
+    api.apply_fault({"fault": "clear"})
+    api.apply_fault({"fault": "conflicts", "resource": "configmaps"})
+    with pytest.raises(Conflict):
+        await kube.create(CM, cm("a"), "default")
+    with pytest.raises(ApiError) as info:
+        api.apply_fault({"fault": "outage", "seconds": -1})
+    assert info.value.code == 400 and "seconds" in info.value.message
+    with pytest.raises(NotFound, match="outage"):
+        api.apply_fault({"fault": "meteor"})
+
+
+def test_apply_merges_list_items_by_key_across_managers(api: FakeKubeAPI) -> None:
+    rt = api.resolve("apps/v1", "deployments")
+
+    def deployment(*containers: str, replicas: int | None = None) -> dict[str, Any]:
+        spec: dict[str, Any] = {"template": {"spec": {"containers": [{"name": n, "image": f"{n}:1"}
+                                                                     for n in containers]}}}
+        if replicas:
+            spec["replicas"] = replicas
+        return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": spec}
+
+    api.patch(rt, "default", "d", "apply", deployment("a", replicas=2), None, "one")
+    both = api.patch(rt, "default", "d", "apply", deployment("b"), None, "two")
+    assert [c["name"] for c in both["spec"]["template"]["spec"]["containers"]] == ["a", "b"]
+    assert both["spec"]["replicas"] == 2
+    only_b = api.patch(rt, "default", "d", "apply", deployment(), None, "one")
+    assert [c["name"] for c in only_b["spec"]["template"]["spec"]["containers"]] == ["b"]
+    assert "replicas" not in only_b["spec"]
+    owners = {m["manager"]: m["fieldsV1"] for m in only_b["metadata"]["managedFields"]}
+    assert 'k:{"name":"b"}' in owners["two"]["f:spec"]["f:template"]["f:spec"]["f:containers"]
+
+
+def test_forced_apply_takes_only_the_conflicting_fields(api: FakeKubeAPI) -> None:
+    rt = api.resolve("v1", "configmaps")
+
+    def applied(**data: str) -> dict[str, Any]:
+        return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": data}
+
+    api.patch(rt, "default", "a", "apply", applied(x="1", y="1"), None, "one")
+    forced = api.patch(rt, "default", "a", "apply", applied(x="2", y="1"), None, "two", force=True)
+    owners = {m["manager"]: set(m["fieldsV1"]["f:data"]) for m in forced["metadata"]["managedFields"]}
+    assert owners == {"one": {"f:y"}, "two": {"f:x", "f:y"}}
+
+
+@pytest.mark.parametrize("labels", [{"bad key": "v"}, {"k": "-leading"}, {"k": "x" * 64}, {"Example.com/k": "v"}])
+async def test_invalid_labels_are_422(kube: InProcessKubeClient, labels: dict[str, str]) -> None:
+    with pytest.raises(Invalid, match=r"metadata\.labels"):
+        await kube.create(CM, cm("a", labels), "default")
+
+
+async def test_valid_labels_pass(kube: InProcessKubeClient) -> None:
+    labels = {"example.com/role": "edge", "a_b.c-d": "", "k": "V_1.x"}
+    assert (await kube.create(CM, cm("a", labels), "default"))["metadata"]["labels"] == labels
+
+
+async def test_gateway_types_behave_as_custom_resources(kube: InProcessKubeClient, api: FakeKubeAPI) -> None:
+    route = ResourceRef("gateway.networking.k8s.io/v1", "httproutes")
+    await kube.create(route, {"metadata": {"name": "r"}, "spec": {"hostnames": ["a.example"]}}, "default")
+    with pytest.raises(ApiError) as info:
+        await kube.patch(route, "r", {"spec": {"hostnames": ["b"]}}, "strategic", namespace="default")
+    assert info.value.code == 415
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "httproutes.gateway.networking.k8s.io"},
+           "spec": {"group": "gateway.networking.k8s.io", "scope": "Namespaced",
+                    "names": {"plural": "httproutes", "kind": "HTTPRoute", "shortNames": ["hr"]},
+                    "versions": [{"name": "v1", "served": True, "storage": True, "subresources": {"status": {}}}]}}
+    await kube.create(CRD, crd)
+    assert api.resolve("gateway.networking.k8s.io/v1", "httproutes").short_names == ("hr",)
+    assert [o["metadata"]["name"] for o in (await kube.list(route)).items] == ["r"], "objects are kept"
