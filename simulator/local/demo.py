@@ -82,7 +82,9 @@ class Demo:
             self.out(f"demo: the local stack failed: {exc}")
             return EXIT_STACK
         finally:
-            self.step("stopped: controller, HAProxy pods, echo servers and the fake API are down")
+            codes = [c.returncode for c in stack.controllers if c is not None]
+            self.step("stopped: controller, HAProxy pods, echo servers and the fake API are down"
+                      + (f" (controller exit code {', '.join(map(str, codes))})" if codes else ""))
 
     async def _story(self, stack: LocalStack) -> int:
         opts = self.options
@@ -112,6 +114,7 @@ class Demo:
         if not await self._traffic_on_all_pods(stack, first, opts.timeout):
             return EXIT_NO_TRAFFIC
         self._summaries(stack)
+        self._published(stack)
 
         self.step(f"scaling: adding {echoes[2].name} to the EndpointSlice (expect a runtime update, no reload)")
         before = {pod.name: (pod.counters()["reloads"], await pod.worker_pids()) for pod in stack.pods}
@@ -172,6 +175,23 @@ class Demo:
         for pod in stack.pods:
             for line in pod_summary(pod):
                 self.out(f"    {line}")
+
+    def _published(self, stack: LocalStack) -> None:
+        """What the controller wrote back to the API: its HAProxyCfg and the Ingress status."""
+        published = stack.published_config()
+        if published is None:
+            self.out("  HAProxyCfg: not published (yet)")
+        else:
+            same = all(published == stack.deployed_config(i) for i in range(len(stack.pods)))
+            self.out(f"  HAProxyCfg {stack.options.namespace}/{stack.options.config_name}-haproxycfg: "
+                     f"{len(published)} bytes, {'identical to' if same else 'differs from'} every pod's config")
+        rt = stack.kube.types.by_kind("networking.k8s.io/v1", "Ingress")
+        assert rt is not None
+        ingress = stack.kube.get(rt, APP_NAMESPACE, APP_SERVICE)
+        addresses = [e.get("ip") or e.get("hostname") for e in
+                     ((ingress.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []]
+        shown = ", ".join(map(str, addresses)) or "- (not written yet)"
+        self.out(f"  Ingress {APP_NAMESPACE}/{APP_SERVICE} status.loadBalancer: {shown}")
 
     def _hits(self, echoes: Sequence[EchoServer]) -> None:
         self.out("  requests served per echo backend: " + ", ".join(f"{e.name} {e.hits}" for e in echoes))
