@@ -32,6 +32,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--requests", type=int, default=6, help="requests per traffic check and pod (default 6)")
     parser.add_argument("--log-level", default="info", help="the controller's LOG_LEVEL (default info)")
     parser.add_argument("--quiet", action="store_true", help="do not stream the controller's log")
+    parser.add_argument("--haproxy-log", action="store_true",
+                        help="also stream each HAProxy pod's log (one line per request: frontend, backend/server)")
     parser.add_argument("--controller-command", default=None,
                         help="command line that starts the controller (default: this Python's `haptic run "
                              "--bind-address 127.0.0.1 --haproxy-binary <haproxy>`)")
@@ -44,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     command = shlex.split(args.controller_command) if args.controller_command else None
     options = DemoOptions(pods=args.pods, timeout=args.timeout, stay=args.stay, show_controller_log=not args.quiet,
+                          show_haproxy_log=args.haproxy_log,
                           log_level=args.log_level, controller_command=command,
                           requests=max(args.requests, 1))
     try:

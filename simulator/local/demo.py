@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from simulator.local import objects
 from simulator.local.echo import EchoServer
+from simulator.local.logs import LogFollower
 from simulator.local.network import NetworkError
 from simulator.local.stack import LocalStack, StackOptions
 from simulator.local.summary import pod_summary
@@ -34,6 +35,7 @@ class DemoOptions:
     timeout: float = 90.0  # seconds for the first deployment; later steps get half
     stay: bool = False  # keep the stack up after the story until interrupted
     show_controller_log: bool = True
+    show_haproxy_log: bool = False  # each pod's haproxy log (request lines name frontend, backend, server)
     log_level: str = "info"
     controller_command: Sequence[str] | None = None  # None: the stack's `haptic run`
     requests: int = 6
@@ -61,6 +63,9 @@ class Demo:
         if self.options.show_controller_log:
             self.out(f"  controller | {line}")
 
+    def _haproxy_line(self, name: str, line: str) -> None:
+        self.out(f"  {name} | {line}")
+
     async def run(self) -> int:
         opts = self.options
         stack_options = StackOptions(pods=opts.pods, log_level=opts.log_level, sink=self._controller_line,
@@ -77,7 +82,14 @@ class Demo:
             async with stack:
                 if opts.after_start is not None:
                     opts.after_start()
-                return await self._story(stack)
+                followers = [LogFollower(pod.name, pod.log_path, self._haproxy_line) for pod in stack.pods]
+                for follower in followers if opts.show_haproxy_log else []:
+                    follower.start()
+                try:
+                    return await self._story(stack)
+                finally:
+                    for follower in followers if opts.show_haproxy_log else []:
+                        await follower.stop()
         except (OSError, RuntimeError) as exc:
             self.out(f"demo: the local stack failed: {exc}")
             return EXIT_STACK

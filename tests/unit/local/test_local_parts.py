@@ -4,12 +4,14 @@ the embedded demo config, loopback address allocation."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 
 from haptic.config.models import load_config
 from haptic.templating.libraries import expand_libraries
 from simulator.local import objects
+from simulator.local.logs import LogFollower
 from simulator.local.network import LoopbackNetwork, NetworkError
 from simulator.local.pod import LocalHAProxyPod, translate_for_pod
 from simulator.local.summary import config_shape
@@ -116,3 +118,19 @@ def test_loopback_blocks_are_distinct_and_bounded() -> None:
         first.echo_ip(200)
     port = first.free_port([first.pod_ip(0), first.pod_ip(1)])
     assert 0 < port < 65536
+
+
+async def test_log_follower_hands_over_whole_new_lines(tmp_path: Path) -> None:
+    log = tmp_path / "haproxy.log"
+    log.write_text("old line\n")
+    seen: list[tuple[str, str]] = []
+    follower = LogFollower("haproxy-0", log, lambda name, line: seen.append((name, line)), interval=3600)
+    follower.start()
+    with log.open("a") as handle:
+        handle.write("first\nsecond half")
+    follower.poll()
+    assert seen == [("haproxy-0", "first")]
+    with log.open("a") as handle:
+        handle.write("-done\n")
+    await follower.stop()
+    assert seen == [("haproxy-0", "first"), ("haproxy-0", "second half-done")]
