@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from haptic.k8s.api import JSON
+from haptic.templating.libraries import expand_libraries
 
 LIBRARIES_ANNOTATION = "haproxy-haptic.org/template-libraries"
 INGRESS_CONTROLLER = "haproxy-haptic.org/controller"
@@ -57,6 +58,20 @@ def demo_template_config(name: str, ns: str, *, pod_labels: Mapping[str, str], d
             }},
         },
     }
+
+
+def expand_template_libraries(cr: Mapping[str, Any]) -> JSON:
+    """``cr`` with the template libraries its annotation names merged into its spec, annotation removed.
+
+    A real API server checks custom resources against the CRD schema, which requires
+    ``spec.watchedResources`` and ``spec.haproxyConfig``: library-based configs are applied expanded."""
+    result = expand_libraries(cr)
+    metadata = result.get("metadata") or {}
+    annotations = metadata.get("annotations") or {}
+    annotations.pop(LIBRARIES_ANNOTATION, None)
+    if not annotations:
+        metadata.pop("annotations", None)
+    return result
 
 
 def service(name: str, ns: str, *, port: int = 80, target_port: int | str = "http") -> JSON:

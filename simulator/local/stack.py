@@ -163,10 +163,11 @@ class LocalStack:
         opts = self.options
         if opts.template_config is not None:
             return opts.template_config
-        return objects.demo_template_config(
+        # Expanded, as a real API server (CRD schema) needs it; the controller would expand it too.
+        return objects.expand_template_libraries(objects.demo_template_config(
             opts.config_name, opts.namespace, pod_labels=POD_LABELS, dataplane_port=self.dataplane_port,
             http_port=self.http_port, https_port=self.https_port, stats_port=self.stats_port,
-            secret_name=opts.secret_name, ingress_class_name=opts.ingress_class, server_slots=opts.server_slots)
+            secret_name=opts.secret_name, ingress_class_name=opts.ingress_class, server_slots=opts.server_slots))
 
     def controller_env(self, replica: int = 0) -> dict[str, str]:
         opts = self.options

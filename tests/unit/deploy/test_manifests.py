@@ -3,16 +3,19 @@ names, labels, ports, directories, sockets and the RBAC rules the watched resour
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 import yaml
 
 from haptic.config.models import HAProxyTemplateConfig, load_config
-from haptic.templating.libraries import expand_libraries
+from haptic.templating.libraries import LIBRARIES_ANNOTATION, expand_libraries
 from haptic.validation.config_file import compile_config
+from simulator.local import objects
 
 DEPLOY = Path(__file__).resolve().parents[3] / "deploy"
 JSON = dict[str, Any]
@@ -166,3 +169,40 @@ def test_controller_image_carries_haproxy_for_validation() -> None:
     assert "FROM python:3.11-slim" in dockerfile
     assert "install -y --no-install-recommends haproxy" in dockerfile
     assert 'ENTRYPOINT ["haptic"]' in dockerfile
+
+
+def crd_schema(plural: str) -> JSON:
+    crd = documents(DEPLOY / "crds" / f"haproxy-haptic.org_{plural}.yaml")[0]
+    schema: JSON = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    return schema
+
+
+@pytest.mark.parametrize("source", ["deploy", "demo"])
+def test_configs_pass_the_crd_schema(source: str) -> None:
+    """What the API server would check on create (the structural schema; x-kubernetes-* keys aside)."""
+    cr = config_cr() if source == "deploy" else objects.expand_template_libraries(objects.demo_template_config(
+        "cfg", "haptic", pod_labels={"app": "haproxy"}, dataplane_port=5001, http_port=5002, https_port=5003,
+        stats_port=5004, secret_name="creds"))
+    jsonschema.validate(cr, crd_schema("haproxytemplateconfigs"))
+    broken = {**cr, "spec": {**cr["spec"], "dataplane": {"port": 70000}}}
+    with pytest.raises(jsonschema.ValidationError, match="70000"):
+        jsonschema.validate(broken, crd_schema("haproxytemplateconfigs"))
+
+
+def test_library_based_configs_need_expanding_for_a_real_api_server() -> None:
+    short = documents(DEPLOY / "config" / "haproxytemplateconfig.yaml")[0]
+    with pytest.raises(jsonschema.ValidationError, match="is a required property"):
+        jsonschema.validate(short, crd_schema("haproxytemplateconfigs"))
+
+
+def test_the_deployed_config_is_the_expanded_source() -> None:
+    spec = importlib.util.spec_from_file_location("expand", DEPLOY.parent / "scripts" / "expand_template_config.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    source = "deploy/config/haproxytemplateconfig.yaml"
+    expected = module.render(source, documents(DEPLOY / "config" / "haproxytemplateconfig.yaml")[0])
+    assert (DEPLOY / "haproxytemplateconfig.yaml").read_text() == expected, (
+        "deploy/haproxytemplateconfig.yaml is stale; run: python scripts/expand_template_config.py "
+        f"{source} > deploy/haproxytemplateconfig.yaml")
+    assert LIBRARIES_ANNOTATION not in str(config_cr())
