@@ -61,4 +61,9 @@ def pod_summary(pod: LocalHAProxyPod) -> list[str]:
     stored = [f"{kind}/{name}" for kind, files in sorted(pod.storage.files.items()) for name in sorted(files)]
     if stored:
         lines.append(f"  files: {', '.join(stored)}")
+    for name, stored_file in sorted(pod.storage.files.get("maps", {}).items()):
+        entries = [line.strip() for line in stored_file.content.splitlines() if line.strip()]
+        if entries:
+            more = f" (+{len(entries) - 3} more)" if len(entries) > 3 else ""
+            lines.append(f"  map {name}: {'; '.join(entries[:3])}{more}")
     return lines
