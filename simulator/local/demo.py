@@ -8,7 +8,9 @@ stack could not start. Everything it prints goes through ``out`` (one line per c
 from __future__ import annotations
 
 import asyncio
+import os
 import shlex
+import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -127,6 +129,15 @@ class Demo:
             return EXIT_NO_TRAFFIC
         self._summaries(stack)
         self._published(stack)
+        await self._kubectl(stack, "-n", APP_NAMESPACE, "get", "ingress", "-o", "custom-columns=INGRESS:.metadata.name,"
+                            "CLASS:.spec.ingressClassName,HOSTS:.spec.rules[*].host,"
+                            "ADDRESS:.status.loadBalancer.ingress[*].ip")
+        await self._kubectl(stack, "-n", stack.options.namespace, "get", "haproxytemplateconfigs,haproxycfgs")
+        await self._kubectl(stack, "-n", stack.options.namespace, "get", "pods", "-o",
+                            "custom-columns=POD:.metadata.name,IP:.status.podIP,"
+                            "DATAPLANE-PORT:.spec.containers[1].ports[0].containerPort")
+        await self._kubectl(stack, "-n", stack.options.namespace, "get", "leases", "-o",
+                            "custom-columns=LEASE:.metadata.name,HOLDER:.spec.holderIdentity")
 
         self.step(f"scaling: adding {echoes[2].name} to the EndpointSlice (expect a runtime update, no reload)")
         before = {pod.name: (pod.counters()["reloads"], await pod.worker_pids()) for pod in stack.pods}
@@ -204,6 +215,19 @@ class Demo:
                      ((ingress.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []]
         shown = ", ".join(map(str, addresses)) or "- (not written yet)"
         self.out(f"  Ingress {APP_NAMESPACE}/{APP_SERVICE} status.loadBalancer: {shown}")
+
+    async def _kubectl(self, stack: LocalStack, *args: str) -> None:
+        """Shows the fake API through the real kubectl (skipped when it is not installed)."""
+        binary = shutil.which("kubectl")
+        if binary is None or stack.kubeconfig is None:
+            return
+        self.out(f"  $ kubectl {' '.join(args)}")
+        process = await asyncio.create_subprocess_exec(
+            binary, "--request-timeout=10s", *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+            env={**os.environ, "KUBECONFIG": str(stack.kubeconfig)})
+        output, _ = await process.communicate()
+        for line in output.decode(errors="replace").splitlines():
+            self.out(f"    {line}")
 
     def _hits(self, echoes: Sequence[EchoServer]) -> None:
         self.out("  requests served per echo backend: " + ", ".join(f"{e.name} {e.hits}" for e in echoes))

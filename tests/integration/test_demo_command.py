@@ -60,6 +60,7 @@ def test_demo_once_runs_the_whole_story(haproxy_bin: str) -> None:
     assert re.search(r"\[ok \] haproxy-1: .*echo-1 x\d, echo-2 x\d, echo-3 x\d", output)
     assert "(no reload)" in output and "RELOADED" not in output
     assert "HAProxyCfg haptic/haptic-config-haproxycfg: " in output  # read back from the fake API
+    assert re.search(r"haptic-leader\s+haptic-controller-0", output)  # real kubectl against the fake API
     assert "  controller | " in output  # the controller's log is streamed
     assert [pid for pid in pids_in(output) if alive(pid)] == []
 
