@@ -12,7 +12,7 @@ import os
 import shlex
 import shutil
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from simulator.local import objects
 from simulator.local.echo import EchoServer
@@ -41,7 +41,6 @@ class DemoOptions:
     log_level: str = "info"
     controller_command: Sequence[str] | None = None  # None: the stack's `haptic run`
     requests: int = 6
-    stack_overrides: dict[str, object] = field(default_factory=dict)
     # Called once the stack runs: the servers it started may have installed signal handlers of their
     # own (uvicorn does), so the caller re-installs its Ctrl-C handling here.
     after_start: Callable[[], None] | None = None
@@ -72,8 +71,6 @@ class Demo:
         opts = self.options
         stack_options = StackOptions(pods=opts.pods, log_level=opts.log_level, sink=self._controller_line,
                                      controller_command=opts.controller_command)
-        for key, value in opts.stack_overrides.items():
-            setattr(stack_options, key, value)
         self.step(f"starting the local stack: fake Kubernetes API, {opts.pods} HAProxy pod(s), the controller")
         try:
             stack = LocalStack(stack_options)
