@@ -4,18 +4,31 @@ the fake Kubernetes API (server-side dry run, then for real), haproxy accepts th
 from __future__ import annotations
 
 import os
+import shutil
+import signal
+import socket
 import subprocess
+import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 import yaml
 
 from simulator.kube import BackgroundServer, FakeKubeAPI, write_kubeconfig
 from simulator.local.cluster_types import LOCAL_TYPES
+from simulator.local.pod import translate_for_pod
 
 pytestmark = pytest.mark.kubectl
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 @pytest.fixture
@@ -78,3 +91,40 @@ def test_bootstrap_haproxy_config_is_valid(haproxy_bin: str) -> None:
     done = subprocess.run([haproxy_bin, "-c", "-f", str(DEPLOY / "haproxy" / "haproxy.cfg")], capture_output=True,
                           text=True, timeout=30, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.haproxy
+def test_haproxy_container_command_runs_with_a_master_socket(haproxy_bin: str, tmp_path: Path) -> None:
+    """The haproxy container's arguments, run for real (paths moved into tmp_path, the stats port made
+    free and loopback-only): master-worker mode with the master CLI the dataplaneapi sidecar uses."""
+    deployment = next(d for d in yaml.safe_load_all((DEPLOY / "haproxy" / "haproxy.yaml").read_text())
+                      if d and d["kind"] == "Deployment")
+    container = next(c for c in deployment["spec"]["template"]["spec"]["containers"] if c["name"] == "haproxy")
+    port = free_port()
+    config = translate_for_pod((DEPLOY / "haproxy" / "haproxy.cfg").read_text().replace(":8404", f":{port}"),
+                               pod_ip="127.0.0.1", storage_root=str(tmp_path))
+    (tmp_path / "haproxy.cfg").write_text(config)
+    run_dir = tempfile.mkdtemp(prefix="hx-")  # unix socket paths must stay short (about 100 bytes)
+    args = [a.replace("/var/run/haproxy", run_dir).replace("/etc/haproxy", str(tmp_path))
+            for a in container["args"]]
+    process = subprocess.Popen([haproxy_bin, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               start_new_session=True)
+    try:
+        master = f"{run_dir}/master.sock"
+        answer = ""
+        for _ in range(100):
+            try:
+                with socket.socket(socket.AF_UNIX) as sock:
+                    sock.connect(master)
+                    sock.sendall(b"show proc\n")
+                    answer = sock.recv(65536).decode()
+                break
+            except OSError:
+                time.sleep(0.05)
+        assert "master" in answer and "worker" in answer, answer
+        health = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5)
+        assert health.status_code == 200 and health.text.strip() == "ok"
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(10)
+        shutil.rmtree(run_dir, ignore_errors=True)
