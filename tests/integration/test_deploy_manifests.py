@@ -128,3 +128,28 @@ def test_haproxy_container_command_runs_with_a_master_socket(haproxy_bin: str, t
         os.killpg(process.pid, signal.SIGTERM)
         process.wait(10)
         shutil.rmtree(run_dir, ignore_errors=True)
+
+
+@pytest.mark.parametrize("password", ["plain", "p@ss'w\"o|r&d\\x/y #z: *q", "- [not, a, list]"])
+def test_bootstrap_init_container_writes_the_credentials_verbatim(tmp_path: Path, password: str) -> None:
+    """The init container's script, run by /bin/sh with its paths moved into tmp_path: the dataplaneapi
+    config it writes holds the Secret's values exactly, whatever characters they contain."""
+    deployment = next(d for d in yaml.safe_load_all((DEPLOY / "haproxy" / "haproxy.yaml").read_text())
+                      if d and d["kind"] == "Deployment")
+    init = deployment["spec"]["template"]["spec"]["initContainers"][0]
+    script = init["command"][-1]
+    config_dir = tmp_path / "config"
+    config_dir.mkdir()
+    for name in ("haproxy.cfg", "dataplaneapi.yaml"):
+        (config_dir / name).write_text((DEPLOY / "haproxy" / name).read_text())
+    for mount in ("/etc/dataplaneapi", "/etc/haproxy", "/var/lib/dataplaneapi"):
+        script = script.replace(mount, str(tmp_path / mount.strip("/").replace("/", "-")))
+    script = script.replace("/config/", f"{config_dir}/")
+    (tmp_path / "etc-dataplaneapi").mkdir()
+    done = subprocess.run(["/bin/sh", "-ec", script], env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                          "DATAPLANE_USERNAME": "admin", "DATAPLANE_PASSWORD": password},
+                          capture_output=True, text=True, timeout=30, check=False)
+    assert done.returncode == 0, done.stderr
+    written = yaml.safe_load((tmp_path / "etc-dataplaneapi" / "dataplaneapi.yaml").read_text())
+    assert written["dataplaneapi"]["user"] == [{"name": "admin", "password": password, "insecure": True}]
+    assert (tmp_path / "etc-haproxy" / "maps").is_dir() and (tmp_path / "etc-haproxy" / "haproxy.cfg").is_file()
