@@ -13,6 +13,7 @@ subprocess), kopf or the kubernetes client.
 """
 
 from .echo import EchoServer
+from .events import LoggedEvent, events_from_log
 from .network import LoopbackNetwork
 from .pod import LocalHAProxyPod
 from .process import ControllerProcess
@@ -24,8 +25,10 @@ __all__ = [
     "EchoServer",
     "LocalHAProxyPod",
     "LocalStack",
+    "LoggedEvent",
     "LoopbackNetwork",
     "StackOptions",
     "TrafficReport",
+    "events_from_log",
     "probe",
 ]

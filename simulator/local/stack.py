@@ -13,12 +13,13 @@ its watches like any other client's writes. ``kubeconfig`` is written for kubect
 
 A scenario runner's ``local`` backend maps onto it: setup -> ``StackOptions(pods, replicas,
 template_config=..., seed=...)`` then ``apply`` per object; ``apply``/``delete``/``patch``;
-``advance`` -> real sleep; ``settle`` -> poll until ``published_config()`` is deployed on every pod
-(``deployed_config(i)``; runtime updates rewrite server lines); kube faults -> ``stack.kube.faults``,
-``stack.kube.compact()``/``drop_watches()``; Dataplane faults -> ``stack.pods[i].fake`` (``inject_errors``,
-``slow_down``, ``conflict_storm``, ``fail_next_reloads``); ``restart_controller(i)``, ``restart_pod(i)``;
-observations -> ``pods[i].counters()`` (reloads, runtime updates), ``pods[i].storage``, ``metrics(i)``,
-each replica's log lines (``controllers[i].lines``) and ``probe``/``wait_for_traffic`` for traffic checks.
+``advance`` -> real sleep; ``settle`` -> ``settle()`` (the published config runs on every pod, in
+substance: ``out_of_sync()``); events -> ``events.events_from_log(controllers[i].lines)``;
+kube faults -> ``stack.kube.faults``, ``stack.kube.compact()``/``drop_watches()``; Dataplane faults ->
+``stack.pods[i].fake`` (``inject_errors``, ``slow_down``, ``conflict_storm``, ``fail_next_reloads``);
+``restart_controller(i)``, ``restart_pod(i)``; observations -> ``pods[i].counters()`` (reloads,
+runtime updates), ``pods[i].storage``, ``metrics(i)``, each replica's log lines
+(``controllers[i].lines``) and ``probe``/``wait_for_traffic`` for traffic checks.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ import httpx
 import zstandard
 
 from haptic.config.crds import all_crds
+from haptic.dataplane import plan
 from haptic.k8s.api import JSON, NotFound
 from simulator.kube import FakeKubeAPI, KubeHTTPServer, write_kubeconfig
 from simulator.local import objects
@@ -349,6 +351,32 @@ class LocalStack:
         if spec.get("compressed"):
             content = zstandard.ZstdDecompressor().decompress(base64.b64decode(content)).decode()
         return content
+
+    def out_of_sync(self) -> list[str] | None:
+        """Pods whose configuration differs in substance from the published one (the planner finds an
+        operation; runtime updates rewrite server lines, text equality is too strict); None before a
+        configuration was published."""
+        published = self.published_config()
+        if published is None:
+            return None
+        return [pod.name for index, pod in enumerate(self.pods)
+                if plan(self.deployed_config(index), published).operations]
+
+    async def settle(self, within: float = 30.0, *, quiet: float = 1.0) -> bool:
+        """Waits until every pod runs the published configuration and nothing changed for ``quiet``
+        seconds (published checksum, pods' versions); False when ``within`` passes first."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + within
+        last: tuple[object, ...] | None = None
+        stable_since = loop.time()
+        while loop.time() < deadline:
+            state = (self.published_config(), tuple(pod.fake.version for pod in self.pods))
+            if state != last:
+                last, stable_since = state, loop.time()
+            elif self.out_of_sync() == [] and loop.time() - stable_since >= quiet:
+                return True
+            await asyncio.sleep(0.1)
+        return False
 
     def patch(self, api_version: str, kind: str, ns: str | None, name: str, patch_type: str, body: object) -> JSON:
         """``merge``, ``json``, ``strategic`` or ``apply`` patch, as a client would send it."""

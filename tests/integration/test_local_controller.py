@@ -10,6 +10,7 @@ import pytest
 
 from haptic import commands as haptic_commands
 from simulator.local import LocalStack, StackOptions, TrafficReport, objects
+from simulator.local.events import events_from_log
 
 pytestmark = pytest.mark.haproxy
 HOST = "ha.local.test"
@@ -53,12 +54,18 @@ async def test_replicas_deploy_publish_and_survive_a_leader_stop(stack: LocalSta
     stack.apply(objects.ingress("web", "apps", HOST, "web"))
     await wait_all(stack, served_by("echo-1"))
 
+    assert await stack.settle(within=30)
+    assert stack.out_of_sync() == []
     published = stack.published_config()
     assert published is not None and "backend ing_apps_web_web_80" in published
     assert stack.deployed_config(0) == stack.deployed_config(1)
     first = leader(stack)
     assert "haptic_" in await stack.metrics(first)
 
+    leader_process = stack.controllers[first]
+    assert leader_process is not None
+    completed = [e for e in events_from_log(leader_process.lines) if e.type == "deployment.completed"]
+    assert completed and completed[-1].fields["succeeded"] == "2" and completed[-1].fields["failed"] == "0"
     code = await stack.stop_controller(first)
     assert code == 0
     stack.set_endpoints("web", "apps", echoes)

@@ -11,6 +11,7 @@ import pytest
 from haptic.config.models import load_config
 from haptic.templating.libraries import expand_libraries
 from simulator.local import objects
+from simulator.local.events import events_from_log
 from simulator.local.logs import LogFollower
 from simulator.local.network import LoopbackNetwork, NetworkError
 from simulator.local.pod import LocalHAProxyPod, translate_for_pod
@@ -134,3 +135,18 @@ async def test_log_follower_hands_over_whole_new_lines(tmp_path: Path) -> None:
         handle.write("-done\n")
     await follower.stop()
     assert seen == [("haproxy-0", "first"), ("haproxy-0", "second half-done")]
+
+
+def test_domain_events_are_read_back_from_the_controller_log() -> None:
+    lines = [
+        'time=2026-01-01T00:00:01.000Z level=info logger=haptic.run msg="serving http://127.0.0.1:1"',
+        'time=2026-01-01T00:00:02.000Z level=info logger=haptic.events msg="deployment.completed total=2 '
+        'succeeded=2 failed=0 reason=\\"a b\\""',
+        "time=2026-01-01T00:00:03.000Z level=info logger=haptic.events msg=\"index.synchronized  correlation_id=x\"",
+        "not logfmt at all",
+    ]
+    events = events_from_log(lines)
+    assert [(e.time, e.type) for e in events] == [("2026-01-01T00:00:02.000Z", "deployment.completed"),
+                                                  ("2026-01-01T00:00:03.000Z", "index.synchronized")]
+    assert events[0].fields == {"total": "2", "succeeded": "2", "failed": "0", "reason": "a b"}
+    assert events[1].fields == {"correlation_id": "x"}
