@@ -35,7 +35,6 @@ from haptic.core import Component, Event, EventBus
 from haptic.k8s.api import JSON, ResourceRef, Selectors
 from haptic.templating.engine import compile_templates
 from haptic.templating.errors import TemplatingError
-from haptic.templating.libraries import LibraryError, expand_libraries
 
 
 def secret_fingerprint(secret: JSON) -> str:
@@ -52,10 +51,7 @@ def config_version(obj: JSON) -> str:
 def validate_config_object(obj: JSON, name: str) -> tuple[Any, list[str]]:
     """(config, []) when the object is a usable HAProxyTemplateConfig, (None, errors) otherwise."""
     try:
-        # Template libraries named by annotation are merged under the spec, as `haptic validate` does.
-        config = load_config(expand_libraries(obj))
-    except LibraryError as exc:
-        return None, [f"HAProxyTemplateConfig {name}: metadata.annotations: {exc}"]
+        config = load_config(obj)
     except ConfigError as exc:
         return None, [str(exc)]
     try:
