@@ -19,6 +19,7 @@ from haptic.k8s.api import JSON
 from simulator.dataplane.haproxy_driver import HAProxyDriver
 from simulator.dataplane.http_server import RunningServer, serve
 from simulator.dataplane.instance import FakeDataplane, InstanceOptions
+from simulator.dataplane.local_version import local_api_version
 from simulator.dataplane.process_runner import AsyncProcessRunner, ProcessRunner
 from simulator.dataplane.storage import Storage
 
@@ -87,7 +88,9 @@ class LocalHAProxyPod:
             haproxy_dir = Path(self._short_dir)
         self.driver = PodHAProxyDriver(haproxy_bin, haproxy_dir, AsyncProcessRunner(), pod_ip=ip,
                                        storage_root=storage_root)
-        options = InstanceOptions(name=name, username=username, password=password, reload_delay=reload_delay)
+        # The controller admits only Dataplanes reporting its own haproxy's major.minor.
+        options = InstanceOptions(name=name, username=username, password=password, reload_delay=reload_delay,
+                                  api_version=local_api_version(haproxy_bin))
         self.fake = FakeDataplane(options, driver=self.driver, storage=self.storage)
         self._server: RunningServer | None = None
         self.restarts = 0
