@@ -1,16 +1,85 @@
-"""Auxiliary files rendered beside ``haproxy.cfg``: maps, general files, certificates and crt-lists."""
+"""Auxiliary files deployed next to haproxy.cfg: maps, general files, SSL certificates, crt-lists.
+
+The renderer produces an ``AuxFiles``; the synchronizer consumes it. Pure data, no I/O.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from types import MappingProxyType
+
+
+def _frozen(value: Mapping[str, str]) -> Mapping[str, str]:
+    return MappingProxyType(dict(sorted(value.items())))
 
 
 @dataclass(frozen=True)
 class AuxFiles:
-    """Filename → content for every kind of auxiliary file HAProxy reads."""
+    """Filename -> content for each storage kind. Crt-lists are stored as general files."""
 
     maps: Mapping[str, str] = field(default_factory=dict)
     files: Mapping[str, str] = field(default_factory=dict)
     certificates: Mapping[str, str] = field(default_factory=dict)
     crt_lists: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in ("maps", "files", "certificates", "crt_lists"):
+            object.__setattr__(self, name, _frozen(getattr(self, name)))
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.maps or self.files or self.certificates or self.crt_lists)
+
+    def general_files(self) -> dict[str, str]:
+        """General files plus crt-lists: both go to general storage (the crt-list endpoint reloads)."""
+        merged = dict(self.files)
+        merged.update(self.crt_lists)
+        return dict(sorted(merged.items()))
+
+    def checksum(self) -> str:
+        """A stable digest of every name and content, for the "nothing changed" fast path."""
+        digest = hashlib.sha256()
+        for kind in ("maps", "files", "certificates", "crt_lists"):
+            for name, content in getattr(self, kind).items():
+                for part in (kind, name, content):
+                    digest.update(part.encode())
+                    digest.update(b"\0")
+        return digest.hexdigest()
+
+    def __repr__(self) -> str:
+        # Certificates hold private keys: the repr lists names only.
+        return (
+            f"AuxFiles(maps={list(self.maps)}, files={list(self.files)}, "
+            f"certificates={list(self.certificates)}, crt_lists={list(self.crt_lists)})"
+        )
+
+
+_UNSAFE_NAME = re.compile(r"[^a-zA-Z0-9_\-]+")
+
+
+def sanitize_storage_name(kind: str, name: str) -> str:
+    """The name the Dataplane API stores a file under: unsafe runs in the base name and extension
+    become ``_`` (so ``example.com.pem`` is stored as ``example_com.pem``); maps end in ``.map``."""
+    base, dot, ext = PurePosixPath(name).name.rpartition(".")
+    if not dot:
+        base, ext = ext, ""
+    clean = _UNSAFE_NAME.sub("_", base) + ("." + _UNSAFE_NAME.sub("_", ext) if ext else "")
+    if kind == "maps" and not clean.endswith(".map"):
+        clean += ".map"
+    return clean
+
+
+def parse_map_entries(content: str) -> list[tuple[str, str]]:
+    """``key value`` lines of a map file; blank and ``#`` lines skipped; the value is the rest."""
+    entries = []
+    for line in content.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        key, _, value = stripped.partition(" ")
+        entries.append((key, value.strip()))
+    return entries

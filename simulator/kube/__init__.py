@@ -1,1 +1,25 @@
-"""A fake Kubernetes API server: object store, watch, patch, apply, discovery, faults; in-process and over HTTP."""
+"""A fake Kubernetes API server: object store, watch, patch, apply, discovery, faults; in-process and over HTTP.
+
+``FakeKubeAPI`` (store and semantics), ``InProcessKubeClient`` (the ``haptic.k8s.api.KubeAPI`` port without
+sockets), ``KubeHTTPServer``/``serve`` (aiohttp on 127.0.0.1), ``BackgroundServer`` (the HTTP server in a
+thread, for synchronous clients), ``load_yaml``. Must not import kopf or the kubernetes client.
+"""
+
+from .background import BackgroundServer
+from .http_app import KubeHTTPServer, serve
+from .inprocess import InProcessKubeClient
+from .kubeconfig import kubeconfig_text, write_kubeconfig
+from .loading import load_documents, load_yaml
+from .store import FakeKubeAPI
+
+__all__ = [
+    "BackgroundServer",
+    "FakeKubeAPI",
+    "InProcessKubeClient",
+    "KubeHTTPServer",
+    "kubeconfig_text",
+    "load_documents",
+    "load_yaml",
+    "serve",
+    "write_kubeconfig",
+]

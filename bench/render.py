@@ -1,0 +1,143 @@
+"""Render (and haproxy -c) figures for the Ingress library at 300 / 3,000 / 10,000 Ingresses.
+
+Each Ingress has one host and one path, its own Service and an EndpointSlice with 3 endpoints.
+Prints render time (best of 3 after a warm-up), haproxy -c time, and the peak RSS of a child process
+per size (measured with resource.getrusage in a fresh interpreter so sizes do not add up).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from typing import Any
+
+from haptic.k8s.store import ResourceStore
+from haptic.templating.engine import RenderInputs, TemplateEngine, TemplateSet
+from haptic.templating.libraries import load_library
+from haptic.validation.haproxy_check import HAProxyValidator
+
+
+def ingress(i: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "Ingress",
+        "metadata": {"namespace": f"ns{i % 50}", "name": f"app{i}"},
+        "spec": {
+            "ingressClassName": "haptic",
+            "rules": [
+                {
+                    "host": f"app{i}.example.test",
+                    "http": {
+                        "paths": [
+                            {
+                                "path": f"/p{i}",
+                                "pathType": "Prefix",
+                                "backend": {"service": {"name": f"svc{i}", "port": {"number": 80}}},
+                            }
+                        ]
+                    },
+                }
+            ],
+        },
+    }
+
+
+def service(i: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"namespace": f"ns{i % 50}", "name": f"svc{i}"},
+        "spec": {"ports": [{"name": "http", "port": 80, "targetPort": 8080}]},
+    }
+
+
+def slice_(i: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "discovery.k8s.io/v1",
+        "kind": "EndpointSlice",
+        "metadata": {
+            "namespace": f"ns{i % 50}",
+            "name": f"svc{i}-x",
+            "labels": {"kubernetes.io/service-name": f"svc{i}"},
+        },
+        "addressType": "IPv4",
+        "ports": [{"name": "http", "port": 8080}],
+        "endpoints": [
+            {"addresses": [f"10.{i // 250 % 250}.{i % 250}.{k}"], "conditions": {"ready": True}} for k in (1, 2, 3)
+        ],
+    }
+
+
+def build(n: int) -> tuple[TemplateEngine, RenderInputs]:
+    lib = load_library("ingress")
+    spec = TemplateSet(
+        haproxy_config=TemplateSet.from_spec(_Spec(lib)).haproxy_config,
+        snippets=TemplateSet.from_spec(_Spec(lib)).snippets,
+        maps=TemplateSet.from_spec(_Spec(lib)).maps,
+    )
+    engine = TemplateEngine(spec)
+    stores = {
+        name: ResourceStore(name, w["indexBy"], w.get("fieldSelector"), lib.get("watchedResourcesIgnoreFields", []))
+        for name, w in lib["watchedResources"].items()
+    }
+    for i in range(n):
+        stores["ingresses"].apply(ingress(i))
+        stores["services"].apply(service(i))
+        stores["endpoints"].apply(slice_(i))
+    return engine, RenderInputs(stores=stores, extra_context=lib["templatingSettings"]["extraContext"])
+
+
+class _Spec:
+    def __init__(self, lib: dict[str, Any]) -> None:
+        self.haproxy_config = lib["haproxyConfig"]
+        self.template_snippets = lib["templateSnippets"]
+        self.maps = lib.get("maps", {})
+        self.files = lib.get("files", {})
+        self.ssl_certificates = lib.get("sslCertificates", {})
+
+
+def measure(n: int) -> dict[str, Any]:
+    engine, inputs = build(n)
+    engine.render(inputs)
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        result = engine.render(inputs)
+        times.append(time.perf_counter() - start)
+    figures: dict[str, Any] = {"ingresses": n, "render_ms": round(min(times) * 1000, 1)}
+    figures["config_bytes"] = len(result.config)
+    haproxy = shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin")
+    if haproxy:
+        start = time.perf_counter()
+        check = HAProxyValidator(haproxy).validate(result.config, result.aux)
+        figures["haproxy_c_ms"] = round((time.perf_counter() - start) * 1000, 1)
+        figures["haproxy_valid"] = check.valid
+    figures["peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    return figures
+
+
+def main() -> int:
+    if len(sys.argv) > 1:
+        print(json.dumps(measure(int(sys.argv[1]))))
+        return 0
+    print(f"{'ingresses':>10} {'render ms':>10} {'haproxy -c ms':>14} {'valid':>6} {'peak RSS MiB':>13} {'cfg KiB':>8}")
+    for n in (300, 3000, 10000):
+        out = subprocess.run([sys.executable, __file__, str(n)], capture_output=True, text=True, env=os.environ)
+        if out.returncode != 0:
+            print(out.stderr)
+            return 1
+        f = json.loads(out.stdout)
+        print(
+            f"{f['ingresses']:>10} {f['render_ms']:>10} {f.get('haproxy_c_ms', '-'):>14} "
+            f"{f.get('haproxy_valid', '-')!s:>6} {f['peak_rss_mib']:>13} {f['config_bytes'] // 1024:>8}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

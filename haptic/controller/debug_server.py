@@ -1,0 +1,355 @@
+"""The controller's HTTP introspection: health, readiness, Prometheus metrics and debug variables.
+
+Endpoints (all JSON except ``/metrics``):
+
+- ``/healthz`` (alias ``/health``): the provider's ``haptic.core.HealthReport`` as ``{"status":
+  "ok"|"degraded", "components": {name: {"status", "healthy", "reason"}}}``, 503 when degraded;
+- ``/readyz``: the same shape from the readiness provider;
+- ``/metrics``: the Prometheus text format of the registry the metrics provider returns *now*;
+- ``/debug/vars``: the index of variable names; ``/debug/vars/all``: every variable;
+- ``/debug/vars/<name>`` with optional ``?field=<jsonpath>`` (kubectl style, ``{.a.b[0]}``);
+- ``/debug/events?limit=N&correlation_id=X``: recent events, newest last.
+
+The server holds *providers* (callables), never state, and ``DebugServer.providers`` can be replaced
+at any time (at reinitialization), so one server lives as long as the process. Every answer passes
+through a ``Redactor`` built from the secrets provider at request time: credentials never leave.
+
+The app is plain ASGI (Starlette): the simulator calls it in-process through ``httpx.ASGITransport``;
+``DebugServer`` serves it over TCP with uvicorn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import re
+import socket
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import uvicorn
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from haptic.controller.redaction import Redactor
+from haptic.core import Event, HealthReport, to_json_safe
+
+__all__ = [
+    "DebugProviders",
+    "DebugServer",
+    "EventRing",
+    "FieldPathError",
+    "build_debug_app",
+    "select_field",
+]
+
+_log = logging.getLogger(__name__)
+
+DEFAULT_EVENT_LIMIT = 100
+MAX_EVENT_LIMIT = 1000
+
+
+HealthProvider = Callable[[], HealthReport]
+EventsProvider = Callable[[int, str | None], Sequence[Mapping[str, Any]]]
+
+
+def _no_components() -> HealthReport:
+    return HealthReport(True, {})
+
+
+def _no_events(_limit: int, _correlation_id: str | None) -> Sequence[Mapping[str, Any]]:
+    return []
+
+
+def _no_secrets() -> Iterable[str]:
+    return ()
+
+
+@dataclass
+class DebugProviders:
+    """What the server shows, supplied by the controller. All are called per request."""
+
+    vars: Mapping[str, Callable[[], Any]] = field(default_factory=dict)
+    health: HealthProvider = _no_components
+    ready: HealthProvider = _no_components
+    events: EventsProvider = _no_events
+    metrics: Callable[[], CollectorRegistry] | None = None
+    secrets: Callable[[], Iterable[str]] = _no_secrets
+
+
+class EventRing:
+    """A bounded, in-order buffer of recent events for ``/debug/events`` (oldest dropped first)."""
+
+    def __init__(self, capacity: int = 1000) -> None:
+        self._items: deque[dict[str, Any]] = deque(maxlen=capacity)
+
+    def add(
+        self,
+        timestamp: str,
+        event_type: str,
+        summary: str = "",
+        details: Mapping[str, Any] | None = None,
+        correlation_id: str | None = None,
+    ) -> None:
+        self._items.append(
+            {
+                "timestamp": timestamp,
+                "type": event_type,
+                "summary": summary,
+                "details": dict(details or {}),
+                "correlation_id": correlation_id,
+            }
+        )
+
+    def last(self, limit: int, correlation_id: str | None = None) -> list[dict[str, Any]]:
+        items: Iterator[dict[str, Any]] = iter(self._items)
+        if correlation_id:
+            items = (e for e in self._items if e.get("correlation_id") == correlation_id)
+        selected = list(items)
+        return selected[-limit:] if limit > 0 else []
+
+    def add_event(self, event: Event, summary: str = "") -> None:
+        """Records a published bus event (envelope sealed); its fields become the details."""
+        data = event.to_dict()
+        details = {k: v for k, v in data.items() if k not in ("type", "timestamp", "correlation_id")}
+        moment = datetime.fromtimestamp(event.timestamp, UTC).isoformat()
+        self.add(moment, event.type, summary, details, event.correlation_id or None)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+# -- field selection (kubectl JSONPath subset) ---------------------------------------------------
+
+
+class FieldPathError(ValueError):
+    """A ``field`` expression that cannot be parsed or does not match."""
+
+
+_TOKEN = re.compile(r"\.(?P<name>[^.\[\]]+)|\[(?P<index>-?\d+)\]|\[(?P<star>\*)\]|\[['\"](?P<quoted>[^'\"]+)['\"]\]")
+
+
+def select_field(data: Any, expression: str) -> Any:
+    """Evaluates ``{.a.b[0]}`` / ``.a['b.c'][*].d`` on JSON-like data (``[*]`` yields a list)."""
+    expr = expression.strip()
+    if expr.startswith("{") and expr.endswith("}"):
+        expr = expr[1:-1].strip()
+    if expr.startswith("$"):
+        expr = expr[1:]
+    if expr in ("", "."):
+        return data
+    if not expr.startswith((".", "[")):
+        expr = "." + expr
+    steps: list[tuple[str, Any]] = []
+    pos = 0
+    while pos < len(expr):
+        match = _TOKEN.match(expr, pos)
+        if match is None:
+            raise FieldPathError(f"field {expression!r}: cannot parse at {expr[pos:]!r}")
+        if match["name"] is not None:
+            steps.append(("key", match["name"]))
+        elif match["quoted"] is not None:
+            steps.append(("key", match["quoted"]))
+        elif match["index"] is not None:
+            steps.append(("index", int(match["index"])))
+        else:
+            steps.append(("star", None))
+        pos = match.end()
+    return _walk(data, steps, expression)
+
+
+def _walk(data: Any, steps: list[tuple[str, Any]], expression: str) -> Any:
+    for i, (kind, arg) in enumerate(steps):
+        if kind == "star":
+            if isinstance(data, Mapping):
+                values = [data[k] for k in sorted(data, key=str)]
+            elif isinstance(data, list):
+                values = data
+            else:
+                raise FieldPathError(f"field {expression!r}: [*] on a {type(data).__name__}")
+            rest = steps[i + 1 :]
+            return [_walk(v, rest, expression) for v in values]
+        if kind == "key":
+            if not isinstance(data, Mapping) or arg not in data:
+                raise FieldPathError(f"field {expression!r}: no key {arg!r}")
+            data = data[arg]
+        else:
+            if not isinstance(data, list) or not -len(data) <= arg < len(data):
+                raise FieldPathError(f"field {expression!r}: no index {arg}")
+            data = data[arg]
+    return data
+
+
+# -- the app --------------------------------------------------------------------------------------
+
+
+class _State:
+    def __init__(self, providers: DebugProviders) -> None:
+        self.providers = providers
+
+    def redactor(self) -> Redactor:
+        # No try/except: if the secrets provider fails the request fails (500), it does not leak.
+        return Redactor(self.providers.secrets())
+
+
+def _json(state: _State, data: Any, status: int = 200) -> Response:
+    redacted = state.redactor().data(to_json_safe(data))
+    body = json.dumps(redacted, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    return Response(body, status_code=status, media_type="application/json")
+
+
+def _health(state: _State, provider: HealthProvider) -> Response:
+    try:
+        report = provider()
+    except Exception as exc:
+        body: dict[str, Any] = {
+            "status": "degraded",
+            "components": {"health-provider": {"status": "failed", "healthy": False, "reason": str(exc)}},
+        }
+        return _json(state, body, 503)
+    return _json(state, report.to_dict(), 200 if report.healthy else 503)
+
+
+def build_debug_app(providers: DebugProviders) -> Starlette:
+    """The ASGI app; ``app.state.debug.providers`` may be replaced while it serves."""
+    state = _State(providers)
+
+    async def healthz(_: Request) -> Response:
+        return _health(state, state.providers.health)
+
+    async def readyz(_: Request) -> Response:
+        return _health(state, state.providers.ready)
+
+    async def metrics(_: Request) -> Response:
+        provider = state.providers.metrics
+        if provider is None:
+            return Response("metrics are not enabled\n", status_code=404, media_type="text/plain")
+        text = generate_latest(provider()).decode("utf-8")
+        return Response(state.redactor().text(text), media_type=CONTENT_TYPE_LATEST)
+
+    async def vars_index(_: Request) -> Response:
+        names = sorted(state.providers.vars)
+        return _json(state, {"vars": names, "paths": [f"/debug/vars/{n}" for n in ["all", *names]]})
+
+    async def var(request: Request) -> Response:
+        name = request.path_params["name"]
+        available = state.providers.vars
+        try:
+            if name == "all" and "all" not in available:
+                value: Any = {n: to_json_safe(available[n]()) for n in sorted(available)}
+            elif name in available:
+                value = available[name]()
+            else:
+                return _json(state, {"error": f"unknown variable {name!r}", "vars": sorted(available)}, 404)
+        except Exception as exc:
+            return _json(state, {"error": f"variable {name!r} failed: {exc}"}, 500)
+        expression = request.query_params.get("field")
+        if expression:
+            # Redact before selecting, so a field path cannot reach around a masked subtree.
+            value = state.redactor().data(to_json_safe(value))
+            try:
+                value = select_field(value, expression)
+            except FieldPathError as exc:
+                return _json(state, {"error": str(exc)}, 400)
+        return _json(state, value)
+
+    async def events(request: Request) -> Response:
+        raw_limit = request.query_params.get("limit", str(DEFAULT_EVENT_LIMIT))
+        try:
+            limit = int(raw_limit)
+        except ValueError:
+            return _json(state, {"error": f"limit must be an integer, got {raw_limit!r}"}, 400)
+        limit = max(0, min(limit, MAX_EVENT_LIMIT))
+        correlation_id = request.query_params.get("correlation_id") or None
+        items = list(state.providers.events(limit, correlation_id))
+        return _json(state, {"count": len(items), "events": items})
+
+    app = Starlette(
+        routes=[
+            Route("/healthz", healthz),
+            Route("/health", healthz),
+            Route("/readyz", readyz),
+            Route("/metrics", metrics),
+            Route("/debug/vars", vars_index),
+            Route("/debug/vars/{name}", var),
+            Route("/debug/events", events),
+        ]
+    )
+    app.state.debug = state
+    return app
+
+
+class _QuietServer(uvicorn.Server):
+    # The controller owns signal handling; uvicorn must not install its own handlers.
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+class DebugServer:
+    """Serves the debug app on ``host:port`` (port 0 picks a free one) for the process's lifetime."""
+
+    def __init__(self, providers: DebugProviders, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.app = build_debug_app(providers)
+        self._host = host
+        self._requested_port = port
+        self._server: _QuietServer | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._socket: socket.socket | None = None
+
+    @property
+    def providers(self) -> DebugProviders:
+        state: _State = self.app.state.debug
+        return state.providers
+
+    @providers.setter
+    def providers(self, providers: DebugProviders) -> None:
+        state: _State = self.app.state.debug
+        state.providers = providers
+
+    @property
+    def port(self) -> int:
+        if self._socket is None:
+            raise RuntimeError("debug server is not started")
+        return int(self._socket.getsockname()[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://{self._host}:{self.port}"
+
+    async def start(self) -> None:
+        if self._task is not None:
+            raise RuntimeError("debug server already started")
+        family = socket.AF_INET6 if ":" in self._host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((self._host, self._requested_port))
+        sock.listen(128)
+        sock.setblocking(False)
+        self._socket = sock
+        config = uvicorn.Config(self.app, log_level="warning", lifespan="off", access_log=False)
+        self._server = _QuietServer(config)
+        self._task = asyncio.create_task(self._server.serve(sockets=[sock]), name="debug-server")
+        while not self._server.started:
+            if self._task.done():
+                await self._task
+                raise RuntimeError("debug server stopped while starting")
+            await asyncio.sleep(0.01)
+
+    async def stop(self) -> None:
+        if self._server is None or self._task is None:
+            return
+        self._server.should_exit = True
+        await self._task
+        self._task = None
+        self._server = None
+        if self._socket is not None:
+            self._socket.close()

@@ -1,0 +1,242 @@
+"""Synchronizing one HAProxy instance to a desired configuration through its Dataplane API.
+
+Per instance: read the current config (cached by version), plan, then apply the cheapest way —
+server replaces with ``version`` when every operation is a runtime-eligible server update (200:
+no reload); runtime map entry edits when only map contents changed (no reload); otherwise one raw
+push (one reload). Auxiliary files are created/updated before the config and deleted after it;
+reloads are verified by polling their ``Reload-ID``. Errors come back in the result, not raised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from haptic.dataplane.api_errors import DataplaneError
+from haptic.dataplane.aux_files import AuxFiles
+from haptic.dataplane.aux_sync import AuxChange, apply_map_edits, delete_aux, plan_aux, write_aux
+from haptic.dataplane.client import DataplaneClient, WriteOutcome
+from haptic.dataplane.errors import ConfigParseError
+from haptic.dataplane.operations import Operation, SyncPlan
+from haptic.dataplane.parser import HAProxyConfig, parse_config
+from haptic.dataplane.planner import plan_parsed
+
+# noop: nothing to do; files: only auxiliary files changed (uploaded); runtime: server replaces;
+# runtime_maps: map entries through the runtime API; raw: one raw push; failed: see errors.
+SyncMode = Literal["noop", "files", "runtime", "runtime_maps", "raw", "failed"]
+
+
+@dataclass(frozen=True)
+class SyncOptions:
+    verify_reload: bool = True
+    reload_timeout: float = 10.0
+    reload_poll_interval: float = 0.5
+    runtime_maps: bool = True  # map-content-only changes through the runtime map API
+    map_edit_limit: int = 100  # more entry edits than this: upload the file instead
+    force_aux_compare: bool = False  # drift checks: compare files even when the checksum matches
+
+
+@dataclass
+class VersionCache:
+    """The last configuration known to be on one instance, by version (skips ``GET raw`` + parse)."""
+
+    version: int | None = None
+    parsed: HAProxyConfig | None = field(default=None, repr=False)
+    aux_checksum: str | None = None
+
+    def get(self, version: int) -> HAProxyConfig | None:
+        return self.parsed if self.version == version else None
+
+    def store(self, version: int, parsed: HAProxyConfig, aux_checksum: str) -> None:
+        self.version, self.parsed, self.aux_checksum = version, parsed, aux_checksum
+
+    def invalidate(self) -> None:
+        self.version, self.parsed, self.aux_checksum = None, None, None
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    ok: bool
+    mode: SyncMode
+    operations: tuple[str, ...] = ()
+    reload_triggered: bool = False
+    reload_ids: tuple[str, ...] = ()
+    runtime_updates: int = 0
+    duration: float = 0.0
+    retries: int = 0
+    errors: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    version: int | None = None
+
+    @property
+    def reload_id(self) -> str | None:
+        """The last reload this sync scheduled (the configuration's, when there was one)."""
+        return self.reload_ids[-1] if self.reload_ids else None
+
+
+def _is_runtime_only(plan: SyncPlan) -> bool:
+    return bool(plan.operations) and all(
+        op.action == "update" and op.child_type == "server" and op.runtime and op.payload is not None
+        for op in plan.operations
+    )
+
+
+@dataclass
+class _Run:
+    client: DataplaneClient
+    options: SyncOptions
+    started: float
+    retries_before: int
+    operations: list[str] = field(default_factory=list)
+    reload_ids: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    runtime_updates: int = 0
+    mode: SyncMode = "noop"
+
+    def reload(self, reload_id: str | None) -> None:
+        if reload_id and reload_id not in self.reload_ids:
+            self.reload_ids.append(reload_id)
+
+    def result(self, *, version: int | None, errors: tuple[str, ...] = ()) -> SyncResult:
+        stats = self.client.stats
+        return SyncResult(
+            ok=not errors,
+            mode="failed" if errors else self.mode,
+            operations=tuple(self.operations),
+            reload_triggered=bool(self.reload_ids),
+            reload_ids=tuple(self.reload_ids),
+            runtime_updates=self.runtime_updates,
+            duration=self.client.now() - self.started,
+            retries=stats.connection_retries + stats.conflict_retries - self.retries_before,
+            errors=errors,
+            warnings=tuple(self.warnings),
+            version=version,
+        )
+
+
+async def sync(
+    client: DataplaneClient,
+    desired_config: str,
+    aux: AuxFiles,
+    *,
+    cache: VersionCache | None = None,
+    options: SyncOptions | None = None,
+    parsed_desired: HAProxyConfig | None = None,
+) -> SyncResult:
+    """Brings one instance to ``desired_config`` plus ``aux``. ``parsed_desired`` skips re-parsing
+    a config the caller already parsed (the same config goes to every instance)."""
+    opts = options or SyncOptions()
+    run = _Run(client, opts, client.now(), client.stats.connection_retries + client.stats.conflict_retries)
+    try:
+        desired = parsed_desired if parsed_desired is not None else parse_config(desired_config)
+    except ConfigParseError as exc:
+        # Refused before any write: the instance is left untouched.
+        return run.result(version=None, errors=(f"desired configuration: {exc}",))
+    version: int | None = None
+    try:
+        version = await client.get_version()
+        current = cache.get(version) if cache is not None else None
+        current_text_ok = True
+        if current is None:
+            raw = await client.get_raw_config()
+            version = raw.version
+            try:
+                current = parse_config(raw.text)
+            except ConfigParseError as exc:
+                # What is there cannot be planned against; a raw push replaces it whole.
+                run.warnings.append(f"current configuration unparseable, pushing raw: {exc}")
+                current_text_ok = False
+        plan = plan_parsed(current, desired) if current is not None else None
+        checksum = aux.checksum()
+        cached_aux = (
+            cache is not None
+            and not opts.force_aux_compare
+            and cache.get(version) is not None
+            and cache.aux_checksum == checksum
+        )
+        changes = [] if cached_aux else await plan_aux(client, aux, map_edit_limit=opts.map_edit_limit)
+        version = await _apply(run, desired_config, version, plan if current_text_ok else None, changes)
+        await _verify(run)
+    except DataplaneError as exc:
+        if cache is not None:
+            cache.invalidate()
+        return run.result(version=None, errors=(str(exc),))
+    if cache is not None:
+        cache.store(version, desired, aux.checksum())
+    return run.result(version=version)
+
+
+async def _apply(run: _Run, desired_config: str, version: int, plan: SyncPlan | None, changes: list[AuxChange]) -> int:
+    """Applies the plan and the file changes; returns the instance's version afterwards."""
+    client = run.client
+    writes = [c for c in changes if c.action != "delete"]
+    config_unchanged = plan is not None and plan.is_empty
+    if config_unchanged and not changes:
+        run.mode = "noop"
+        return version
+    if (
+        config_unchanged
+        and run.options.runtime_maps
+        and writes
+        and all(c.action == "update" and c.map_edits is not None for c in changes)
+    ):
+        run.mode = "runtime_maps"
+        run.operations.extend(f"{c.description} (runtime, {len(c.map_edits or ())} entries)" for c in writes)
+        run.runtime_updates += await apply_map_edits(client, writes)
+        return version
+
+    run.operations.extend(c.description for c in writes)
+    for reload_id in await write_aux(client, writes):
+        run.reload(reload_id)
+    if plan is not None:
+        run.operations.extend(op.description for op in plan.operations)
+    if plan is not None and plan.is_empty:
+        run.mode = "files"
+    elif plan is not None and version != 1 and _is_runtime_only(plan):
+        run.mode = "runtime"
+        version = await _runtime_servers(run, plan.operations, version)
+    else:
+        # Version 1 is a freshly started API: always one raw push first.
+        run.mode = "raw"
+        if plan is None:
+            run.operations.append("Replace configuration")
+        pushed = await client.with_version(lambda v: client.post_raw_config(desired_config, v), version)
+        run.reload(pushed.outcome.reload_id)
+        version = pushed.version + 1
+    deletes = [c for c in changes if c.action == "delete"]
+    run.operations.extend(c.description for c in deletes)
+    run.warnings.extend(await delete_aux(client, deletes))
+    return version
+
+
+async def _runtime_servers(run: _Run, operations: tuple[Operation, ...], version: int) -> int:
+    client = run.client
+    for op in operations:
+        assert op.section_name is not None and op.child_name is not None and op.payload is not None
+        backend, name, payload = op.section_name, op.child_name, op.payload
+        done = await client.with_version(_server_write(client, backend, name, payload), version)
+        version = done.version + 1
+        if done.outcome.reload_scheduled:
+            run.reload(done.outcome.reload_id)
+        else:
+            run.runtime_updates += 1
+    return version
+
+
+def _server_write(
+    client: DataplaneClient, backend: str, name: str, payload: dict[str, Any]
+) -> Callable[[int], Awaitable[WriteOutcome]]:
+    async def write(version: int) -> WriteOutcome:
+        return await client.replace_server(backend, name, payload, version=version)
+
+    return write
+
+
+async def _verify(run: _Run) -> None:
+    if not run.options.verify_reload:
+        return
+    for reload_id in run.reload_ids:
+        await run.client.wait_for_reload(
+            reload_id, within=run.options.reload_timeout, interval=run.options.reload_poll_interval
+        )

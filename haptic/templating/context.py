@@ -1,0 +1,330 @@
+"""The render context: read-only store views, path resolver, file registry, server slots and state.
+
+One ``RenderSession`` is created per render pass; it holds everything that is mutable during the
+pass (files registered by templates, ``first_seen`` keys, warnings, ``shared`` values), so the
+compiled templates and the stores stay untouched and renders are repeatable.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import posixpath
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Protocol
+
+from haptic.templating.current_config import CurrentConfig
+from haptic.templating.errors import TemplateFailure
+
+FILE_KINDS = ("map", "file", "cert", "crt-list")
+_UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9_\-]")
+
+
+class StoreLike(Protocol):
+    """What the render context needs from a resource store (``haptic.k8s.store.ResourceStore``)."""
+
+    def list(self) -> Sequence[Any]: ...
+
+    def fetch(self, *keys: str) -> Sequence[Any]: ...
+
+    def get_single(self, *keys: str) -> Any: ...
+
+    def __len__(self) -> int: ...
+
+
+class StoreView:
+    """Read-only face of a store for templates: ``list()``, ``fetch(*keys)``, ``get_single(*keys)``."""
+
+    __slots__ = ("_store",)
+
+    def __init__(self, store: StoreLike) -> None:
+        self._store = store
+
+    def list(self) -> Sequence[Any]:
+        return self._store.list()
+
+    def fetch(self, *keys: Any) -> Sequence[Any]:
+        return self._store.fetch(*(str(k) for k in keys))
+
+    def get_single(self, *keys: Any) -> Any:
+        return self._store.get_single(*(str(k) for k in keys))
+
+    def count(self) -> int:
+        return len(self._store)
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+
+class _EmptyStore:
+    def list(self) -> Sequence[Any]:
+        return []
+
+    def fetch(self, *keys: str) -> Sequence[Any]:
+        return []
+
+    def get_single(self, *keys: str) -> Any:
+        return None
+
+    def __len__(self) -> int:
+        return 0
+
+
+EMPTY_STORE: StoreLike = _EmptyStore()
+
+
+@dataclass(frozen=True)
+class StorageDirs:
+    """Where HAProxy pods keep auxiliary files (``spec.dataplane`` dirs)."""
+
+    maps_dir: str = "/etc/haproxy/maps"
+    ssl_certs_dir: str = "/etc/haproxy/ssl"
+    general_storage_dir: str = "/etc/haproxy/general"
+    config_file: str = "/etc/haproxy/haproxy.cfg"
+
+    @property
+    def base_dir(self) -> str:
+        return posixpath.dirname(self.maps_dir.rstrip("/")) or "/"
+
+    def dir_for(self, kind: str) -> str:
+        if kind == "map":
+            return self.maps_dir
+        if kind == "cert":
+            return self.ssl_certs_dir
+        if kind in ("file", "crt-list"):
+            return self.general_storage_dir
+        raise ValueError(f"unknown file kind {kind!r} (expected one of {', '.join(FILE_KINDS)})")
+
+    @classmethod
+    def from_spec(cls, dataplane: Any) -> StorageDirs:
+        """Reads the dirs from a ``DataplaneSettings``-like object (missing attributes keep defaults)."""
+        if dataplane is None:
+            return cls()
+        defaults = cls()
+        return cls(
+            **{
+                name: getattr(dataplane, name, None) or getattr(defaults, name)
+                for name in ("maps_dir", "ssl_certs_dir", "general_storage_dir", "config_file")
+            }
+        )
+
+
+def sanitize_filename(filename: str) -> str:
+    """Keeps the extension, replaces anything outside ``[A-Za-z0-9_-]`` in the stem by ``_``."""
+    stem, dot, ext = filename.rpartition(".")
+    if not dot:
+        stem, ext = filename, ""
+    clean = _UNSAFE_FILENAME.sub("_", stem) or "_"
+    return f"{clean}.{_UNSAFE_FILENAME.sub('_', ext)}" if dot else clean
+
+
+class PathResolver:
+    """``get_path(name, kind)`` → the path HAProxy uses, relative to ``base_dir`` when possible.
+
+    Relative paths work with ``default-path origin {{ pathResolver.base_dir() }}`` in ``global``,
+    which is also what lets validation relocate every file into a temporary directory.
+    """
+
+    def __init__(self, dirs: StorageDirs) -> None:
+        self._dirs = dirs
+
+    def base_dir(self) -> str:
+        return self._dirs.base_dir
+
+    def get_path(self, filename: str, kind: str = "map") -> str:
+        directory = self._dirs.dir_for(kind).rstrip("/")
+        name = sanitize_filename(filename) if kind in ("cert", "crt-list") else posixpath.basename(filename)
+        if posixpath.dirname(directory) == self._dirs.base_dir:
+            directory = posixpath.basename(directory)
+        return f"{directory}/{name}" if filename else directory
+
+
+class FileRegistry:
+    """Files created by templates at render time (``fileRegistry.register(kind, name, content)``)."""
+
+    def __init__(self, resolver: PathResolver) -> None:
+        self._resolver = resolver
+        self.files: dict[str, dict[str, str]] = {kind: {} for kind in FILE_KINDS}
+
+    def register(self, kind: str, filename: str, content: str) -> str:
+        if kind not in FILE_KINDS:
+            raise TemplateFailure(f"fileRegistry.register: unknown kind {kind!r}")
+        name = sanitize_filename(filename) if kind in ("cert", "crt-list") else filename
+        if not name or "/" in name or name.startswith("."):
+            raise TemplateFailure(f"fileRegistry.register: bad filename {filename!r}")
+        existing = self.files[kind].get(name)
+        if existing is not None and existing != content:
+            raise TemplateFailure(f"fileRegistry.register: {kind} {name!r} registered twice with different content")
+        self.files[kind][name] = str(content)
+        return self._resolver.get_path(name, kind)
+
+
+class SharedState:
+    """Values shared between templates of one render (``shared.get``/``set``/``setdefault``)."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, Any] = {}
+        self._marks: dict[str, dict[Any, None]] = {}
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._values.get(key, default)
+
+    def set(self, key: str, value: Any) -> str:
+        self._values[key] = value
+        return ""
+
+    def setdefault(self, key: str, value: Any) -> Any:
+        return self._values.setdefault(key, value)
+
+    def has(self, key: str) -> bool:
+        return key in self._values
+
+    def append(self, key: str, value: Any) -> str:
+        """Appends to the list under ``key`` (O(1); templates cannot mutate lists themselves)."""
+        self._values.setdefault(key, []).append(value)
+        return ""
+
+    def mark(self, key: str, member: Any) -> str:
+        """Adds ``member`` to the set under ``key``; ``marked`` tests membership in O(1)."""
+        self._marks.setdefault(key, {})[member] = None
+        return ""
+
+    def marked(self, key: str, member: Any) -> bool:
+        return member in self._marks.get(key, {})
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    address: str
+    port: int
+
+
+@dataclass(frozen=True)
+class ServerSlot:
+    name: str
+    address: str
+    port: int
+    enabled: bool
+
+    @property
+    def spec(self) -> str:
+        """``SRV_n address:port`` or, for a free slot, ``SRV_n 127.0.0.1:1 disabled``."""
+        return f"{self.name} {self.address}:{self.port}" + ("" if self.enabled else " disabled")
+
+
+@lru_cache(maxsize=65536)
+def _parse_ip(address: str) -> tuple[str, tuple[int, int]] | None:
+    """Normalized address and sort key, or None when ``address`` is not an IP (cached: slices repeat)."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except (ValueError, TypeError):
+        return None
+    return str(ip), (ip.version, int(ip))
+
+
+def _endpoint_sort_key(endpoint: Endpoint) -> tuple[int, int, int]:
+    parsed = _parse_ip(endpoint.address)
+    version, value = parsed[1] if parsed is not None else (9, 0)
+    return (version, value, endpoint.port)
+
+
+def service_endpoints(service: Any, port_ref: Any, slices: Iterable[Any]) -> list[Endpoint]:
+    """Ready endpoints of ``service`` for the service port ``port_ref`` (``{number}``/``{name}``/int/str).
+
+    The Service port resolves the EndpointSlice port by name; addresses that are not IPs are dropped,
+    so hostile EndpointSlice content never reaches a ``server`` line.
+    """
+    if not isinstance(service, Mapping):
+        return []
+    if isinstance(port_ref, Mapping):
+        number, name = port_ref.get("number"), port_ref.get("name")
+    elif isinstance(port_ref, int):
+        number, name = port_ref, None
+    else:
+        number, name = None, str(port_ref)
+    service_port = None
+    for candidate in (service.get("spec") or {}).get("ports") or []:
+        if (number is not None and candidate.get("port") == number) or (name and candidate.get("name") == name):
+            service_port = candidate
+            break
+    if service_port is None:
+        return []
+    port_name = service_port.get("name") or ""
+    found: dict[Endpoint, None] = {}
+    for eps in slices:
+        target = None
+        for slice_port in eps.get("ports") or []:
+            if (slice_port.get("name") or "") == port_name:
+                target = slice_port.get("port")
+                break
+        if not isinstance(target, int) or not 0 < target < 65536:
+            continue
+        for endpoint in eps.get("endpoints") or []:
+            if (endpoint.get("conditions") or {}).get("ready") is False:
+                continue
+            for address in endpoint.get("addresses") or []:
+                parsed = _parse_ip(address) if isinstance(address, str) else None
+                if parsed is not None:
+                    found[Endpoint(parsed[0], target)] = None
+    return sorted(found, key=_endpoint_sort_key)
+
+
+class ServerSlots:
+    """Assigns endpoints to ``SRV_n`` server slots, keeping each endpoint in its deployed slot.
+
+    Keeping slots stable is what lets the synchronizer change only addresses/states through the
+    runtime API: an endpoint that stays keeps its ``SRV_n``, newcomers take the lowest free slots,
+    and the slot count only grows in steps of ``slots`` so scaling within it needs no reload.
+    """
+
+    def __init__(self, current: CurrentConfig | None) -> None:
+        self._current = current
+
+    def assign(self, backend: str, endpoints: Sequence[Endpoint], slots: int = 10) -> list[ServerSlot]:
+        step = max(1, int(slots))
+        count = max(step, math.ceil(len(endpoints) / step) * step)
+        by_slot: dict[int, Endpoint] = {}
+        remaining = dict.fromkeys(endpoints)
+        previous = self._current.backends.get(backend) if self._current is not None else None
+        if previous is not None:
+            for server in previous.servers.values():
+                if server.disabled or server.port is None or not server.name.startswith("SRV_"):
+                    continue
+                index = server.name[4:]
+                if not index.isdigit() or not 1 <= int(index) <= count:
+                    continue
+                endpoint = Endpoint(server.address, server.port)
+                if endpoint in remaining:
+                    by_slot[int(index)] = endpoint
+                    del remaining[endpoint]
+        free = (i for i in range(1, count + 1) if i not in by_slot)
+        for endpoint in remaining:
+            by_slot[next(free)] = endpoint
+        result = []
+        for i in range(1, count + 1):
+            taken = by_slot.get(i)
+            if taken is None:
+                result.append(ServerSlot(f"SRV_{i}", "127.0.0.1", 1, False))
+            else:
+                result.append(ServerSlot(f"SRV_{i}", taken.address, taken.port, True))
+        return result
+
+
+@dataclass
+class RenderState:
+    """Per-render bookkeeping behind ``first_seen`` and ``warn``."""
+
+    seen: dict[tuple[str, ...], None] = field(default_factory=dict)
+    warnings: dict[str, None] = field(default_factory=dict)
+
+    def first_seen(self, key: tuple[str, ...]) -> bool:
+        if key in self.seen:
+            return False
+        self.seen[key] = None
+        return True
+
+    def warn(self, message: str) -> None:
+        self.warnings[message] = None

@@ -1,0 +1,82 @@
+"""A small reader of a deployed ``haproxy.cfg``: backends and their servers, for slot preservation.
+
+``haptic.dataplane`` owns the full parser; templates only need backend → server → address:port, so
+this reads just that, cheaply enough for configs with tens of thousands of backends.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class CurrentServer:
+    name: str
+    address: str
+    port: int | None
+    disabled: bool
+
+    @property
+    def endpoint(self) -> str:
+        return self.address if self.port is None else f"{self.address}:{self.port}"
+
+
+@dataclass(frozen=True)
+class CurrentBackend:
+    name: str
+    servers: dict[str, CurrentServer] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CurrentConfig:
+    """The parsed deployed config: ``backends[name].servers[name].address/port/disabled``."""
+
+    backends: dict[str, CurrentBackend]
+    text: str = field(repr=False, default="")
+
+    def backend(self, name: str) -> CurrentBackend | None:
+        return self.backends.get(name)
+
+
+def _split_address(value: str) -> tuple[str, int | None]:
+    host, sep, port = value.rpartition(":")
+    if sep and port.isdigit() and host:
+        return host.strip("[]"), int(port)
+    return value, None
+
+
+def parse_current_config(text: str) -> CurrentConfig:
+    backends: dict[str, CurrentBackend] = {}
+    current: CurrentBackend | None = None
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        words = line.split()
+        if not raw[:1].isspace():
+            current = None
+            if words[0] == "backend" and len(words) > 1:
+                current = CurrentBackend(words[1])
+                backends[words[1]] = current
+            continue
+        if current is not None and words[0] == "server" and len(words) >= 3:
+            address, port = _split_address(words[2])
+            current.servers[words[1]] = CurrentServer(words[1], address, port, "disabled" in words[3:])
+    return CurrentConfig(backends, text)
+
+
+def coerce_current_config(value: Any) -> CurrentConfig | None:
+    """Accepts ``None``, config text, a ``CurrentConfig`` or any object with the text as ``content``/``config``."""
+    if value is None or isinstance(value, CurrentConfig):
+        return value
+    if isinstance(value, str):
+        return parse_current_config(value) if value.strip() else None
+    for attribute in ("content", "config", "text"):
+        text = getattr(value, attribute, None)
+        if isinstance(text, str):
+            return parse_current_config(text) if text.strip() else None
+    spec = getattr(value, "spec", None)
+    if spec is not None:
+        return coerce_current_config(spec)
+    raise TypeError(f"cannot read a deployed config from {type(value).__name__}")

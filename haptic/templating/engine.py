@@ -1,0 +1,327 @@
+"""The template engine: compiles a configuration's templates once, renders config + aux files.
+
+``TemplateSet`` is the engine's input (built from a ``HAProxyTemplateConfigSpec`` with
+``TemplateSet.from_spec``); ``TemplateEngine.render(RenderInputs)`` returns a ``RenderResult``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import gc
+import posixpath
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import FunctionType, TracebackType
+from typing import Any
+
+from jinja2 import TemplateAssertionError, TemplateNotFound, TemplateSyntaxError, UndefinedError, pass_context
+from jinja2.exceptions import SecurityError
+from jinja2.runtime import Context
+
+from haptic.dataplane.aux_files import AuxFiles
+from haptic.templating.context import (
+    EMPTY_STORE,
+    Endpoint,
+    FileRegistry,
+    PathResolver,
+    RenderState,
+    ServerSlot,
+    ServerSlots,
+    SharedState,
+    StorageDirs,
+    StoreLike,
+    StoreView,
+    service_endpoints,
+)
+from haptic.templating.current_config import CurrentBackend, CurrentConfig, CurrentServer, coerce_current_config
+from haptic.templating.errors import (
+    SandboxViolation,
+    TemplateCompileError,
+    TemplateRenderError,
+    TemplatingError,
+)
+from haptic.templating.filters import FILTERS, GLOBALS, STATE_KEY, TESTS
+from haptic.templating.postprocess import RegexReplace, post_processor_from
+from haptic.templating.safety import parse_cidrs, parse_request_headers
+from haptic.templating.sandbox import HapticSandbox
+
+HAPROXY_CFG = "haproxy.cfg"
+DEFAULT_RENDER_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class TemplateFile:
+    source: str
+    post_processing: tuple[RegexReplace, ...] = ()
+
+
+@dataclass(frozen=True)
+class TemplateSet:
+    """All templates of one configuration. Aux entry points are keyed by output filename."""
+
+    haproxy_config: TemplateFile
+    snippets: Mapping[str, str] = field(default_factory=dict)
+    maps: Mapping[str, TemplateFile] = field(default_factory=dict)
+    files: Mapping[str, TemplateFile] = field(default_factory=dict)
+    certificates: Mapping[str, TemplateFile] = field(default_factory=dict)
+
+    @classmethod
+    def from_spec(cls, spec: Any) -> TemplateSet:
+        """Reads ``haproxy_config``, ``template_snippets``, ``maps``, ``files``, ``ssl_certificates``."""
+
+        def one(obj: Any, where: str) -> TemplateFile:
+            source = obj.get("template") if isinstance(obj, dict) else getattr(obj, "template", None)
+            if not isinstance(source, str):
+                raise TemplateCompileError(f"{where}.template is required")
+            steps = obj.get("post_processing", obj.get("postProcessing")) if isinstance(obj, dict) else None
+            if steps is None and not isinstance(obj, dict):
+                steps = getattr(obj, "post_processing", None)
+            processors = []
+            for i, step in enumerate(steps or []):
+                try:
+                    processors.append(post_processor_from(step, f"{where}.postProcessing[{i}]"))
+                except ValueError as exc:
+                    raise TemplateCompileError(str(exc)) from None
+            return TemplateFile(source, tuple(processors))
+
+        def many(name: str, alias: str) -> dict[str, TemplateFile]:
+            entries = getattr(spec, name, None) or {}
+            return {key: one(value, f"{alias}.{key}") for key, value in entries.items()}
+
+        snippets: dict[str, str] = {}
+        for key, value in (getattr(spec, "template_snippets", None) or {}).items():
+            source = value.get("template") if isinstance(value, dict) else getattr(value, "template", value)
+            if not isinstance(source, str):
+                raise TemplateCompileError(f"templateSnippets.{key}.template is required")
+            snippets[key] = source
+        return cls(
+            haproxy_config=one(spec.haproxy_config, "haproxyConfig"),
+            snippets=snippets,
+            maps=many("maps", "maps"),
+            files=many("files", "files"),
+            certificates=many("ssl_certificates", "sslCertificates"),
+        )
+
+
+@dataclass(frozen=True)
+class RenderInputs:
+    """Everything a render pass reads besides the templates."""
+
+    stores: Mapping[str, StoreLike] = field(default_factory=dict)
+    haproxy_pods: StoreLike | None = None
+    extra_context: Mapping[str, Any] = field(default_factory=dict)
+    current_config: Any = None
+    capabilities: Mapping[str, Any] = field(default_factory=dict)
+    dirs: StorageDirs = field(default_factory=StorageDirs)
+
+
+@dataclass(frozen=True)
+class RenderResult:
+    config: str
+    aux: AuxFiles
+    warnings: tuple[str, ...] = ()
+    context: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+
+# Which spec field each compiled template came from, for error messages.
+def _field_of(name: str) -> str:
+    if name == HAPROXY_CFG:
+        return "haproxyConfig.template"
+    kind, sep, rest = name.partition(":")
+    if sep and kind in ("map", "file", "cert"):
+        return {"map": "maps", "file": "files", "cert": "sslCertificates"}[kind] + f".{rest}.template"
+    return f"templateSnippets.{name}.template"
+
+
+def _template_location(tb: TracebackType | None, names: Mapping[str, Any]) -> tuple[str | None, int | None]:
+    found: tuple[str | None, int | None] = (None, None)
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if filename in names:
+            found = (filename, tb.tb_lineno)
+        tb = tb.tb_next
+    return found
+
+
+class TemplateEngine:
+    """Compiles every template up front; ``render`` is repeatable and deterministic."""
+
+    def __init__(
+        self,
+        templates: TemplateSet,
+        *,
+        render_timeout: float | None = DEFAULT_RENDER_TIMEOUT,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.templates = templates
+        self.render_timeout = render_timeout
+        sources: dict[str, str] = dict(templates.snippets)
+        sources[HAPROXY_CFG] = templates.haproxy_config.source
+        for prefix, group in (("map", templates.maps), ("file", templates.files), ("cert", templates.certificates)):
+            for filename, tpl in group.items():
+                bad = not filename or filename.startswith(".") or posixpath.basename(filename) != filename
+                if bad:
+                    raise TemplateCompileError(f"{_field_of(prefix + ':' + filename)}: bad filename {filename!r}")
+                sources[f"{prefix}:{filename}"] = tpl.source
+        self._sources = sources
+        self._snippet_names = sorted(templates.snippets)
+        self.env = HapticSandbox(sources, clock=clock)
+        self.env.filters.update(FILTERS)
+        self.env.tests.update(TESTS)
+        self.env.globals.update(GLOBALS)
+        self.env.globals.update(
+            {
+                "snippets": self._snippets_matching,
+                "render_glob": self._render_glob,
+                "service_endpoints": service_endpoints,
+                "request_headers": parse_request_headers,
+                "cidrs": parse_cidrs,
+            }
+        )
+        self.env.trusted_types = frozenset(
+            {StoreView, SharedState, PathResolver, FileRegistry, ServerSlots, ServerSlot, Endpoint}
+            | {CurrentConfig, CurrentBackend, CurrentServer}
+        )
+        self.env.trusted_functions = frozenset(
+            fn
+            for fn in self.env.globals.values()
+            if isinstance(fn, FunctionType) and not hasattr(fn, "jinja_pass_arg")
+        )
+        self._compiled = {name: self._compile(name) for name in sorted(sources)}
+        self._current_cache: tuple[int, CurrentConfig | None] | None = None
+
+    # -- compile ----------------------------------------------------------------------------------
+
+    def _compile(self, name: str) -> Any:
+        try:
+            template = self.env.get_template(name)
+        except TemplateSyntaxError as exc:
+            # TemplateAssertionError (unknown filter/test) is a TemplateSyntaxError too.
+            where = exc.name or name
+            raise TemplateCompileError(
+                f"{_field_of(where)}: {exc.message}", template=where, line=exc.lineno
+            ) from None
+        return template
+
+    # -- snippet helpers ---------------------------------------------------------------------------
+
+    def _snippets_matching(self, pattern: str) -> list[str]:
+        """Snippet names matching a glob, in name order: ``{% for s in snippets('backends-*') %}{% include s %}``."""
+        return [name for name in self._snippet_names if fnmatch.fnmatchcase(name, pattern)]
+
+    @pass_context
+    def _render_glob(self, context: Context, pattern: str) -> str:
+        """Renders every snippet matching ``pattern`` in name order with the caller's context."""
+        parts = []
+        variables = context.get_all()
+        for name in self._snippets_matching(pattern):
+            parts.append(self._compiled[name].render(variables))
+        return "".join(parts)
+
+    # -- render -----------------------------------------------------------------------------------
+
+    def _current(self, value: Any) -> CurrentConfig | None:
+        # The deployed config rarely changes between renders; parse it once per distinct object/text.
+        key = id(value)
+        if self._current_cache is not None and self._current_cache[0] == key:
+            return self._current_cache[1]
+        parsed = coerce_current_config(value)
+        self._current_cache = (key, parsed)
+        return parsed
+
+    def build_context(self, inputs: RenderInputs) -> tuple[dict[str, Any], RenderState, FileRegistry]:
+        resolver = PathResolver(inputs.dirs)
+        registry = FileRegistry(resolver)
+        state = RenderState()
+        current = self._current(inputs.current_config)
+        pods = StoreView(inputs.haproxy_pods if inputs.haproxy_pods is not None else EMPTY_STORE)
+        context: dict[str, Any] = {
+            "resources": {name: StoreView(store) for name, store in sorted(inputs.stores.items())},
+            "controller": {"haproxy_pods": pods},
+            "extraContext": dict(inputs.extra_context),
+            "capabilities": dict(inputs.capabilities),
+            "currentConfig": current,
+            "pathResolver": resolver,
+            "fileRegistry": registry,
+            "templateSnippets": list(self._snippet_names),
+            "dataplane": {
+                "maps_dir": inputs.dirs.maps_dir,
+                "ssl_certs_dir": inputs.dirs.ssl_certs_dir,
+                "general_storage_dir": inputs.dirs.general_storage_dir,
+                "config_file": inputs.dirs.config_file,
+                "base_dir": inputs.dirs.base_dir,
+            },
+            "shared": SharedState(),
+            "server_slots": ServerSlots(current),
+            STATE_KEY: state,
+        }
+        return context, state, registry
+
+    def render(self, inputs: RenderInputs) -> RenderResult:
+        """Renders ``haproxy.cfg`` then maps, files and certificates (name order), sharing one context."""
+        context, state, registry = self.build_context(inputs)
+        self.env.start_deadline(self.render_timeout)
+        # A render allocates hundreds of thousands of short-lived objects next to large stores; the
+        # cyclic GC would rescan the stores over and over, and a render creates no cycles worth it.
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            config = self._render_one(HAPROXY_CFG, self.templates.haproxy_config, context)
+            maps = {n: self._render_one(f"map:{n}", t, context) for n, t in sorted(self.templates.maps.items())}
+            files = {n: self._render_one(f"file:{n}", t, context) for n, t in sorted(self.templates.files.items())}
+            certs = {
+                n: self._render_one(f"cert:{n}", t, context) for n, t in sorted(self.templates.certificates.items())
+            }
+        finally:
+            self.env.clear_deadline()
+            if gc_was_enabled:
+                gc.enable()
+        for kind, target in (("map", maps), ("file", files), ("cert", certs)):
+            for name, content in sorted(registry.files[kind].items()):
+                if name in target and target[name] != content:
+                    raise TemplateRenderError(f"{kind} {name!r} is both a configured template and a registered file")
+                target[name] = content
+        aux = AuxFiles(
+            maps=dict(sorted(maps.items())),
+            files=dict(sorted(files.items())),
+            certificates=dict(sorted(certs.items())),
+            crt_lists=dict(sorted(registry.files["crt-list"].items())),
+        )
+        return RenderResult(config=config, aux=aux, warnings=tuple(state.warnings), context=context)
+
+    def _render_one(self, name: str, template: TemplateFile, context: Mapping[str, Any]) -> str:
+        try:
+            text: str = self._compiled[name].render(context)
+        except TemplatingError as exc:
+            if exc.template is None:
+                where, line = _template_location(exc.__traceback__, self._sources)
+                exc.template, exc.line = where or name, line
+                exc.args = (exc._format(),)
+            raise
+        except SecurityError as exc:
+            where, line = _template_location(exc.__traceback__, self._sources)
+            raise SandboxViolation(f"sandbox violation: {exc}", template=where or name, line=line) from None
+        except TemplateNotFound as exc:
+            where, line = _template_location(exc.__traceback__, self._sources)
+            raise TemplateRenderError(f"template not found: {exc.name}", template=where or name, line=line) from None
+        except (UndefinedError, TemplateAssertionError) as exc:
+            where, line = _template_location(exc.__traceback__, self._sources)
+            raise TemplateRenderError(str(exc), template=where or name, line=line) from None
+        except RecursionError:
+            raise TemplateRenderError("recursion too deep", template=name) from None
+        except Exception as exc:
+            where, line = _template_location(exc.__traceback__, self._sources)
+            raise TemplateRenderError(f"{type(exc).__name__}: {exc}", template=where or name, line=line) from None
+        for step in template.post_processing:
+            text = step.apply(text)
+        return text
+
+
+def compile_templates(spec: Any, *, render_timeout: float | None = DEFAULT_RENDER_TIMEOUT) -> TemplateEngine:
+    """Compiles every template of a ``HAProxyTemplateConfigSpec`` (errors name the field and line)."""
+    return TemplateEngine(TemplateSet.from_spec(spec), render_timeout=render_timeout)
+
+
+def snippet_names(engine: TemplateEngine) -> Sequence[str]:
+    return engine._snippet_names

@@ -1,0 +1,42 @@
+"""Post-processing of rendered text: ``regex_replace`` applied line by line, in config order."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from haptic.templating.filters import go_replacement
+
+
+class RegexReplace:
+    """Replaces ``pattern`` (RE2-compatible) by ``replace`` (``$1`` groups) on every line."""
+
+    __slots__ = ("_compiled", "_replacement", "pattern", "replace")
+
+    def __init__(self, pattern: str, replace: str) -> None:
+        self.pattern = pattern
+        self.replace = replace
+        self._compiled = re.compile(pattern)
+        self._replacement = go_replacement(replace)
+
+    def apply(self, text: str) -> str:
+        compiled, replacement = self._compiled, self._replacement
+        # Line by line, like the original: anchors see one line; the trailing newline is kept.
+        body, newline = (text[:-1], "\n") if text.endswith("\n") else (text, "")
+        return "\n".join(compiled.sub(replacement, line) for line in body.split("\n")) + newline
+
+
+def post_processor_from(spec: Any, where: str) -> RegexReplace:
+    """Builds a post-processor from a ``PostProcessing``-like object or mapping (``type``, ``params``)."""
+    kind = spec.get("type") if isinstance(spec, dict) else getattr(spec, "type", None)
+    params = spec.get("params") if isinstance(spec, dict) else getattr(spec, "params", None)
+    if kind != "regex_replace":
+        raise ValueError(f"{where}.type: unsupported post-processor {kind!r} (only regex_replace)")
+    if params is not None and not isinstance(params, dict):
+        params = {"pattern": getattr(params, "pattern", None), "replace": getattr(params, "replace", "")}
+    if not isinstance(params, dict) or not isinstance(params.get("pattern"), str):
+        raise ValueError(f"{where}.params.pattern is required")
+    try:
+        return RegexReplace(params["pattern"], str(params.get("replace", "")))
+    except re.error as exc:
+        raise ValueError(f"{where}.params.pattern: invalid regex ({exc})") from None

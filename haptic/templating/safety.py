@@ -1,0 +1,214 @@
+"""Guards against Kubernetes objects whose strings would inject HAProxy directives.
+
+Hosts, paths, names and annotation values end up in ``haproxy.cfg`` and map files, where a newline,
+a space, a ``#`` or a quote changes the meaning of the line. ``unsafe_reasons`` lists what is wrong
+with an object (a validation helper templates can call); ``reject_unsafe`` is the render-context
+filter that drops such objects with a warning naming them.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import ipaddress
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+ANNOTATION_PREFIX = "haproxy-haptic.org/"
+
+_HOST = re.compile(r"^(\*\.)?[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+# Paths go into map files keyed by host+path: whitespace, '#', quotes and backslashes would split or
+# comment the line; '%', '[' and ']' are kept out because HAProxy log-format expands them.
+_PATH = re.compile(r"^/[A-Za-z0-9\-._~!$&()*+,;=:@/]*$")
+_TOKEN_FORBIDDEN = re.compile(r"[\s#\"'\\%\[\]{}`\x00-\x1f\x7f]")
+_DURATION = re.compile(r"^[0-9]{1,9}(us|ms|s|m|h|d)?$")
+_HEADER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9\-]{0,127}$")
+_HEADER_VALUE_FORBIDDEN = re.compile(r"[\"'\\%#;\x00-\x1f\x7f]")
+_PORT_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,13}[a-z0-9])?$")
+
+BALANCE_ALGORITHMS = ("roundrobin", "static-rr", "leastconn", "first", "source", "random")
+BACKEND_PROTOCOLS = ("http", "h2c", "https", "h2")
+
+
+def is_haproxy_token(value: Any) -> bool:
+    """True for a non-empty string that is safe as one HAProxy config word."""
+    return isinstance(value, str) and 0 < len(value) <= 1024 and not _TOKEN_FORBIDDEN.search(value)
+
+
+def is_hostname(value: Any) -> bool:
+    """A lower-case DNS name, optionally with a leading ``*.`` wildcard label."""
+    return isinstance(value, str) and len(value) <= 253 and bool(_HOST.match(value))
+
+
+def is_ingress_path(value: Any) -> bool:
+    return isinstance(value, str) and len(value) <= 2048 and bool(_PATH.match(value))
+
+
+def parse_request_headers(value: str) -> list[tuple[str, str]]:
+    """``"X-A: one; X-B: two"`` → ``[("X-A", "one"), ("X-B", "two")]``; raises ValueError if unsafe."""
+    headers = []
+    for part in value.split(";"):
+        if not part.strip():
+            continue
+        name, sep, val = part.partition(":")
+        name, val = name.strip(), val.strip()
+        if not sep or not _HEADER_NAME.match(name):
+            raise ValueError(f"bad header name in {part.strip()!r}")
+        if _HEADER_VALUE_FORBIDDEN.search(val) or len(val) > 1024:
+            raise ValueError(f"unsafe value for header {name}")
+        headers.append((name, val))
+    return headers
+
+
+def parse_cidrs(value: str) -> list[str]:
+    """``"10.0.0.0/8, 192.168.1.1"`` → normalized networks; raises ValueError on anything else."""
+    nets = []
+    for part in value.split(","):
+        part = part.strip()
+        if part:
+            nets.append(str(ipaddress.ip_network(part, strict=False)))
+    if not nets:
+        raise ValueError("empty list")
+    return nets
+
+
+def _check_annotation(key: str, value: Any) -> str | None:
+    name = key.removeprefix(ANNOTATION_PREFIX)
+    if not isinstance(value, str):
+        return f"annotation {key} is not a string"
+    if name.startswith("timeout-"):
+        return None if _DURATION.match(value) else f"annotation {key} is not a duration"
+    if name == "balance":
+        return None if value in BALANCE_ALGORITHMS else f"annotation {key} is not a known balance algorithm"
+    if name == "backend-protocol":
+        return None if value in BACKEND_PROTOCOLS else f"annotation {key} is not one of http, h2c, https, h2"
+    if name == "ssl-redirect":
+        return None if value in ("true", "false") else f"annotation {key} is not true/false"
+    if name == "server-slots":
+        return None if value.isdigit() and 1 <= int(value) <= 1000 else f"annotation {key} is not 1..1000"
+    if name == "allow-list":
+        try:
+            parse_cidrs(value)
+        except ValueError:
+            return f"annotation {key} is not a comma-separated list of CIDRs"
+        return None
+    if name == "request-set-header":
+        try:
+            parse_request_headers(value)
+        except ValueError as exc:
+            return f"annotation {key}: {exc}"
+        return None
+    # Unknown annotations of ours have no effect, but a control character in any of them is a red flag.
+    return None if not re.search(r"[\x00-\x1f\x7f]", value) else f"annotation {key} contains control characters"
+
+
+def _ingress_backend_reasons(backend: Any, where: str) -> list[str]:
+    reasons: list[str] = []
+    service = (backend or {}).get("service") if isinstance(backend, Mapping) else None
+    if not isinstance(service, Mapping):
+        return reasons
+    name = service.get("name")
+    if not isinstance(name, str) or not _DNS_LABEL.match(name):
+        reasons.append(f"{where}: bad service name {name!r}")
+    port = service.get("port") or {}
+    number, port_name = port.get("number"), port.get("name")
+    if number is not None and not (isinstance(number, int) and 0 < number < 65536):
+        reasons.append(f"{where}: bad service port {number!r}")
+    if port_name is not None and not (isinstance(port_name, str) and _PORT_NAME.match(port_name)):
+        reasons.append(f"{where}: bad service port name {port_name!r}")
+    return reasons
+
+
+def _ingress_reasons(obj: Mapping[str, Any]) -> list[str]:
+    reasons = []
+    spec = obj.get("spec") or {}
+    reasons += _ingress_backend_reasons(spec.get("defaultBackend"), "defaultBackend")
+    for i, rule in enumerate(spec.get("rules") or []):
+        host = rule.get("host")
+        if host is not None and not is_hostname(host):
+            reasons.append(f"rules[{i}].host {host!r} is not a DNS name")
+        for j, path in enumerate(((rule.get("http") or {}).get("paths")) or []):
+            value = path.get("path", "/")
+            if not is_ingress_path(value):
+                reasons.append(f"rules[{i}].http.paths[{j}].path {value!r} contains unsafe characters")
+            if path.get("pathType", "ImplementationSpecific") not in ("Exact", "Prefix", "ImplementationSpecific"):
+                reasons.append(f"rules[{i}].http.paths[{j}].pathType {path.get('pathType')!r} is unknown")
+            reasons += _ingress_backend_reasons(path.get("backend"), f"rules[{i}].http.paths[{j}].backend")
+    for i, tls in enumerate(spec.get("tls") or []):
+        for host in tls.get("hosts") or []:
+            if not is_hostname(host):
+                reasons.append(f"tls[{i}].hosts {host!r} is not a DNS name")
+        secret = tls.get("secretName")
+        if secret is not None and not (isinstance(secret, str) and _DNS_SUBDOMAIN.match(secret)):
+            reasons.append(f"tls[{i}].secretName {secret!r} is not a DNS name")
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    for key in sorted(annotations):
+        if key.startswith(ANNOTATION_PREFIX):
+            problem = _check_annotation(key, annotations[key])
+            if problem:
+                reasons.append(problem)
+    return reasons
+
+
+def _pem_reasons(data: Mapping[str, Any]) -> list[str]:
+    from cryptography import x509
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    reasons = []
+    try:
+        crt = base64.b64decode(str(data.get("tls.crt", "")), validate=True)
+        key = base64.b64decode(str(data.get("tls.key", "")), validate=True)
+    except binascii.Error:
+        return ["tls.crt/tls.key is not valid base64"]
+    try:
+        crt.decode("ascii")
+        key.decode("ascii")
+    except UnicodeDecodeError:
+        return ["tls.crt/tls.key is not ASCII PEM"]
+    try:
+        x509.load_pem_x509_certificates(crt)
+    except ValueError:
+        reasons.append("tls.crt is not a PEM certificate")
+    try:
+        load_pem_private_key(key, password=None)
+    except (ValueError, TypeError):
+        reasons.append("tls.key is not an unencrypted PEM private key")
+    return reasons
+
+
+def unsafe_reasons(obj: Any, kind: str = "ingress") -> list[str]:
+    """Everything that makes ``obj`` unsafe to render (empty list: safe). ``kind``: ingress, secret, any."""
+    if not isinstance(obj, Mapping):
+        return ["not an object"]
+    meta = obj.get("metadata") or {}
+    reasons = []
+    for field in ("namespace", "name"):
+        value = meta.get(field)
+        if value is not None and not (isinstance(value, str) and _DNS_SUBDOMAIN.match(value)):
+            reasons.append(f"metadata.{field} {value!r} is not a DNS name")
+    if kind == "ingress":
+        reasons += _ingress_reasons(obj)
+    elif kind == "secret":
+        reasons += _pem_reasons(obj.get("data") or {})
+    return reasons
+
+
+def object_id(obj: Any) -> str:
+    meta = (obj.get("metadata") or {}) if isinstance(obj, Mapping) else {}
+    kind = obj.get("kind", "object") if isinstance(obj, Mapping) else "object"
+    return f"{kind} {meta.get('namespace', '')!r}/{meta.get('name', '')!r}"
+
+
+def reject_unsafe(items: Iterable[Any], kind: str, warn: Callable[[str], None]) -> list[Any]:
+    """``items`` without the unsafe ones; each skipped object is reported through ``warn``."""
+    safe = []
+    for obj in items:
+        reasons = unsafe_reasons(obj, kind)
+        if reasons:
+            warn(f"skipping {object_id(obj)}: {'; '.join(reasons)}")
+        else:
+            safe.append(obj)
+    return safe

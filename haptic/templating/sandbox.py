@@ -1,0 +1,181 @@
+"""The Jinja2 sandbox templates from a custom resource run in.
+
+Templates are untrusted: the environment is an ``ImmutableSandboxedEnvironment`` (no private or
+dunder attributes, no mutation of lists/dicts handed in), has no file-system loader (templates come
+from an in-memory mapping), caps ``*``/``**`` results, and enforces a render deadline: every call,
+attribute lookup and every 256 loop iterations check the clock.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from types import FunctionType, MethodType
+from typing import Any
+
+from jinja2 import ChainableUndefined, FunctionLoader, nodes
+from jinja2.exceptions import SecurityError, UndefinedError
+from jinja2.runtime import Context
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from haptic.templating.errors import RenderTimeout
+
+_MAX_REPEAT = 10_000_000
+_MAX_EXPONENT = 4096
+_DICT_ATTRIBUTES = frozenset(dir(dict))
+_CHECK_EVERY = 256
+_GUARD_FILTER = "_haptic_loop_guard"
+
+
+class StrictNameUndefined(ChainableUndefined):
+    """Missing fields chain quietly (``obj.metadata.labels.x`` is empty); a missing variable fails.
+
+    Kubernetes objects omit empty fields, so tolerating missing attributes keeps templates short,
+    while a mistyped top-level name must not silently render nothing.
+    """
+
+    __slots__ = ()
+
+    def _top_level(self) -> bool:
+        from jinja2.utils import missing
+
+        return self._undefined_obj is missing and self._undefined_name is not None
+
+    def _check(self) -> None:
+        if self._top_level():
+            raise UndefinedError(f"{self._undefined_name!r} is undefined")
+
+    def __str__(self) -> str:
+        self._check()
+        return ""
+
+    def __iter__(self) -> Iterator[Any]:
+        self._check()
+        return iter(())
+
+    def __bool__(self) -> bool:
+        self._check()
+        return False
+
+    def __len__(self) -> int:
+        self._check()
+        return 0
+
+
+class _Deadline(threading.local):
+    at: float | None = None
+    clock: Callable[[], float] = time.monotonic
+
+
+class HapticSandbox(ImmutableSandboxedEnvironment):
+    """Sandboxed environment with a render deadline and fast dict attribute access."""
+
+    intercepted_binops = frozenset({"*", "**"})
+
+    def __init__(self, templates: Mapping[str, str], *, clock: Callable[[], float] = time.monotonic) -> None:
+        sources = dict(templates)
+
+        def load(name: str) -> tuple[str, str, Callable[[], bool]] | None:
+            source = sources.get(name)
+            if source is None:
+                return None
+            return source, name, lambda: True
+
+        super().__init__(
+            loader=FunctionLoader(load),
+            undefined=StrictNameUndefined,
+            autoescape=False,
+            trim_blocks=True,
+            lstrip_blocks=True,
+            keep_trailing_newline=True,
+            auto_reload=False,
+            cache_size=-1,
+            extensions=["jinja2.ext.do", "jinja2.ext.loopcontrols"],
+        )
+        self._deadline = _Deadline()
+        self._deadline.clock = clock
+        self._clock = clock
+        self.filters[_GUARD_FILTER] = self._loop_guard
+        self.trusted_types: frozenset[type] = frozenset()
+        self.trusted_functions: frozenset[Callable[..., Any]] = frozenset()
+
+    # -- deadline -------------------------------------------------------------------------------
+
+    def start_deadline(self, seconds: float | None) -> None:
+        self._deadline.clock = self._clock
+        self._deadline.at = None if seconds is None else self._clock() + seconds
+
+    def clear_deadline(self) -> None:
+        self._deadline.at = None
+
+    def check_deadline(self) -> None:
+        at = self._deadline.at
+        if at is not None and self._deadline.clock() > at:
+            self._deadline.at = None
+            raise RenderTimeout("render timeout exceeded")
+
+    def _loop_guard(self, iterable: Iterable[Any]) -> Iterator[Any]:
+        self.check_deadline()
+        for count, item in enumerate(iterable, 1):
+            if count % _CHECK_EVERY == 0:
+                self.check_deadline()
+            yield item
+
+    def _parse(self, source: str, name: str | None, filename: str | None) -> nodes.Template:
+        tree = super()._parse(source, name, filename)
+        # Guard every for-loop so that loops without calls still honour the render deadline.
+        for loop in tree.find_all(nodes.For):
+            loop.iter = nodes.Filter(loop.iter, _GUARD_FILTER, [], [], None, None, lineno=loop.lineno)
+        return tree
+
+    # -- sandbox hooks ------------------------------------------------------------------------------
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        # Kubernetes objects are plain dicts: look the key up first instead of paying for an
+        # AttributeError on every ``obj.metadata.name``.
+        kind = type(obj)
+        if kind is dict and attribute not in _DICT_ATTRIBUTES:
+            try:
+                return obj[attribute]
+            except KeyError:
+                return self.undefined(obj=obj, name=attribute)
+        # Render-context objects of our own expose only public, read-mostly API: skip the generic checks.
+        if kind in self.trusted_types and not attribute.startswith("_"):
+            try:
+                return getattr(obj, attribute)
+            except AttributeError:
+                return self.undefined(obj=obj, name=attribute)
+        return super().getattr(obj, attribute)
+
+    def unsafe_undefined(self, obj: Any, attribute: str) -> Any:
+        # Fail loudly: a template probing private or mutating attributes is an escape attempt.
+        raise SecurityError(f"access to attribute {attribute!r} of a {type(obj).__name__!r} object is not allowed")
+
+    def call(__self, __context: Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        __self.check_deadline()
+        # Methods of our own render-context objects and our plain helper functions need neither the
+        # sandbox's safety checks nor Jinja's argument-passing introspection.
+        kind = type(__obj)
+        if (
+            kind is MethodType
+            and type(__obj.__self__) in __self.trusted_types
+            and not hasattr(__obj.__func__, "jinja_pass_arg")
+        ) or (kind is FunctionType and __obj in __self.trusted_functions):
+            if kwargs:
+                # Jinja's own bookkeeping arguments, normally stripped by Context.call.
+                kwargs.pop("_loop_vars", None)
+                kwargs.pop("_block_vars", None)
+            return __obj(*args, **kwargs)
+        return super().call(__context, __obj, *args, **kwargs)
+
+    def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
+        if operator == "**":
+            if isinstance(right, int | float) and abs(right) > _MAX_EXPONENT:
+                raise SecurityError(f"exponent {right} is too large")
+            return left**right
+        if isinstance(left, int) and isinstance(right, str | list | tuple):
+            left, right = right, left
+        if isinstance(left, str | list | tuple) and isinstance(right, int) and len(left) * right > _MAX_REPEAT:
+            raise SecurityError("repetition result is too large")
+        return left * right

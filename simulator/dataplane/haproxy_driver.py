@@ -1,0 +1,159 @@
+"""Drives one real ``haproxy`` in master-worker mode for a fake Dataplane instance.
+
+``haproxy -c`` before anything is applied; reloads through the master socket (``-S``); server and
+map changes through the admin (stats) socket, which the driver adds to the global section of the
+extra config file it loads (the config the API serves stays as pushed). All process and socket work
+goes through a ``ProcessRunner``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from simulator.dataplane.process_runner import ProcessRunner, kill_process_group
+
+_FAILURE_MARKERS = (
+    "no such",
+    "invalid",
+    "require",
+    "unknown",
+    "error",
+    "can't",
+    "cannot",
+    "unsupported",
+    "not allowed",
+    "failed",
+    "expects",
+)
+
+
+class HAProxyError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class ProcInfo:
+    pid: int
+    kind: str
+    reloads: int
+
+
+def parse_show_proc(text: str) -> list[ProcInfo]:
+    procs = []
+    for line in text.splitlines():
+        words = line.split()
+        if len(words) >= 3 and words[0].isdigit() and words[1] in ("master", "worker"):
+            reloads = int(words[2]) if words[2].isdigit() else 0
+            procs.append(ProcInfo(int(words[0]), words[1], reloads))
+        elif line.startswith("# old workers"):
+            break
+    return procs
+
+
+def admin_socket_config(socket_path: str) -> str:
+    """A config fragment adding the admin (stats) socket; loaded as a second ``-f`` file so that
+    haproxy's line numbers for the pushed config stay the pushed config's own."""
+    return f"global\n    stats socket {socket_path} mode 600 level admin\n"
+
+
+class HAProxyDriver:
+    def __init__(self, haproxy_bin: str, workdir: Path, runner: ProcessRunner, *, reload_wait: float = 10.0) -> None:
+        self.haproxy_bin = haproxy_bin
+        self.workdir = workdir
+        self.runner = runner
+        self.reload_wait = reload_wait
+        self.config_path = workdir / "haproxy.cfg"
+        self.master_socket = str(workdir / "master.sock")
+        self.admin_socket = str(workdir / "admin.sock")
+        self.admin_config_path = workdir / "admin-socket.cfg"
+        self.process: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.admin_config_path.write_text(admin_socket_config(self.admin_socket))
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def _files(self, config: Path) -> list[str]:
+        return ["-f", str(self.admin_config_path), "-f", str(config)]
+
+    async def check(self, text: str) -> str | None:
+        """``haproxy -c`` on the candidate; None when valid, else haproxy's own message."""
+        candidate = self.workdir / "candidate.cfg"
+        candidate.write_text(text)
+        result = await self.runner.run([self.haproxy_bin, "-c", *self._files(candidate)])
+        return None if result.returncode == 0 else (result.output.strip() or f"haproxy -c exited {result.returncode}")
+
+    async def start(self, text: str) -> None:
+        self.config_path.write_text(text)
+        self._log = (self.workdir / "haproxy.log").open("ab")
+        self.process = self.runner.spawn(
+            [self.haproxy_bin, "-W", "-S", self.master_socket, *self._files(self.config_path)], self._log
+        )
+        await self._wait_for_worker(exclude=set())
+
+    async def show_proc(self) -> list[ProcInfo]:
+        return parse_show_proc(await self._master("show proc"))
+
+    async def _master(self, command: str) -> str:
+        # The master CLI keeps the connection open unless told to quit.
+        return await self.runner.socket_command(self.master_socket, f"{command};quit")
+
+    async def worker_pids(self) -> list[int]:
+        return [p.pid for p in await self.show_proc() if p.kind == "worker"]
+
+    async def _wait_for_worker(self, exclude: set[int]) -> list[int]:
+        waited = 0.0
+        last_error = ""
+        while waited < self.reload_wait:
+            if self.process is not None and self.process.poll() is not None:
+                raise HAProxyError(f"haproxy exited with {self.process.returncode}: {self._log_tail()}")
+            try:
+                workers = await self.worker_pids()
+                if workers and not set(workers) & exclude:
+                    return workers
+            except OSError as exc:
+                last_error = str(exc)
+            await self.runner.pause(0.02)
+            waited += 0.02
+        raise HAProxyError(f"no new haproxy worker after {self.reload_wait:g}s {last_error}".strip())
+
+    async def reload(self, text: str) -> None:
+        if not self.running:
+            await self.start(text)
+            return
+        old = set(await self.worker_pids())
+        self.config_path.write_text(text)
+        with contextlib.suppress(OSError):
+            # The master re-executes itself and closes the connection; the answer is not reliable.
+            await self._master("reload")
+        await self._wait_for_worker(exclude=old)
+
+    async def runtime(self, commands: list[str]) -> str | None:
+        """Sends admin-socket commands; returns the first failure text, None when all succeeded."""
+        for command in commands:
+            try:
+                answer = await self.runner.socket_command(self.admin_socket, command)
+            except OSError as exc:
+                return f"{command}: {exc}"
+            lowered = answer.lower()
+            if any(marker in lowered for marker in _FAILURE_MARKERS):
+                return f"{command}: {answer.strip()}"
+        return None
+
+    def _log_tail(self) -> str:
+        path = self.workdir / "haproxy.log"
+        return path.read_text(errors="replace")[-2000:] if path.exists() else ""
+
+    def stop(self) -> None:
+        if self.process is not None:
+            kill_process_group(self.process)
+            self.process = None
+        if self._log is not None:
+            self._log.close()
+            self._log = None

@@ -1,0 +1,339 @@
+"""``Harness``: a simulated cluster in one event loop under virtual time.
+
+The fake Kubernetes API, N HAProxy pods (a Pod object plus a fake Dataplane API each, reached through
+``httpx.ASGITransport``) and one or more controller replicas running the real controller code with
+in-process adapters. Everything publishes into one trace of domain events with virtual timestamps
+(``trace``, ``trace_jsonl()``), ordered as published, so that one seed gives one byte-identical trace.
+
+Run it on a ``looptime`` loop (``VirtualClock.run`` or ``@pytest.mark.looptime``)::
+
+    async with Harness(pods=2, haproxy_binary="/usr/sbin/haproxy") as h:
+        await h.settle()
+        h.apply(ingress("web", "web.example", "web"))
+        await h.settle()
+        assert h.deployed_config(0) == h.deployed_config(1)
+
+Scenario steps map onto its methods: ``apply``/``delete``/``patch``, ``advance``, ``settle``,
+faults (``dataplane_errors``, ``kube_outage``, ...), ``kill_replica``/``restart_replica``,
+``restart_pod``/``add_pod``/``remove_pod``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+import httpx
+
+from haptic.config.crds import all_crds
+from haptic.controller.controller import Controller
+from haptic.controller.iteration import IterationSettings
+from haptic.controller.ports import ControllerIdentity, ControllerPorts
+from haptic.core import Event, SeededIds, VirtualClock
+from haptic.validation.process import BlockingAsyncRunner
+from simulator.cluster_objects import credentials_secret, haproxy_pod, template_config
+from simulator.dataplane.app import create_app
+from simulator.dataplane.instance import FakeDataplane, InstanceOptions
+from simulator.kube import FakeKubeAPI, InProcessKubeClient
+from simulator.kube.resources import ResourceType
+
+JSON = dict[str, Any]
+_log = logging.getLogger(__name__)
+
+
+@dataclass
+class SimPod:
+    name: str
+    ip: str
+    dataplane: FakeDataplane
+    transport: httpx.ASGITransport
+
+
+@dataclass
+class Replica:
+    name: str
+    controller: Controller
+    task: asyncio.Task[None] | None = None
+    alive: bool = False
+
+
+@dataclass
+class TraceEntry:
+    t: float
+    replica: str
+    event: Event
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps({"t": round(self.t, 6), "replica": self.replica, **self.data}, sort_keys=True,
+                          separators=(",", ":"))
+
+
+class Harness:
+    """A simulated cluster. Build, ``await start()`` (or ``async with``), drive, ``await stop()``."""
+
+    def __init__(
+        self,
+        *,
+        pods: int = 2,
+        replicas: int = 1,
+        seed: int = 0,
+        namespace: str = "haptic",
+        config: JSON | None = None,
+        username: str = "admin",
+        password: str = "adminpwd",
+        haproxy_binary: str = "haproxy",
+        settings: IterationSettings | None = None,
+        reload_delay: float = 0.5,
+    ) -> None:
+        self.seed = seed
+        self.namespace = namespace
+        self.username = username
+        self.password = password
+        self.haproxy_binary = haproxy_binary
+        self.settings = settings or IterationSettings(reconcile_debounce=5.0, reinit_debounce=1.0)
+        self.reload_delay = reload_delay
+        self.api = FakeKubeAPI(seed=seed)
+        self.clock = VirtualClock()
+        self.pods: dict[str, SimPod] = {}
+        self.replicas: list[Replica] = []
+        self.trace: list[TraceEntry] = []
+        self._initial_pods = pods
+        self._initial_replicas = replicas
+        self._config = config if config is not None else template_config(namespace=namespace)
+        self._next_ip = 10
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    async def start(self) -> Harness:
+        for crd in all_crds().values():
+            self.api.create(self.rt("apiextensions.k8s.io/v1", "CustomResourceDefinition"), None, crd)
+        self.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": self.namespace}})
+        self.apply(credentials_secret(self.username, self.password, namespace=self.namespace))
+        if self._config:
+            self.apply(self._config)
+        for _ in range(self._initial_pods):
+            self.add_pod()
+        for _ in range(self._initial_replicas):
+            self.add_replica()
+        return self
+
+    async def stop(self) -> None:
+        for replica in self.replicas:
+            if replica.task is not None and replica.alive:
+                await replica.controller.shutdown(replica.task)
+                replica.alive = False
+        for pod in self.pods.values():
+            await pod.dataplane.aclose()
+
+    async def __aenter__(self) -> Harness:
+        return await self.start()
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.stop()
+
+    # -- objects ---------------------------------------------------------------------------------
+
+    def rt(self, api_version: str, kind: str) -> ResourceType:
+        rt = self.api.types.by_kind(api_version, kind)
+        if rt is None:
+            raise KeyError(f"the fake API serves no {kind} in {api_version}")
+        return rt
+
+    def apply(self, obj: Mapping[str, Any]) -> JSON:
+        """Create, or replace (spec and, when given, status) — like ``kubectl apply`` of a whole object."""
+        body: JSON = json.loads(json.dumps(obj))
+        rt = self.rt(body["apiVersion"], body["kind"])
+        meta = body.setdefault("metadata", {})
+        namespace = meta.get("namespace") if rt.namespaced else None
+        try:
+            old = self.api.get(rt, namespace, meta["name"])
+        except Exception:
+            created: JSON = self.api.create(rt, namespace, body, keep_status=True)
+            return created
+        meta["resourceVersion"] = old["metadata"]["resourceVersion"]
+        status = body.get("status")
+        updated: JSON = self.api.update(rt, namespace, meta["name"], body)
+        if status is not None and rt.has_status and status != updated.get("status"):
+            updated["status"] = status
+            updated = self.api.update(rt, namespace, meta["name"], updated, subresource="status")
+        return updated
+
+    def delete(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> None:
+        self.api.delete(self.rt(api_version, kind), namespace, name)
+
+    def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> JSON:
+        obj: JSON = self.api.get(self.rt(api_version, kind), namespace, name)
+        return obj
+
+    def patch(self, api_version: str, kind: str, name: str, body: Any, namespace: str | None = None,
+              subresource: str | None = None) -> JSON:
+        patched: JSON = self.api.patch(self.rt(api_version, kind), namespace, name, "merge", body, subresource)
+        return patched
+
+    def template_config(self) -> JSON:
+        return self.get("haproxy-haptic.org/v1alpha1", "HAProxyTemplateConfig", "haproxy-config", self.namespace)
+
+    def haproxycfg(self) -> JSON | None:
+        try:
+            return self.get("haproxy-haptic.org/v1alpha1", "HAProxyCfg", "haproxy-config-haproxycfg",
+                            self.namespace)
+        except Exception:
+            return None
+
+    def rotate_credentials(self, password: str) -> None:
+        """New password on every Dataplane API and in the Secret (as an operator rotating it would)."""
+        self.password = password
+        for pod in self.pods.values():
+            pod.dataplane.options.password = password
+        self.apply(credentials_secret(self.username, password, namespace=self.namespace))
+
+    # -- HAProxy pods ----------------------------------------------------------------------------
+
+    def _transport(self, url: str) -> httpx.AsyncBaseTransport | None:
+        host = url.split("//", 1)[-1].split("/", 1)[0].rsplit(":", 1)[0].strip("[]")
+        for pod in self.pods.values():
+            if pod.ip == host:
+                return pod.transport
+        return _Unreachable()
+
+    def add_pod(self, name: str | None = None) -> SimPod:
+        name = name or f"haproxy-{len(self.pods)}"
+        ip = f"10.0.0.{self._next_ip}"
+        self._next_ip += 1
+        fake = FakeDataplane(InstanceOptions(username=self.username, password=self.password, name=name,
+                                             reload_delay=self.reload_delay))
+        pod = SimPod(name, ip, fake, httpx.ASGITransport(app=create_app(fake)))
+        self.pods[name] = pod
+        self.apply(haproxy_pod(name, ip, self.namespace))
+        return pod
+
+    def remove_pod(self, name: str) -> None:
+        self.delete("v1", "Pod", name, self.namespace)
+        self.pods.pop(name)
+
+    async def restart_pod(self, name: str) -> None:
+        """The HAProxy container restarts: initial config, version 1, empty storage."""
+        await self.pods[name].dataplane.restart()
+
+    def pod(self, index_or_name: int | str) -> SimPod:
+        if isinstance(index_or_name, int):
+            return list(self.pods.values())[index_or_name]
+        return self.pods[index_or_name]
+
+    def deployed_config(self, pod: int | str) -> str:
+        return self.pod(pod).dataplane.document.body()
+
+    def counters(self, pod: int | str) -> dict[str, int]:
+        return self.pod(pod).dataplane.counters.as_json()
+
+    # -- faults ----------------------------------------------------------------------------------
+
+    def dataplane_errors(self, pod: int | str, count: int, status: int = 503, path: str = "") -> None:
+        self.pod(pod).dataplane.inject_errors(count, status, path)
+
+    def kube_outage(self, seconds: float) -> None:
+        self.api.faults.outage(seconds)
+
+    def drop_watches(self) -> int:
+        return self.api.drop_watches()
+
+    def compact(self) -> int:
+        return self.api.compact()
+
+    # -- controller replicas ---------------------------------------------------------------------
+
+    def add_replica(self) -> Replica:
+        index = len(self.replicas)
+        name = f"controller-{index}"
+        replica = Replica(name, self._controller(name, index))
+        self.replicas.append(replica)
+        self._launch(replica)
+        return replica
+
+    def _controller(self, name: str, index: int) -> Controller:
+        ports = ControllerPorts(
+            kube=InProcessKubeClient(self.api, field_manager=name),
+            identity=ControllerIdentity(namespace=self.namespace, pod_name=name),
+            clock=self.clock,
+            ids=SeededIds(self.seed * 1000 + index),
+            dataplane_transport=self._transport,
+            check_runner=BlockingAsyncRunner(),
+            haproxy_binary=self.haproxy_binary,
+            log_name=f"haptic.{name}",
+        )
+        return Controller(ports, observer=lambda event: self._record(name, event), settings=self.settings)
+
+    def _launch(self, replica: Replica) -> None:
+        replica.task = asyncio.get_running_loop().create_task(replica.controller.run(), name=replica.name)
+        replica.alive = True
+
+    async def kill_replica(self, index: int) -> None:
+        """A crash: the replica's task is cancelled; nothing is released (its Lease expires)."""
+        replica = self.replicas[index]
+        if replica.task is not None:
+            replica.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await replica.task
+        replica.alive = False
+
+    def restart_replica(self, index: int) -> Replica:
+        replica = self.replicas[index]
+        replica.controller = self._controller(replica.name, index + 100 * (1 + len(self.trace)))
+        self._launch(replica)
+        return replica
+
+    def leaders(self) -> list[str]:
+        return [r.name for r in self.replicas if r.alive and r.controller.is_leader]
+
+    # -- time ------------------------------------------------------------------------------------
+
+    async def advance(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+    async def settle(self, quiet: float = 3.0, limit: float = 300.0, step: float = 0.5) -> float:
+        """Advance until nothing was published for ``quiet`` seconds and no reload is pending (at most
+        ``limit`` seconds). Returns the virtual time spent."""
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        last_len = len(self.trace)
+        last_change = start
+        while loop.time() - start < limit:
+            await asyncio.sleep(step)
+            if len(self.trace) != last_len:
+                last_len = len(self.trace)
+                last_change = loop.time()
+                continue
+            busy = any(p.dataplane.reloads.pending for p in self.pods.values())
+            if not busy and loop.time() - last_change >= quiet:
+                break
+        return loop.time() - start
+
+    # -- trace -----------------------------------------------------------------------------------
+
+    def _record(self, replica: str, event: Event) -> None:
+        t = asyncio.get_running_loop().time()
+        self.trace.append(TraceEntry(t, replica, event, event.to_dict()))
+
+    def events(self, type_name: str, replica: str | None = None) -> list[Event]:
+        return [e.event for e in self.trace if e.event.type == type_name and (replica is None or e.replica == replica)]
+
+    def entries(self, type_name: str) -> list[TraceEntry]:
+        return [e for e in self.trace if e.event.type == type_name]
+
+    def trace_jsonl(self) -> str:
+        return "".join(entry.to_json() + "\n" for entry in self.trace)
+
+
+class _Unreachable(httpx.AsyncBaseTransport):
+    """What a pod IP without a running Dataplane API answers: connection refused."""
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError(f"connection refused: {request.url}", request=request)

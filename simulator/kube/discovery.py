@@ -1,0 +1,117 @@
+"""Discovery and OpenAPI documents, as far as kubectl, kopf and the official client read them."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from haptic.k8s.api import JSON, NotFound
+
+from .resources import ALL_VERBS, ResourceType, TypeRegistry
+
+SERVER_VERSION = {
+    "major": "1",
+    "minor": "32",
+    "gitVersion": "v1.32.0-haptic-sim",
+    "gitCommit": "0000000000000000000000000000000000000000",
+    "gitTreeState": "clean",
+    "buildDate": "2026-01-01T00:00:00Z",
+    "goVersion": "go1.23.0",
+    "compiler": "gc",
+    "platform": "linux/amd64",
+}
+
+
+def api_versions(address: str) -> JSON:
+    return {"kind": "APIVersions", "versions": ["v1"],
+            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": address}]}
+
+
+def _group(name: str, versions: list[str]) -> JSON:
+    entries = [{"groupVersion": f"{name}/{v}", "version": v} for v in versions]
+    return {"name": name, "versions": entries, "preferredVersion": entries[0]}
+
+
+def api_group_list(types: TypeRegistry) -> JSON:
+    groups = [_group(name, versions) for name, versions in types.groups().items() if name]
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+
+
+def api_group(types: TypeRegistry, name: str) -> JSON:
+    versions = types.groups().get(name)
+    if not versions or not name:
+        raise NotFound(f"the server could not find the requested resource (group {name!r})")
+    return {"kind": "APIGroup", "apiVersion": "v1", **_group(name, versions)}
+
+
+def _resource(rt: ResourceType) -> JSON:
+    entry: JSON = {"name": rt.plural, "singularName": rt.singular_name, "namespaced": rt.namespaced,
+                   "kind": rt.kind, "verbs": list(ALL_VERBS)}
+    if rt.short_names:
+        entry["shortNames"] = list(rt.short_names)
+    if rt.categories:
+        entry["categories"] = list(rt.categories)
+    return entry
+
+
+def api_resource_list(types: TypeRegistry, group: str, version: str) -> JSON:
+    found = types.in_group_version(group, version)
+    if not found:
+        raise NotFound(f"the server could not find the requested resource ({group}/{version})".replace("(/", "("))
+    resources: list[JSON] = []
+    for rt in found:
+        resources.append(_resource(rt))
+        if rt.has_status:
+            resources.append({"name": f"{rt.plural}/status", "singularName": "", "namespaced": rt.namespaced,
+                              "kind": rt.kind, "verbs": ["get", "patch", "update"]})
+    return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": rt.api_version, "resources": resources}
+
+
+def _gv_path(group: str, version: str) -> str:
+    return f"apis/{group}/{version}" if group else f"api/{version}"
+
+
+def _gv_document(types: TypeRegistry, group: str, version: str) -> JSON:
+    """Enough of an OpenAPI v3 document for kubectl to see that PATCH accepts ``fieldValidation``
+    (so it validates server-side and needs no schemas)."""
+    paths: dict[str, Any] = {}
+    for rt in types.in_group_version(group, version):
+        gvk = {"group": rt.group, "version": rt.version, "kind": rt.kind}
+        scope = "/namespaces/{namespace}" if rt.namespaced else ""
+        operation = {
+            "x-kubernetes-group-version-kind": gvk,
+            "parameters": [{"name": "fieldValidation", "in": "query", "schema": {"type": "string"}},
+                           {"name": "fieldManager", "in": "query", "schema": {"type": "string"}}],
+            "responses": {"200": {"description": "OK"}},
+        }
+        paths[f"/{_gv_path(group, version)}{scope}/{rt.plural}/{{name}}"] = {
+            "get": {**operation, "x-kubernetes-action": "get"},
+            "put": {**operation, "x-kubernetes-action": "put"},
+            "patch": {**operation, "x-kubernetes-action": "patch"},
+        }
+    return {"openapi": "3.0.0", "info": {"title": "Kubernetes (haptic-sim)", "version": "v1.32.0"},
+            "paths": paths, "components": {"schemas": {}}}
+
+
+def openapi_v3(types: TypeRegistry, path: str) -> JSON:
+    """``/openapi/v3`` (the root listing group versions) or ``/openapi/v3/<gv path>``."""
+    if path in ("", "/"):
+        root: dict[str, Any] = {}
+        for group, versions in types.groups().items():
+            for version in versions:
+                doc = _gv_document(types, group, version)
+                digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:32].upper()
+                root[_gv_path(group, version)] = {"serverRelativeURL": f"/openapi/v3/{_gv_path(group, version)}"
+                                                                       f"?hash={digest}"}
+        return {"paths": root}
+    parts = path.strip("/").split("/")
+    if parts[0] == "api" and len(parts) == 2:
+        group, version = "", parts[1]
+    elif parts[0] == "apis" and len(parts) == 3:
+        group, version = parts[1], parts[2]
+    else:
+        raise NotFound(f"the server could not find the requested resource (openapi/v3/{path.strip('/')})")
+    if not types.in_group_version(group, version):
+        raise NotFound(f"the server could not find the requested resource (openapi/v3/{path.strip('/')})")
+    return _gv_document(types, group, version)

@@ -1,0 +1,426 @@
+"""The fake API over HTTP (aiohttp.web on 127.0.0.1): REST paths, watch streams, discovery, admin faults."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Any
+
+import yaml
+from aiohttp import web
+
+from haptic.k8s.api import JSON, ApiError, NotFound
+
+from . import discovery
+from .faults import loop_time
+from .loading import load_documents
+from .resources import ResourceType
+from .store import FakeKubeAPI, ListResult, timestamp
+from .tables import to_table, wants_table, watch_table
+from .validation import bad_request
+
+MAX_BODY = 3 * 1024 * 1024
+_PATCH_TYPES = {
+    "application/merge-patch+json": "merge",
+    "application/json-patch+json": "json",
+    "application/strategic-merge-patch+json": "strategic",
+    "application/apply-patch+yaml": "apply",
+    "application/apply-patch+json": "apply",
+}
+log = logging.getLogger(__name__)
+
+
+def _json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    return web.Response(body=json.dumps(body, separators=(",", ":")).encode(), status=status,
+                        content_type="application/json", headers=headers)
+
+
+def error_response(err: ApiError) -> web.Response:
+    headers = {}
+    if err.retry_after is not None:
+        headers["Retry-After"] = str(int(err.retry_after + 0.999))
+    return _json_response(err.status(), err.code, headers)
+
+
+def _flag(value: str | None) -> bool:
+    return value is not None and value.lower() in ("true", "1", "yes")
+
+
+class _Target:
+    """What a resource URL addresses."""
+
+    __slots__ = ("name", "namespace", "rt", "subresource")
+
+    def __init__(self, rt: ResourceType, namespace: str | None, name: str | None, subresource: str | None) -> None:
+        self.rt = rt
+        self.namespace = namespace
+        self.name = name
+        self.subresource = subresource
+
+
+class KubeHTTPServer:
+    """Serves a ``FakeKubeAPI`` on ``host:port`` (port 0 picks a free one; see ``url``)."""
+
+    def __init__(self, api: FakeKubeAPI, host: str = "127.0.0.1", port: int = 0,
+                 watch_timeout: float = 1800.0) -> None:
+        self.api = api
+        self.host = host
+        self.port = port
+        self.watch_timeout = watch_timeout
+        self.app = web.Application(client_max_size=64 * 1024 * 1024)
+        self.app.router.add_route("*", "/{tail:.*}", self._dispatch)
+        self._runner: web.AppRunner | None = None
+        self._site: web.TCPSite | None = None
+        self._reopen: asyncio.TimerHandle | None = None
+        self.requests = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    async def start(self) -> None:
+        self._runner = web.AppRunner(self.app, handler_cancellation=True, access_log=None)
+        await self._runner.setup()
+        await self._listen()
+
+    async def _listen(self) -> None:
+        assert self._runner is not None
+        self._site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True)
+        await self._site.start()
+        server = self._site._server
+        if self.port == 0 and server is not None:
+            sockets = getattr(server, "sockets", None) or []
+            self.port = sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        if self._reopen is not None:
+            self._reopen.cancel()
+        self.api.drop_watches()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def refuse(self, seconds: float) -> None:
+        """Stops listening for ``seconds`` (clients get "connection refused"), then listens again."""
+        self.api.faults.refuse(seconds)
+        if self._site is not None:
+            await self._site.stop()
+            self._site = None
+        loop = asyncio.get_running_loop()
+        if self._reopen is not None:
+            self._reopen.cancel()
+        self._reopen = loop.call_later(seconds, lambda: loop.create_task(self._listen_again()))
+
+    async def _listen_again(self) -> None:
+        if self._site is None and self._runner is not None:
+            await self._listen()
+
+    # -- dispatch -------------------------------------------------------------------------------------
+
+    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        self.requests += 1
+        path = request.path
+        if path.startswith("/_sim/"):
+            try:
+                return await self._admin(request, path[len("/_sim/"):])
+            except ApiError as err:
+                return error_response(err)
+        if self.api.faults.refusing():
+            if request.transport is not None:
+                request.transport.abort()
+            return web.Response(status=503)
+        try:
+            return await self._serve(request, path)
+        except ApiError as err:
+            return error_response(err)
+
+    async def _serve(self, request: web.Request, path: str) -> web.StreamResponse:
+        parts = [p for p in path.split("/") if p]
+        types = self.api.types
+        if path in ("/healthz", "/readyz", "/livez"):
+            return web.Response(text="ok")
+        if path == "/version":
+            return _json_response(discovery.SERVER_VERSION)
+        if parts[:2] == ["openapi", "v3"]:
+            return _json_response(discovery.openapi_v3(types, "/".join(parts[2:])))
+        if parts[:2] == ["openapi", "v2"]:
+            raise NotFound("the server could not find the requested resource (openapi/v2 is not served; use v3)")
+        if parts == ["api"]:
+            return _json_response(discovery.api_versions(f"{self.host}:{self.port}"))
+        if parts == ["apis"]:
+            return _json_response(discovery.api_group_list(types))
+        if parts and parts[0] == "api" and len(parts) >= 2:
+            group, version, rest = "", parts[1], parts[2:]
+        elif parts and parts[0] == "apis" and len(parts) >= 2:
+            if len(parts) == 2:
+                return _json_response(discovery.api_group(types, parts[1]))
+            group, version, rest = parts[1], parts[2], parts[3:]
+        else:
+            raise NotFound(f"the server could not find the requested resource ({path})")
+        if not rest:
+            return _json_response(discovery.api_resource_list(types, group, version))
+        target = self._target(group, version, rest)
+        await self.api.faults.gate(self._verb(request, target), target.rt)
+        return await self._resource(request, target)
+
+    def _target(self, group: str, version: str, rest: list[str]) -> _Target:
+        gv = f"{group}/{version}" if group else version
+        namespace: str | None = None
+        if rest[0] == "namespaces" and len(rest) >= 3 and not (len(rest) == 3 and rest[2] in ("status", "finalize")):
+            namespace, rest = rest[1], rest[2:]
+        if len(rest) > 3:
+            raise NotFound(f"the server could not find the requested resource ({'/'.join(rest)})")
+        rt = self.api.resolve(gv, rest[0])
+        if namespace is not None and not rt.namespaced:
+            raise NotFound(f"the server could not find the requested resource ({rt.describe()} is cluster-scoped)")
+        name = rest[1] if len(rest) > 1 else None
+        sub = rest[2] if len(rest) > 2 else None
+        return _Target(rt, namespace, name, sub)
+
+    @staticmethod
+    def _verb(request: web.Request, target: _Target) -> str:
+        method = request.method
+        if method == "GET":
+            if target.name is not None:
+                return "get"
+            return "watch" if _flag(request.query.get("watch")) else "list"
+        return {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}.get(method, method.lower())
+
+    async def _body(self, request: web.Request) -> Any:
+        if request.content_length is not None and request.content_length > MAX_BODY:
+            raise ApiError(413, "RequestEntityTooLarge",
+                           f"request entity too large: limit is {MAX_BODY} bytes, got {request.content_length}")
+        raw = await request.read()
+        if len(raw) > MAX_BODY:
+            raise ApiError(413, "RequestEntityTooLarge",
+                           f"request entity too large: limit is {MAX_BODY} bytes, got {len(raw)}")
+        if not raw.strip():
+            raise bad_request("the request body is empty")
+        content_type = request.content_type
+        if "yaml" in content_type:
+            try:
+                return yaml.safe_load(raw)
+            except yaml.YAMLError as exc:
+                mark = getattr(exc, "problem_mark", None)
+                where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+                raise bad_request(f"error decoding YAML body{where}: {exc}") from exc
+        try:
+            return json.loads(raw)
+        except ValueError as exc:
+            raise bad_request(f"error decoding JSON body: {exc}") from exc
+
+    def _manager(self, request: web.Request) -> str:
+        manager = request.query.get("fieldManager")
+        if manager:
+            return manager
+        agent = request.headers.get("User-Agent", "unknown")
+        return agent.split("/", 1)[0].split(" ", 1)[0] or "unknown"
+
+    async def _resource(self, request: web.Request, t: _Target) -> web.StreamResponse:
+        api = self.api
+        method = request.method
+        query = request.query
+        if method == "GET":
+            if t.name is not None:
+                obj = api.get(t.rt, t.namespace, t.name)
+                if t.subresource is not None:
+                    api._check_subresource(t.rt, t.subresource)
+                if wants_table(request.headers.get("Accept", "")):
+                    return _json_response(to_table(t.rt, [obj], str(api.resource_version), None, self._now()))
+                return self._object_response(t.rt, obj)
+            if _flag(query.get("watch")):
+                return await self._watch(request, t)
+            limit = int(query["limit"]) if query.get("limit", "").isdigit() else None
+            result = api.list(t.rt, t.namespace, query.get("labelSelector"), query.get("fieldSelector"),
+                              limit or None, query.get("continue") or None)
+            if wants_table(request.headers.get("Accept", "")):
+                return _json_response(to_table(t.rt, result.items, result.resource_version,
+                                               result.continue_token, self._now()))
+            return self._list_response(t.rt, result)
+        if method == "POST":
+            if t.name is not None:
+                raise ApiError(405, "MethodNotAllowed", f"POST is not allowed on a single {t.rt.kind}")
+            body = await self._body(request)
+            obj = api.create(t.rt, t.namespace, body, self._manager(request))
+            return self._object_response(t.rt, obj, 201)
+        if method == "PUT":
+            if t.name is None:
+                raise ApiError(405, "MethodNotAllowed", f"PUT needs an object name ({t.rt.describe()})")
+            body = await self._body(request)
+            obj = api.update(t.rt, t.namespace, t.name, body, t.subresource, self._manager(request))
+            return self._object_response(t.rt, obj)
+        if method == "PATCH":
+            if t.name is None:
+                raise ApiError(405, "MethodNotAllowed", f"PATCH needs an object name ({t.rt.describe()})")
+            patch_type = _PATCH_TYPES.get(request.content_type)
+            if patch_type is None:
+                raise ApiError(415, "UnsupportedMediaType",
+                               f"the body of the request was in an unknown format - accepted media types include: "
+                               f"{', '.join(_PATCH_TYPES)} (got {request.content_type!r})")
+            body = await self._body(request)
+            obj = api.patch(t.rt, t.namespace, t.name, patch_type, body, t.subresource, self._manager(request),
+                            _flag(query.get("force")))
+            return self._object_response(t.rt, obj)
+        if method == "DELETE":
+            options: Any = {}
+            if request.can_read_body:
+                raw = await request.read()
+                if raw.strip():
+                    try:
+                        options = json.loads(raw)
+                    except ValueError as exc:
+                        raise bad_request(f"error decoding DeleteOptions: {exc}") from exc
+            preconditions = options.get("preconditions") if isinstance(options, dict) else None
+            if t.name is None:
+                return self._delete_collection(t, request)
+            obj, _gone = api.delete(t.rt, t.namespace, t.name, preconditions)
+            return self._object_response(t.rt, obj)
+        raise ApiError(405, "MethodNotAllowed", f"method {method} is not allowed")
+
+    def _delete_collection(self, t: _Target, request: web.Request) -> web.Response:
+        result = self.api.list(t.rt, t.namespace, request.query.get("labelSelector"),
+                               request.query.get("fieldSelector"))
+        for obj in result.items:
+            meta = obj["metadata"]
+            with contextlib.suppress(NotFound):
+                self.api.delete(t.rt, meta.get("namespace"), meta["name"])
+        return _json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                               "details": {"kind": t.rt.plural, "group": t.rt.group}})
+
+    def _now(self) -> datetime:
+        return self.api.now()
+
+    def _encode(self, rt: ResourceType, obj: JSON) -> bytes:
+        if obj.get("apiVersion") != rt.api_version:
+            return json.dumps({**obj, "apiVersion": rt.api_version}, separators=(",", ":")).encode()
+        return self.api.encoded(obj)
+
+    def _object_response(self, rt: ResourceType, obj: JSON, status: int = 200) -> web.Response:
+        return web.Response(body=self._encode(rt, obj), status=status, content_type="application/json")
+
+    def _list_response(self, rt: ResourceType, result: ListResult) -> web.Response:
+        meta: JSON = {"resourceVersion": result.resource_version}
+        if result.continue_token:
+            meta["continue"] = result.continue_token
+        head = json.dumps({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta},
+                          separators=(",", ":")).encode()
+        body = b"".join((head[:-1], b',"items":[', b",".join(self._encode(rt, o) for o in result.items), b"]}"))
+        return web.Response(body=body, content_type="application/json")
+
+    async def _watch(self, request: web.Request, t: _Target) -> web.StreamResponse:
+        query = request.query
+        timeout = self.watch_timeout
+        if query.get("timeoutSeconds", "").isdigit():
+            timeout = float(query["timeoutSeconds"])
+        send_initial = _flag(query.get("sendInitialEvents")) if "sendInitialEvents" in query else None
+        watch = self.api.watch(t.rt, t.namespace, query.get("labelSelector"), query.get("fieldSelector"),
+                               query.get("resourceVersion"), timeout, _flag(query.get("allowWatchBookmarks")),
+                               send_initial)
+        table = wants_table(request.headers.get("Accept", ""))
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        response.enable_chunked_encoding()
+        try:
+            await response.prepare(request)
+            while True:
+                batch = await watch.next_batch()
+                if not batch:
+                    break
+                lines = []
+                for etype, obj in batch:
+                    if table and etype not in ("BOOKMARK", "ERROR"):
+                        payload = json.dumps(watch_table(t.rt, obj, self._now()), separators=(",", ":")).encode()
+                    elif etype in ("BOOKMARK", "ERROR"):
+                        payload = json.dumps(obj, separators=(",", ":")).encode()
+                    else:
+                        payload = self._encode(t.rt, obj)
+                    lines.append(b'{"type":"' + etype.encode() + b'","object":' + payload + b"}\n")
+                await response.write(b"".join(lines))
+            if watch.dropped:
+                if request.transport is not None:
+                    request.transport.abort()
+                return response
+            await response.write_eof()
+        except (ConnectionResetError, asyncio.CancelledError):
+            watch.close()
+            raise
+        finally:
+            watch.close()
+        return response
+
+    # -- admin ----------------------------------------------------------------------------------------
+
+    async def _admin(self, request: web.Request, action: str) -> web.Response:
+        api = self.api
+        args: JSON = {}
+        if request.method == "POST" and action != "load" and request.can_read_body:
+            raw = await request.read()
+            if raw.strip():
+                parsed = json.loads(raw)
+                if not isinstance(parsed, dict):
+                    raise bad_request("admin requests take a JSON object")
+                args = parsed
+        handlers: dict[str, Callable[[], Awaitable[Any]]] = {}
+
+        async def compact() -> Any:
+            return {"resourceVersion": str(api.compact())}
+
+        async def drop() -> Any:
+            return {"dropped": api.drop_watches()}
+
+        async def outage() -> Any:
+            api.faults.outage(float(args.get("seconds", 10)))
+            return api.faults.snapshot()
+
+        async def refuse() -> Any:
+            await self.refuse(float(args.get("seconds", 10)))
+            return {"refusing": float(args.get("seconds", 10))}
+
+        async def latency() -> Any:
+            duration = args.get("duration")
+            api.faults.add_latency(float(args.get("seconds", 0.1)), None if duration is None else float(duration))
+            return api.faults.snapshot()
+
+        async def throttle() -> Any:
+            api.faults.throttle(float(args.get("seconds", 10)), float(args.get("retryAfter", 1)))
+            return api.faults.snapshot()
+
+        async def conflicts() -> Any:
+            api.faults.inject_conflicts(str(args["resource"]), int(args.get("count", 1)))
+            return api.faults.snapshot()
+
+        async def clear() -> Any:
+            api.faults.clear()
+            return api.faults.snapshot()
+
+        async def faults() -> Any:
+            return api.faults.snapshot()
+
+        async def load() -> Any:
+            text = (await request.read()).decode()
+            created = load_documents(api, text, source="request body")
+            return {"created": [f"{o['kind']}/{o['metadata']['name']}" for o in created]}
+
+        async def state() -> Any:
+            return {"resourceVersion": str(api.resource_version), "watchers": api.watcher_count(),
+                    "loopTime": loop_time(), "now": timestamp(api.now())}
+
+        handlers.update(compact=compact, **{"drop-watches": drop}, outage=outage, refuse=refuse, latency=latency,
+                        throttle=throttle, conflicts=conflicts, clear=clear, faults=faults, load=load, state=state)
+        handler = handlers.get(action)
+        if handler is None:
+            raise NotFound(f"unknown admin action {action!r}; known: {', '.join(sorted(handlers))}")
+        try:
+            return _json_response(await handler())
+        except (KeyError, ValueError, TypeError) as exc:
+            raise bad_request(f"bad arguments for admin action {action!r}: {exc!r}") from exc
+
+
+async def serve(api: FakeKubeAPI, host: str = "127.0.0.1", port: int = 0) -> KubeHTTPServer:
+    """Starts serving ``api`` and returns the running server (``await server.stop()`` to end)."""
+    server = KubeHTTPServer(api, host, port)
+    await server.start()
+    return server

@@ -1,0 +1,180 @@
+"""Resource types the fake API serves: the built-in table and types registered from CRDs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from haptic.k8s.api import JSON, NotFound
+
+ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+
+
+@dataclass(frozen=True)
+class ResourceType:
+    """One resource type at one group/version, as discovery describes it."""
+
+    group: str
+    version: str
+    kind: str
+    plural: str
+    namespaced: bool
+    singular: str = ""
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    has_status: bool = False
+    custom: bool = False
+    list_kind: str = ""
+    printer_columns: tuple[Mapping[str, Any], ...] = field(default=(), compare=False, hash=False)
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def storage_key(self) -> tuple[str, str]:
+        """Objects are stored once per group and plural, whatever version serves them."""
+        return (self.group, self.plural)
+
+    @property
+    def singular_name(self) -> str:
+        return self.singular or self.kind.lower()
+
+    def describe(self) -> str:
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+
+def _t(
+    group: str,
+    version: str,
+    kind: str,
+    plural: str,
+    namespaced: bool = True,
+    short: tuple[str, ...] = (),
+    status: bool = False,
+    categories: tuple[str, ...] = (),
+) -> ResourceType:
+    return ResourceType(
+        group, version, kind, plural, namespaced, kind.lower(), short, categories, status, False, kind + "List"
+    )
+
+
+_ALL = ("all",)
+BUILTIN_TYPES: tuple[ResourceType, ...] = (
+    _t("", "v1", "Namespace", "namespaces", False, ("ns",), True),
+    _t("", "v1", "Node", "nodes", False, ("no",), True),
+    _t("", "v1", "Pod", "pods", True, ("po",), True, _ALL),
+    _t("", "v1", "Service", "services", True, ("svc",), True, _ALL),
+    _t("", "v1", "Endpoints", "endpoints", True, ("ep",)),
+    _t("", "v1", "ConfigMap", "configmaps", True, ("cm",)),
+    _t("", "v1", "Secret", "secrets", True),
+    _t("", "v1", "ServiceAccount", "serviceaccounts", True, ("sa",)),
+    _t("", "v1", "Event", "events", True, ("ev",)),
+    _t("apps", "v1", "Deployment", "deployments", True, ("deploy",), True, _ALL),
+    _t("apps", "v1", "StatefulSet", "statefulsets", True, ("sts",), True, _ALL),
+    _t("apps", "v1", "DaemonSet", "daemonsets", True, ("ds",), True, _ALL),
+    _t("apps", "v1", "ReplicaSet", "replicasets", True, ("rs",), True, _ALL),
+    _t("networking.k8s.io", "v1", "Ingress", "ingresses", True, ("ing",), True),
+    _t("networking.k8s.io", "v1", "IngressClass", "ingressclasses", False),
+    _t("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", True),
+    _t("coordination.k8s.io", "v1", "Lease", "leases", True),
+    _t("events.k8s.io", "v1", "Event", "events", True, ("ev",)),
+    _t("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", False, ("crd", "crds"),
+       True),
+    _t("gateway.networking.k8s.io", "v1", "GatewayClass", "gatewayclasses", False, ("gc",), True),
+    _t("gateway.networking.k8s.io", "v1", "Gateway", "gateways", True, ("gtw",), True),
+    _t("gateway.networking.k8s.io", "v1", "HTTPRoute", "httproutes", True, (), True),
+    _t("gateway.networking.k8s.io", "v1", "GRPCRoute", "grpcroutes", True, (), True),
+    _t("gateway.networking.k8s.io", "v1beta1", "ReferenceGrant", "referencegrants", True, ("refgrant",)),
+    _t("gateway.networking.k8s.io", "v1alpha2", "TCPRoute", "tcproutes", True, (), True),
+    _t("gateway.networking.k8s.io", "v1alpha2", "TLSRoute", "tlsroutes", True, (), True),
+)
+
+CRD_KEY = ("apiextensions.k8s.io", "customresourcedefinitions")
+NAMESPACES_KEY = ("", "namespaces")
+
+
+class TypeRegistry:
+    """All served types, indexed by (group, version, plural), with discovery order kept stable."""
+
+    def __init__(self, types: Iterable[ResourceType] = BUILTIN_TYPES) -> None:
+        self._types: dict[tuple[str, str, str], ResourceType] = {}
+        self._crd_types: dict[str, list[ResourceType]] = {}
+        for rt in types:
+            self.add(rt)
+
+    def add(self, rt: ResourceType) -> None:
+        self._types[(rt.group, rt.version, rt.plural)] = rt
+
+    def all(self) -> list[ResourceType]:
+        return list(self._types.values())
+
+    def resolve(self, api_version: str, plural: str) -> ResourceType:
+        group, _, version = api_version.rpartition("/")
+        rt = self._types.get((group, version, plural))
+        if rt is None:
+            raise NotFound(
+                f"the server could not find the requested resource (resource {plural!r} in {api_version!r})",
+                {"group": group, "kind": plural},
+            )
+        return rt
+
+    def find(self, group: str, version: str, plural: str) -> ResourceType | None:
+        return self._types.get((group, version, plural))
+
+    def by_kind(self, api_version: str, kind: str) -> ResourceType | None:
+        group, _, version = api_version.rpartition("/")
+        for rt in self._types.values():
+            if rt.group == group and rt.version == version and rt.kind == kind:
+                return rt
+        return None
+
+    def groups(self) -> dict[str, list[str]]:
+        """Group name to its versions, preferred (first registered) version first."""
+        out: dict[str, list[str]] = {}
+        for rt in self._types.values():
+            versions = out.setdefault(rt.group, [])
+            if rt.version not in versions:
+                versions.append(rt.version)
+        return out
+
+    def in_group_version(self, group: str, version: str) -> list[ResourceType]:
+        return [rt for rt in self._types.values() if rt.group == group and rt.version == version]
+
+    def register_crd(self, crd: JSON) -> list[ResourceType]:
+        """Adds (or refreshes) the served versions of a CRD; returns the types it now provides."""
+        self.unregister_crd(crd["metadata"]["name"])
+        spec = crd.get("spec") or {}
+        names = spec.get("names") or {}
+        added: list[ResourceType] = []
+        for version in spec.get("versions") or []:
+            if not version.get("served", True):
+                continue
+            rt = ResourceType(
+                group=spec["group"],
+                version=version["name"],
+                kind=names["kind"],
+                plural=names["plural"],
+                namespaced=spec.get("scope", "Namespaced") == "Namespaced",
+                singular=names.get("singular") or names["kind"].lower(),
+                short_names=tuple(names.get("shortNames") or ()),
+                categories=tuple(names.get("categories") or ()),
+                has_status="status" in (version.get("subresources") or {}),
+                custom=True,
+                list_kind=names.get("listKind") or names["kind"] + "List",
+                printer_columns=tuple(version.get("additionalPrinterColumns") or ()),
+            )
+            self.add(rt)
+            added.append(rt)
+        self._crd_types[crd["metadata"]["name"]] = added
+        return added
+
+    def unregister_crd(self, crd_name: str) -> list[ResourceType]:
+        removed = self._crd_types.pop(crd_name, [])
+        for rt in removed:
+            self._types.pop((rt.group, rt.version, rt.plural), None)
+        return removed
+
+    def storage_keys_of_crd(self, crd_name: str) -> list[tuple[str, str]]:
+        return sorted({rt.storage_key for rt in self._crd_types.get(crd_name, [])})

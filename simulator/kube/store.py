@@ -1,0 +1,697 @@
+"""``FakeKubeAPI``: the object store and the semantics of a Kubernetes API server.
+
+Stored objects are never mutated once committed (every write stores a fresh dict), so readers that
+only serialize them (the HTTP app) can share them; the in-process client hands out copies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import builtins
+import json
+import random
+import uuid
+from bisect import bisect_left
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from haptic.k8s.api import JSON, ApiError, Conflict, Gone, Invalid, NotFound
+
+from . import ownership
+from .faults import Faults
+from .patching import json_copy, json_patch, merge_patch, strategic_merge
+from .resources import BUILTIN_TYPES, CRD_KEY, NAMESPACES_KEY, ResourceType, TypeRegistry
+from .selectors import combine, parse_field_selector, parse_label_selector
+from .validation import bad_request, check_body, check_name
+from .watch import Watch
+
+EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
+Key = tuple[str, str]
+Event = tuple[int, str, JSON, JSON | None]
+DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+_GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+
+
+def default_now() -> datetime:
+    """Loop time added to a fixed epoch: deterministic under a virtual clock."""
+    try:
+        offset = asyncio.get_running_loop().time()
+    except RuntimeError:
+        offset = 0.0
+    return EPOCH + timedelta(seconds=offset)
+
+
+def timestamp(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class _TypeStore:
+    """The objects of one (group, plural), its change history and its watchers."""
+
+    __slots__ = ("floor", "history", "objects", "sorted_keys", "watchers")
+
+    def __init__(self) -> None:
+        self.objects: dict[Key, JSON] = {}
+        self.history: deque[Event] = deque()
+        self.floor = 0
+        self.watchers: list[Watch] = []
+        self.sorted_keys: list[Key] | None = None
+
+    def ordered(self) -> list[Key]:
+        if self.sorted_keys is None:
+            self.sorted_keys = sorted(self.objects)
+        return self.sorted_keys
+
+
+@dataclass(frozen=True)
+class ListResult:
+    items: list[JSON]
+    resource_version: str
+    continue_token: str | None
+    remaining: int | None = None
+
+
+class FakeKubeAPI:
+    """Store plus semantics. Synchronous core: faults are applied by the front-ends (see ``faults``)."""
+
+    def __init__(
+        self,
+        now: Callable[[], datetime] | None = None,
+        ids: Callable[[], str] | None = None,
+        seed: int = 0,
+        bookmark_interval: float = 5.0,
+        history_limit: int = 200_000,
+        types: Iterable[ResourceType] = BUILTIN_TYPES,
+        namespaces: Iterable[str] = DEFAULT_NAMESPACES,
+    ) -> None:
+        self._rng = random.Random(seed)
+        self.now = now or default_now
+        self.new_uid = ids or (lambda: str(uuid.UUID(int=self._rng.getrandbits(128), version=4)))
+        self.bookmark_interval = bookmark_interval
+        self.history_limit = history_limit
+        self.types = TypeRegistry(types)
+        self.faults = Faults()
+        self._rv = 0
+        self._compacted = 0
+        self._stores: dict[Key, _TypeStore] = {}
+        self._encoded: dict[int, tuple[JSON, bytes]] = {}
+        self._draining: set[str] = set()
+        self.writes = 0
+        for name in namespaces:
+            self.create(self.types.resolve("v1", "namespaces"), None, {"metadata": {"name": name}})
+
+    # -- basics ----------------------------------------------------------------------------------
+
+    @property
+    def resource_version(self) -> int:
+        return self._rv
+
+    def _store(self, rt: ResourceType) -> _TypeStore:
+        ts = self._stores.get(rt.storage_key)
+        if ts is None:
+            ts = self._stores[rt.storage_key] = _TypeStore()
+        return ts
+
+    def resolve(self, api_version: str, plural: str) -> ResourceType:
+        return self.types.resolve(api_version, plural)
+
+    def encoded(self, obj: JSON) -> bytes:
+        """The JSON bytes of a stored object, cached until the object is replaced."""
+        hit = self._encoded.get(id(obj))
+        if hit is not None and hit[0] is obj:
+            return hit[1]
+        raw = json.dumps(obj, separators=(",", ":")).encode()
+        if len(self._encoded) > 1_000_000:
+            self._encoded.clear()
+        self._encoded[id(obj)] = (obj, raw)
+        return raw
+
+    def _key(self, rt: ResourceType, namespace: str | None, name: str) -> Key:
+        return (namespace or "" if rt.namespaced else "", name)
+
+    def _not_found(self, rt: ResourceType, name: str) -> NotFound:
+        return NotFound(f'{rt.describe()} "{name}" not found', {"name": name, "group": rt.group, "kind": rt.plural})
+
+    def _floor(self, ts: _TypeStore) -> int:
+        return max(self._compacted, ts.floor)
+
+    # -- commits -----------------------------------------------------------------------------------
+
+    def _commit(self, rt: ResourceType, ts: _TypeStore, key: Key, etype: str, obj: JSON, old: JSON | None) -> None:
+        """Stores ``obj`` (already carrying its new resourceVersion) and tells the watchers."""
+        if etype == "DELETED":
+            del ts.objects[key]
+            ts.sorted_keys = None
+        else:
+            if old is None:
+                ts.sorted_keys = None
+            ts.objects[key] = obj
+        if old is not None:
+            self._encoded.pop(id(old), None)
+        self.writes += 1
+        event: Event = (self._rv, etype, obj, old)
+        history = ts.history
+        history.append(event)
+        if len(history) > self.history_limit:
+            ts.floor = history.popleft()[0]
+        for watcher in ts.watchers:
+            watcher.offer(etype, obj, old)
+
+    def _bump(self, obj: JSON) -> None:
+        self._rv += 1
+        obj["metadata"]["resourceVersion"] = str(self._rv)
+
+    # -- reads ---------------------------------------------------------------------------------------
+
+    def get(self, rt: ResourceType, namespace: str | None, name: str) -> JSON:
+        obj = self._store(rt).objects.get(self._key(rt, namespace, name))
+        if obj is None:
+            raise self._not_found(rt, name)
+        return obj
+
+    def _state_at(self, ts: _TypeStore, rv: int) -> tuple[dict[Key, JSON], builtins.list[Key]]:
+        """The objects as they were at ``rv``, undoing the history recorded since."""
+        if rv >= self._rv:
+            return ts.objects, ts.ordered()
+        state = dict(ts.objects)
+        for event_rv, etype, obj, old in reversed(ts.history):
+            if event_rv <= rv:
+                break
+            key = (obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
+            if etype == "ADDED":
+                state.pop(key, None)
+            elif old is not None:
+                state[key] = old
+        return state, sorted(state)
+
+    def list(
+        self,
+        rt: ResourceType,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_token: str | None = None,
+    ) -> ListResult:
+        match = combine(parse_label_selector(label_selector), parse_field_selector(field_selector))
+        ts = self._store(rt)
+        rv = self._rv
+        after: Key | None = None
+        if continue_token:
+            rv, after = self._decode_continue(continue_token)
+            if rv < self._floor(ts):
+                raise Gone(
+                    "The provided continue parameter is too old to display a consistent list result. You can start "
+                    "a new list without the continue parameter.", {"kind": rt.plural, "group": rt.group})
+        objects, keys = self._state_at(ts, rv)
+        namespace = namespace if rt.namespaced else None
+        start = 0
+        if after is not None:
+            start = bisect_left(keys, after)
+            if start < len(keys) and keys[start] == after:
+                start += 1
+        elif namespace is not None:
+            start = bisect_left(keys, (namespace, ""))
+        items: builtins.list[JSON] = []
+        next_token: str | None = None
+        for index in range(start, len(keys)):
+            key = keys[index]
+            if namespace is not None and key[0] != namespace:
+                if key[0] > namespace:
+                    break
+                continue
+            obj = objects[key]
+            if match is not None and not match(obj):
+                continue
+            if limit and len(items) >= limit:
+                next_token = self._encode_continue(rv, keys[index - 1])
+                break
+            items.append(obj)
+        return ListResult(items, str(rv), next_token)
+
+    @staticmethod
+    def _encode_continue(rv: int, after: Key) -> str:
+        raw = json.dumps({"rv": rv, "ns": after[0], "name": after[1]}, separators=(",", ":")).encode()
+        return base64.urlsafe_b64encode(raw).decode()
+
+    @staticmethod
+    def _decode_continue(token: str) -> tuple[int, Key]:
+        try:
+            data = json.loads(base64.urlsafe_b64decode(token.encode()))
+            return int(data["rv"]), (str(data["ns"]), str(data["name"]))
+        except (ValueError, KeyError, TypeError, binascii.Error) as exc:
+            raise bad_request(f"invalid continue token {token!r}: {exc}") from exc
+
+    def watch(
+        self,
+        rt: ResourceType,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        resource_version: str | None = None,
+        timeout: float | None = None,
+        bookmarks: bool = False,
+        send_initial_events: bool | None = None,
+    ) -> Watch:
+        """Starts a watch: events strictly after ``resource_version`` (or the current state as ADDED
+        when it is unset or "0"); an in-stream 410 ERROR when that version was compacted."""
+        match = combine(parse_label_selector(label_selector), parse_field_selector(field_selector))
+        ts = self._store(rt)
+        namespace = namespace if rt.namespaced else None
+        watch = Watch(rt.kind, rt.api_version, namespace, match, lambda: self._rv, self._unregister(ts),
+                      self.bookmark_interval if bookmarks else None, timeout)
+        initial = resource_version in (None, "", "0") if send_initial_events is None else send_initial_events
+        if initial:
+            for key in ts.ordered():
+                obj = ts.objects[key]
+                if (namespace is None or key[0] == namespace) and (match is None or match(obj)):
+                    watch.push("ADDED", obj)
+            if send_initial_events and bookmarks:
+                watch.bookmark({"k8s.io/initial-events-end": "true"})
+        else:
+            try:
+                since = int(str(resource_version))
+            except ValueError as exc:
+                raise bad_request(f"invalid resourceVersion {resource_version!r}: must be an integer") from exc
+            if since < self._floor(ts):
+                watch.push("ERROR", Gone(f"too old resource version: {since} ({self._floor(ts)})").status())
+                watch.close()
+                return watch
+            for event_rv, etype, obj, old in ts.history:
+                if event_rv > since:
+                    watch.offer(etype, obj, old)
+        ts.watchers.append(watch)
+        return watch
+
+    def _unregister(self, ts: _TypeStore) -> Callable[[Watch], None]:
+        def remove(watch: Watch) -> None:
+            if watch in ts.watchers:
+                ts.watchers.remove(watch)
+
+        return remove
+
+    # -- creation ------------------------------------------------------------------------------------
+
+    def _namespace_ready(self, rt: ResourceType, namespace: str) -> None:
+        ns = self._store(self.types.resolve("v1", "namespaces")).objects.get(("", namespace))
+        if ns is None:
+            raise NotFound(f'namespaces "{namespace}" not found', {"name": namespace, "kind": "namespaces"})
+        if ns["metadata"].get("deletionTimestamp"):
+            raise ApiError(403, "Forbidden", f'unable to create new content in namespace {namespace} because it is '
+                                             "being terminated", {"name": namespace, "kind": rt.plural})
+
+    def _generate_name(self, prefix: str) -> str:
+        return prefix + "".join(self._rng.choice(_GENERATE_ALPHABET) for _ in range(5))
+
+    def create(self, rt: ResourceType, namespace: str | None, body: Any, manager: str | None = None,
+               keep_status: bool = False, managed_fields: builtins.list[JSON] | None = None) -> JSON:
+        check_body(rt, body, None, namespace)
+        obj: JSON = json_copy(body)
+        meta: JSON = obj.setdefault("metadata", {})
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = self._generate_name(str(meta["generateName"]))
+        check_name(rt, meta.get("name"))
+        name = meta["name"]
+        if rt.namespaced:
+            ns = namespace or meta.get("namespace") or "default"
+            meta["namespace"] = ns
+            self._namespace_ready(rt, ns)
+        else:
+            meta.pop("namespace", None)
+        ts = self._store(rt)
+        key = self._key(rt, meta.get("namespace"), name)
+        if key in ts.objects:
+            raise Conflict(f'{rt.describe()} "{name}" already exists',
+                           {"name": name, "group": rt.group, "kind": rt.plural}, reason="AlreadyExists")
+        obj["apiVersion"] = rt.api_version
+        obj["kind"] = rt.kind
+        for field in ("deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion", "selfLink"):
+            meta.pop(field, None)
+        meta["uid"] = self.new_uid()
+        meta["creationTimestamp"] = timestamp(self.now())
+        meta["generation"] = 1
+        if rt.has_status and not keep_status:
+            obj.pop("status", None)
+        self._defaults(rt, obj)
+        if rt.storage_key == CRD_KEY:
+            self._check_crd(obj)
+        if managed_fields is not None:
+            meta["managedFields"] = managed_fields
+        elif manager:
+            fields = ownership.leaves(obj, rt.kind)
+            managed = ownership.ManagedFields(None)
+            managed.record_update(manager, rt.api_version, meta["creationTimestamp"], set(fields), set())
+            meta["managedFields"] = managed.render()
+        else:
+            meta.pop("managedFields", None)
+        self._bump(obj)
+        self._commit(rt, ts, key, "ADDED", obj, None)
+        if rt.storage_key == CRD_KEY:
+            self.types.register_crd(obj)
+        return obj
+
+    def _defaults(self, rt: ResourceType, obj: JSON) -> None:
+        """Server-set fields clients rely on."""
+        if rt.storage_key == NAMESPACES_KEY:
+            obj["status"] = {"phase": "Active"}
+            obj.setdefault("spec", {"finalizers": ["kubernetes"]})
+        elif rt.storage_key == CRD_KEY:
+            names = (obj.get("spec") or {}).get("names") or {}
+            obj["status"] = {
+                "acceptedNames": names,
+                "conditions": [
+                    {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
+                     "lastTransitionTime": timestamp(self.now()), "message": "no conflicts found"},
+                    {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
+                     "lastTransitionTime": timestamp(self.now()), "message": "the initial names have been accepted"},
+                ],
+                "storedVersions": [v["name"] for v in (obj.get("spec") or {}).get("versions") or []
+                                   if v.get("storage")],
+            }
+
+    def _check_crd(self, obj: JSON) -> None:
+        rt = self.types.resolve("apiextensions.k8s.io/v1", "customresourcedefinitions")
+        spec = obj.get("spec")
+        name = obj["metadata"]["name"]
+        try:
+            assert isinstance(spec, dict)
+            group, plural, kind = spec["group"], spec["names"]["plural"], spec["names"]["kind"]
+            versions = spec["versions"]
+            assert isinstance(versions, list) and versions
+            for version in versions:
+                assert isinstance(version["name"], str)
+        except (AssertionError, KeyError, TypeError) as exc:
+            raise Invalid(f'CustomResourceDefinition "{name}" is invalid: spec needs group, names.plural, '
+                          f"names.kind and a non-empty versions list ({exc!r})",
+                          {"name": name, "kind": rt.kind}) from exc
+        if name != f"{plural}.{group}":
+            raise Invalid(f'CustomResourceDefinition "{name}" is invalid: metadata.name: Invalid value: "{name}": '
+                          f'must be spec.names.plural+"."+spec.group ({plural}.{group})', {"name": name})
+        del kind
+        existing = self.types.find(group, versions[0]["name"], plural)
+        if existing is not None and not existing.custom:
+            raise Invalid(f'CustomResourceDefinition "{name}" is invalid: {plural}.{group} is a built-in type',
+                          {"name": name})
+
+    # -- updates ----------------------------------------------------------------------------------------
+
+    def update(self, rt: ResourceType, namespace: str | None, name: str, body: Any,
+               subresource: str | None = None, manager: str | None = None) -> JSON:
+        """PUT: replace the object (or only its status), with a resourceVersion precondition."""
+        self._check_subresource(rt, subresource)
+        check_body(rt, body, name, namespace)
+        old = self.get(rt, namespace, name)
+        wanted_rv = (body.get("metadata") or {}).get("resourceVersion")
+        if wanted_rv in (None, ""):
+            if rt.custom:
+                raise Invalid(f'{rt.kind} "{name}" is invalid: metadata.resourceVersion: Invalid value: 0x0: '
+                              "must be specified for an update", {"name": name, "kind": rt.kind})
+        elif str(wanted_rv) != old["metadata"]["resourceVersion"]:
+            raise self._stale(rt, name)
+        return self._finish_update(rt, old, body, subresource, manager)
+
+    def _stale(self, rt: ResourceType, name: str) -> Conflict:
+        return Conflict(f'Operation cannot be fulfilled on {rt.describe()} "{name}": the object has been modified; '
+                        "please apply your changes to the latest version and try again",
+                        {"name": name, "group": rt.group, "kind": rt.plural})
+
+    def _check_subresource(self, rt: ResourceType, subresource: str | None) -> None:
+        if subresource is None:
+            return
+        if subresource != "status" or not rt.has_status:
+            raise NotFound(f"the server could not find the requested resource ({rt.describe()}/{subresource})",
+                           {"kind": rt.plural, "group": rt.group})
+
+    def _finish_update(self, rt: ResourceType, old: JSON, body: JSON, subresource: str | None,
+                       manager: str | None, applied: bool = False) -> JSON:
+        """Builds the new object from ``body`` and ``old``, then commits it (or nothing, if unchanged)."""
+        old_meta = old["metadata"]
+        if subresource == "status":
+            new: JSON = {k: v for k, v in old.items() if k != "status"}
+            if "status" in body:
+                new["status"] = json_copy(body["status"])
+            new["metadata"] = dict(old_meta)
+        else:
+            new = json_copy(body) if not applied else body
+            meta = new.setdefault("metadata", {})
+            if rt.has_status:
+                if "status" in old:
+                    new["status"] = old["status"]
+                else:
+                    new.pop("status", None)
+            for field in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
+                          "generation", "name", "namespace"):
+                if field in old_meta:
+                    meta[field] = old_meta[field]
+                else:
+                    meta.pop(field, None)
+            if "managedFields" not in meta and "managedFields" in old_meta:
+                meta["managedFields"] = old_meta["managedFields"]
+            added = set(meta.get("finalizers") or ()) - set(old_meta.get("finalizers") or ())
+            if old_meta.get("deletionTimestamp") and added:
+                raise Invalid(f'{rt.kind} "{old_meta["name"]}" is invalid: metadata.finalizers: Forbidden: no new '
+                              "finalizers can be added if the object is being deleted",
+                              {"name": old_meta["name"], "kind": rt.kind})
+        new["apiVersion"] = old["apiVersion"]
+        new["kind"] = rt.kind
+        meta = new["metadata"]
+        meta["resourceVersion"] = old_meta["resourceVersion"]
+        if rt.storage_key == CRD_KEY:
+            self._check_crd(new)
+        if self._spec_view(rt, new) != self._spec_view(rt, old):
+            meta["generation"] = int(old_meta.get("generation") or 0) + 1
+        if manager and not applied:
+            self._track_update(rt, old, new, manager, subresource)
+        if self._same(old, new):
+            return old
+        finished = bool(meta.get("deletionTimestamp")) and not meta.get("finalizers")
+        ts = self._store(rt)
+        key = self._key(rt, meta.get("namespace"), meta["name"])
+        self._bump(new)
+        if finished:
+            self._commit(rt, ts, key, "DELETED", new, old)
+            self._after_removal(rt, new)
+        else:
+            self._commit(rt, ts, key, "MODIFIED", new, old)
+            if rt.storage_key == CRD_KEY:
+                self.types.register_crd(new)
+        return new
+
+    @staticmethod
+    def _spec_view(rt: ResourceType, obj: JSON) -> JSON:
+        skipped = ("metadata", "status", "apiVersion", "kind") if rt.has_status else ("metadata", "apiVersion", "kind")
+        return {k: v for k, v in obj.items() if k not in skipped}
+
+    @staticmethod
+    def _same(old: JSON, new: JSON) -> bool:
+        if old.keys() != new.keys():
+            return False
+        for key, value in new.items():
+            if key == "metadata":
+                a = {k: v for k, v in old["metadata"].items() if k != "managedFields"}
+                b = {k: v for k, v in value.items() if k != "managedFields"}
+                if a != b:
+                    return False
+            elif old[key] != value:
+                return False
+        return True
+
+    def _track_update(self, rt: ResourceType, old: JSON, new: JSON, manager: str, subresource: str | None) -> None:
+        with_status = subresource == "status"
+        before = ownership.leaves(old, rt.kind, with_status)
+        after = ownership.leaves(new, rt.kind, with_status)
+        changed, removed = ownership.diff_paths(before, after)
+        if not changed and not removed:
+            return
+        managed = ownership.ManagedFields(new["metadata"].get("managedFields"))
+        managed.record_update(manager, rt.api_version, timestamp(self.now()), changed, removed, subresource)
+        new["metadata"]["managedFields"] = managed.render()
+
+    def patch(self, rt: ResourceType, namespace: str | None, name: str, patch_type: str, body: Any,
+              subresource: str | None = None, manager: str | None = None, force: bool = False) -> JSON:
+        """PATCH with ``merge``, ``json``, ``strategic`` or ``apply`` (server-side apply)."""
+        self._check_subresource(rt, subresource)
+        if patch_type == "apply":
+            return self._apply(rt, namespace, name, body, subresource, manager, force)
+        old = self.get(rt, namespace, name)
+        if patch_type == "merge":
+            if not isinstance(body, dict):
+                raise bad_request("a merge patch must be a JSON object")
+            patched = merge_patch(old, body)
+        elif patch_type == "json":
+            patched = json_patch(old, body)
+        elif patch_type == "strategic":
+            if rt.custom:
+                raise ApiError(415, "UnsupportedMediaType", "strategic merge patch is not supported for custom "
+                               f"resources ({rt.describe()}); use a merge or JSON patch")
+            if not isinstance(body, dict):
+                raise bad_request("a strategic merge patch must be a JSON object")
+            patched = strategic_merge(old, body, (), rt.kind)
+        else:
+            raise ApiError(415, "UnsupportedMediaType", f"unsupported patch type {patch_type!r}")
+        if not isinstance(patched, dict):
+            raise Invalid(f'{rt.kind} "{name}" is invalid: the patch does not produce an object')
+        check_body(rt, patched, name, namespace)
+        meta = patched.get("metadata") or {}
+        if str(meta.get("resourceVersion", old["metadata"]["resourceVersion"])) != old["metadata"]["resourceVersion"]:
+            raise self._stale(rt, name)
+        return self._finish_update(rt, old, patched, subresource, manager)
+
+    def _apply(self, rt: ResourceType, namespace: str | None, name: str, body: Any, subresource: str | None,
+               manager: str | None, force: bool) -> JSON:
+        if not manager:
+            raise Invalid("PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for "
+                          "apply requests")
+        check_body(rt, body, name, namespace)
+        if "apiVersion" not in body or "kind" not in body:
+            raise bad_request("an apply request needs apiVersion and kind in the body")
+        try:
+            old: JSON | None = self.get(rt, namespace, name)
+        except NotFound:
+            old = None
+        applied = {k: json_copy(v) for k, v in body.items() if k != "status" or subresource == "status"}
+        stamp = timestamp(self.now())
+        merged = ownership.apply(old, applied, manager, force, rt.kind, stamp, rt.api_version)
+        if old is None:
+            meta = merged.setdefault("metadata", {})
+            meta["name"] = name
+            if rt.namespaced:
+                meta["namespace"] = namespace or "default"
+            managed = meta.pop("managedFields", None)
+            obj = {**merged, "apiVersion": rt.api_version, "kind": rt.kind}
+            return self.create(rt, namespace, obj, managed_fields=managed)
+        if "metadata" in merged and "resourceVersion" in merged["metadata"]:
+            del merged["metadata"]["resourceVersion"]
+        return self._finish_update(rt, old, merged, subresource, manager, applied=True)
+
+    # -- deletion -----------------------------------------------------------------------------------------
+
+    def delete(self, rt: ResourceType, namespace: str | None, name: str,
+               preconditions: dict[str, Any] | None = None) -> tuple[JSON, bool]:
+        """Deletes, honouring finalizers. Returns the object and whether it is gone already."""
+        old = self.get(rt, namespace, name)
+        meta = old["metadata"]
+        for field, actual in (("uid", meta.get("uid")), ("resourceVersion", meta.get("resourceVersion"))):
+            wanted = (preconditions or {}).get(field)
+            if wanted not in (None, "") and str(wanted) != actual:
+                raise Conflict(f'Operation cannot be fulfilled on {rt.describe()} "{name}": Precondition failed: '
+                               f"{field} in precondition: {wanted}, {field} in object meta: {actual}",
+                               {"name": name, "group": rt.group, "kind": rt.plural})
+        ts = self._store(rt)
+        key = self._key(rt, namespace, name)
+        if meta.get("finalizers") or rt.storage_key == NAMESPACES_KEY:
+            if meta.get("deletionTimestamp"):
+                return old, False
+            new = dict(old)
+            new["metadata"] = {**meta, "deletionTimestamp": timestamp(self.now()), "deletionGracePeriodSeconds": 0,
+                               "generation": int(meta.get("generation") or 0) + 1}
+            if rt.storage_key == NAMESPACES_KEY:
+                new["status"] = {**(old.get("status") or {}), "phase": "Terminating"}
+                if not meta.get("finalizers"):
+                    self._bump(new)
+                    self._commit(rt, ts, key, "MODIFIED", new, old)
+                    final = self._drain_namespace(name)
+                    return (final, True) if final is not None else (ts.objects[key], False)
+            self._bump(new)
+            self._commit(rt, ts, key, "MODIFIED", new, old)
+            return new, False
+        final = dict(old)
+        final["metadata"] = dict(meta)
+        self._bump(final)
+        self._commit(rt, ts, key, "DELETED", final, old)
+        self._after_removal(rt, final)
+        return final, True
+
+    def _after_removal(self, rt: ResourceType, obj: JSON) -> None:
+        if rt.storage_key == CRD_KEY:
+            self._drop_crd_objects(obj)
+        namespace = obj["metadata"].get("namespace")
+        if rt.namespaced and namespace:
+            ns = self._store(self.types.resolve("v1", "namespaces")).objects.get(("", namespace))
+            if ns is not None and ns["metadata"].get("deletionTimestamp") and namespace not in self._draining:
+                self._finish_namespace(namespace)
+
+    def _drop_crd_objects(self, crd: JSON) -> None:
+        name = crd["metadata"]["name"]
+        keys = self.types.storage_keys_of_crd(name)
+        removed = self.types.unregister_crd(name)
+        for storage_key in keys:
+            ts = self._stores.get(storage_key)
+            if ts is None:
+                continue
+            rt = next(r for r in removed if r.storage_key == storage_key)
+            for key in list(ts.ordered()):
+                old = ts.objects[key]
+                final = {**old, "metadata": dict(old["metadata"])}
+                self._bump(final)
+                self._commit(rt, ts, key, "DELETED", final, old)
+            for watcher in list(ts.watchers):
+                watcher.close()
+            del self._stores[storage_key]
+
+    def _drain_namespace(self, namespace: str) -> JSON | None:
+        """Namespace deletion cascades to everything in it; the namespace goes once they are gone.
+        Returns the namespace's final object when it is gone."""
+        self._draining.add(namespace)
+        try:
+            for rt in self._namespaced_types():
+                ts = self._stores.get(rt.storage_key)
+                if ts is None:
+                    continue
+                for key in [k for k in ts.ordered() if k[0] == namespace]:
+                    if key in ts.objects:
+                        self.delete(rt, namespace, key[1])
+        finally:
+            self._draining.discard(namespace)
+        return self._finish_namespace(namespace)
+
+    def _namespaced_types(self) -> builtins.list[ResourceType]:
+        seen: dict[Key, ResourceType] = {}
+        for rt in self.types.all():
+            if rt.namespaced:
+                seen.setdefault(rt.storage_key, rt)
+        return list(seen.values())
+
+    def _finish_namespace(self, namespace: str) -> JSON | None:
+        ns_rt = self.types.resolve("v1", "namespaces")
+        ns_store = self._store(ns_rt)
+        ns = ns_store.objects.get(("", namespace))
+        if ns is None:
+            return None
+        for rt in self._namespaced_types():
+            ts = self._stores.get(rt.storage_key)
+            if ts is not None and any(k[0] == namespace for k in ts.objects):
+                return None
+        final = {**ns, "metadata": dict(ns["metadata"])}
+        self._bump(final)
+        self._commit(ns_rt, ns_store, ("", namespace), "DELETED", final, ns)
+        return final
+
+    # -- admin --------------------------------------------------------------------------------------------
+
+    def compact(self) -> int:
+        """Forgets all history: watches (and continue tokens) from older versions now get 410."""
+        self._compacted = self._rv
+        for ts in self._stores.values():
+            ts.history.clear()
+            ts.floor = self._rv
+        return self._rv
+
+    def drop_watches(self) -> int:
+        """Cuts every open watch stream, as a lost connection would."""
+        watchers = [w for ts in self._stores.values() for w in ts.watchers]
+        for watcher in watchers:
+            watcher.close(dropped=True)
+        return len(watchers)
+
+    def watcher_count(self) -> int:
+        return sum(len(ts.watchers) for ts in self._stores.values())
+
+    def objects(self, rt: ResourceType) -> builtins.list[JSON]:
+        ts = self._store(rt)
+        return [ts.objects[k] for k in ts.ordered()]

@@ -1,0 +1,70 @@
+"""``meta.k8s.io/v1`` Table answers, which ``kubectl get`` asks for to print its columns."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from haptic.k8s.api import JSON
+
+from .resources import ResourceType
+from .selectors import field_value
+
+_NAME = {"name": "Name", "type": "string", "format": "name", "priority": 0,
+         "description": "Name must be unique within a namespace."}
+_AGE = {"name": "Age", "type": "date", "format": "", "priority": 0,
+        "description": "CreationTimestamp is the time the object was created."}
+
+
+def wants_table(accept: str) -> bool:
+    return "as=Table" in accept
+
+
+def age(created: str | None, now: datetime) -> str:
+    if not created:
+        return "<unknown>"
+    try:
+        then = datetime.strptime(created, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=now.tzinfo)
+    except ValueError:
+        return "<invalid>"
+    seconds = max(0, int((now - then).total_seconds()))
+    if seconds < 120:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m"
+    if seconds < 86400 * 2:
+        return f"{seconds // 3600}h"
+    return f"{seconds // 86400}d"
+
+
+def _columns(rt: ResourceType) -> list[JSON]:
+    extra = [{"name": c.get("name", ""), "type": c.get("type", "string"), "format": "", "priority": 0,
+              "description": c.get("description", "")} for c in rt.printer_columns]
+    return [_NAME, *extra, _AGE]
+
+
+def _row(rt: ResourceType, obj: JSON, now: datetime) -> JSON:
+    meta = obj.get("metadata") or {}
+    cells: list[Any] = [meta.get("name", "")]
+    for column in rt.printer_columns:
+        path = str(column.get("jsonPath", "")).lstrip(".")
+        value = field_value(obj, path) if path else None
+        cells.append("" if value is None else value)
+    cells.append(age(meta.get("creationTimestamp"), now))
+    partial = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+               "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
+    return {"cells": cells, "object": partial}
+
+
+def to_table(rt: ResourceType, items: list[JSON], resource_version: str, continue_token: str | None,
+             now: datetime) -> JSON:
+    metadata: JSON = {"resourceVersion": resource_version}
+    if continue_token:
+        metadata["continue"] = continue_token
+    return {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": metadata,
+            "columnDefinitions": _columns(rt), "rows": [_row(rt, o, now) for o in items]}
+
+
+def watch_table(rt: ResourceType, obj: JSON, now: datetime) -> JSON:
+    version = (obj.get("metadata") or {}).get("resourceVersion", "")
+    return to_table(rt, [obj], str(version), None, now)

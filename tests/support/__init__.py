@@ -1,0 +1,1 @@
+"""Test helpers shared by the suites (small in-memory fakes and clocks)."""
