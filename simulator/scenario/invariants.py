@@ -136,10 +136,7 @@ class InvariantMonitor:
 
     @staticmethod
     def _mismatch(backend: ScenarioBackend) -> str:
-        desired = backend.desired_config()
-        if desired is None:
-            return ""
-        stale = [pod for pod in backend.pod_names() if backend.deployed_config(pod) != desired]
+        stale = backend.out_of_sync()
         if not stale:
             return ""
         return f"{len(stale)} pod(s) do not run the render of the current objects: {', '.join(stale)}"

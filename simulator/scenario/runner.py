@@ -376,8 +376,8 @@ class _Run:
         changed = self.monitor.last_change
         deadline = changed + check.within
         while True:
-            desired = backend.desired_config()
-            stale = [p for p in backend.pod_names() if desired is None or backend.deployed_config(p) != desired]
+            out = backend.out_of_sync()
+            stale = list(backend.pod_names()) if out is None else list(out)
             if not stale:
                 self._flush()
                 deployed = [r.t for r in self.combined if r.t >= changed
@@ -388,7 +388,8 @@ class _Run:
                 return [CheckFailure("converged", f"converged {at - changed:.3f}s after the last change "
                                      f"(t={changed:.3f}s), bound {check.within:g}s")]
             if backend.now() >= deadline:
-                why = "no valid render of the current objects" if desired is None else \
+                desired = backend.desired_config()
+                why = "no valid render of the current objects" if out is None else \
                     f"{len(stale)} pod(s) not on the desired config: {', '.join(stale)}"
                 expected = desired or ""
                 actual = backend.deployed_config(stale[0]) or "" if stale else ""

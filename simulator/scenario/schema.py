@@ -424,7 +424,9 @@ class Expect(_Strict):
         return found
 
 
+#: check order within one ``expect``: ``converged`` first, as it may advance time
 EXPECTATION_KINDS: tuple[str, ...] = (
+    "converged",
     "config",
     "map",
     "file",
@@ -434,7 +436,6 @@ EXPECTATION_KINDS: tuple[str, ...] = (
     "metric",
     "haproxycfg",
     "config_status",
-    "converged",
     "traffic",
 )
 

@@ -140,6 +140,12 @@ class ScriptedBackend:
     def deployed_config(self, pod: str) -> str | None:
         return self.deployed.get(pod)
 
+    def out_of_sync(self) -> Sequence[str] | None:
+        desired = self.desired_config()
+        if desired is None:
+            return None
+        return [p for p in self.pods if self.deployed[p] != desired]
+
     def aux_files(self, pod: str) -> Mapping[str, str]:
         if self.deployed.get(pod) is None:
             return {}
