@@ -85,7 +85,7 @@ class ScriptedBackend:
             self._reconcile()
         self.t = end
 
-    async def settle(self, timeout: float) -> bool:
+    async def settle(self, timeout: float) -> bool:  # noqa: ASYNC109 - virtual time
         end = self.t + timeout
         while self.due is not None and self.due <= end:
             await self.advance(self.due - self.t)

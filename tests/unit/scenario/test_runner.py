@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from tests.unit.scenario.conftest import Runner, service
 
-HEAD = """\
+HEAD = f"""\
 name: t
 description: runner test
 setup:
   pods: 2
-  config: {file: cfg.yaml}
+  config: {{file: cfg.yaml}}
   objects:
-    - %s
+    - {service("web")}
 steps:
-""" % service("web")
+"""
 
 
 def test_passing_scenario_with_every_expectation_kind(run_scenario: Runner) -> None:
@@ -33,7 +33,9 @@ def test_passing_scenario_with_every_expectation_kind(run_scenario: Runner) -> N
       config: {{pod: 1, contains: backend default_api}}
       reloads: {{pod: '*', delta: 2}}
       runtime_updates: {{delta: 0}}
-      events: {{present: [{{type: config.applied.to.pod, fields: {{pod_name: haproxy-1}}}}], absent: [validation.failed]}}
+      events:
+        present: [{{type: config.applied.to.pod, fields: {{pod_name: haproxy-1}}}}]
+        absent: [validation.failed]
   - patch: {{kind: Service, name: api, patch: {{metadata: {{annotations: {{weight: '5'}}}}}}}}
   - settle:
   - expect: {{reloads: {{delta: 0}}, runtime_updates: {{delta: 2}}, converged: {{within: 5s}}}}
