@@ -66,8 +66,10 @@ class InvariantMonitor:
                 kept.append(fault)
         self._faults = kept
 
-    def replica_restarted(self, source: str, now: float) -> None:
-        self._deploying.pop(source, None)
+    def replica_restarted(self, index: int, now: float) -> None:
+        """A restarted replica's unfinished deployment ended with its process (sources are ``<name>-<index>``)."""
+        for source in [s for s in self._deploying if s.rsplit("-", 1)[-1] == str(index)]:
+            del self._deploying[source]
         self.changed(now)
 
     def active_faults(self, now: float) -> list[str]:

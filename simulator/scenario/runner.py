@@ -264,7 +264,7 @@ class _Run:
             restart = step.restart
             if restart.replica is not None:
                 await backend.restart_replica(restart.replica)
-                self.monitor.replica_restarted(f"replica-{restart.replica}", backend.now())
+                self.monitor.replica_restarted(restart.replica, backend.now())
             else:
                 assert restart.pod is not None
                 pods = self.pods(restart.pod, "restart.pod")
