@@ -26,7 +26,8 @@ frontend http
     bind :8080
 {% for ing in resources.ingresses.list() %}
 {% for rule in ing.spec.rules %}
-    use_backend be_{{ ing.metadata.namespace }}_{{ ing.metadata.name }}_{{ loop.index }} if { hdr(host) -i {{ rule.host }} }
+{% set be = "be_" ~ ing.metadata.namespace ~ "_" ~ ing.metadata.name ~ "_" ~ loop.index %}
+    use_backend {{ be }} if { hdr(host) -i {{ rule.host }} }
 {% endfor %}
 {% endfor %}
 {% for ing in resources.ingresses.list() %}
@@ -35,7 +36,9 @@ frontend http
 {% set ns = namespace(addrs=[], port=80) %}
 {% for slice in resources.endpoints.fetch(ing.metadata.namespace, svc.name) %}
 {% for p in slice.ports or [] %}{% set ns.port = p.port %}{% endfor %}
-{% for ep in slice.endpoints or [] %}{% for a in ep.addresses %}{% set ns.addrs = ns.addrs + [a] %}{% endfor %}{% endfor %}
+{% for ep in slice.endpoints or [] %}
+{% for a in ep.addresses %}{% set ns.addrs = ns.addrs + [a] %}{% endfor %}
+{% endfor %}
 {% endfor %}
 {% set addrs = ns.addrs | sort %}
 

@@ -298,7 +298,7 @@ class Harness:
     async def advance(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
 
-    async def settle(self, quiet: float = 3.0, limit: float = 300.0, step: float = 0.5) -> float:
+    async def settle(self, quiet: float = 6.0, limit: float = 300.0, step: float = 0.5) -> float:
         """Advance until nothing was published for ``quiet`` seconds and no reload is pending (at most
         ``limit`` seconds). Returns the virtual time spent."""
         loop = asyncio.get_running_loop()

@@ -59,7 +59,7 @@ class EventCommentator(Component):
 
     def __init__(self, bus: EventBus, logger: logging.Logger, ring: EventRing | None = None) -> None:
         super().__init__(bus)
-        self.log = logger
+        self.logger = logger
         self.recent: deque[Event] = deque(maxlen=RING_SIZE)
         self.ring = ring
 
@@ -69,5 +69,5 @@ class EventCommentator(Component):
         if self.ring is not None:
             self.ring.add_event(event, summary)
         level = level_of(event)
-        if self.log.isEnabledFor(level):
-            self.log.log(level, "%s %s correlation_id=%s", event.type, summary, event.correlation_id)
+        if self.logger.isEnabledFor(level):
+            self.logger.log(level, "%s %s correlation_id=%s", event.type, summary, event.correlation_id)

@@ -67,6 +67,7 @@ class _SingleObjectWatcher(Component):
     def __init__(self, bus: EventBus, ctx: IterationContext, object_name: str, namespace: str) -> None:
         super().__init__(bus)
         self.ctx = ctx
+        self.logger = ctx.logger(self.name)
         self.object_name = object_name
         self.object_namespace = namespace
         self.last_key: str | None = None
@@ -80,7 +81,7 @@ class _SingleObjectWatcher(Component):
     async def on_start(self) -> None:
         selectors = Selectors(field_selector=f"metadata.name={self.object_name}")
         self.spawn(list_and_watch(self.ctx.ports.kube, self.ref, self.object_namespace, selectors, self.clock,
-                                  self.log, self._on_list, self._on_event), "watch")
+                                  self.logger, self._on_list, self._on_event), "watch")
 
     def _on_list(self, items: list[JSON]) -> None:
         for obj in items:
@@ -88,7 +89,7 @@ class _SingleObjectWatcher(Component):
 
     def _on_event(self, etype: str, obj: JSON) -> None:
         if etype == "DELETED":
-            self.log.warning("%s %s/%s was deleted; keeping the current one", self.ref.kind, self.object_namespace,
+            self.logger.warning("%s %s/%s was deleted; keeping the current one", self.ref.kind, self.object_namespace,
                              self.object_name)
             return
         key = self.key_of(obj)
@@ -140,6 +141,7 @@ class ConfigLoader(Component):
     def __init__(self, bus: EventBus, ctx: IterationContext) -> None:
         super().__init__(bus)
         self.ctx = ctx
+        self.logger = ctx.logger(self.name)
         self.last: Event | None = None
 
     def initial(self) -> ConfigValidated:
@@ -160,7 +162,7 @@ class ConfigLoader(Component):
         config, errors = validate_config_object(obj, f"{event.namespace}/{event.name}")
         if config is None:
             out: Event = ConfigInvalid(version=version, errors={"config": tuple(errors)}, template_config=obj)
-            self.log.error("HAProxyTemplateConfig %s/%s generation %s is invalid: %s", event.namespace, event.name,
+            self.logger.error("HAProxyTemplateConfig %s/%s generation %s is invalid: %s", event.namespace, event.name,
                            version, "; ".join(errors))
         else:
             self.publish(ConfigParsed(version=version, config=config, template_config=obj))
@@ -178,6 +180,7 @@ class CredentialsLoader(Component):
     def __init__(self, bus: EventBus, ctx: IterationContext) -> None:
         super().__init__(bus)
         self.ctx = ctx
+        self.logger = ctx.logger(self.name)
         self.last: Event | None = None
 
     def initial(self) -> CredentialsUpdated:
@@ -195,7 +198,7 @@ class CredentialsLoader(Component):
             credentials = load_credentials(event.resource)
         except ConfigError as exc:
             out: Event = CredentialsInvalid(secret_version=event.resource_version, error=str(exc))
-            self.log.warning("credentials Secret %s/%s is invalid: %s", event.namespace, event.name, exc)
+            self.logger.warning("credentials Secret %s/%s is invalid: %s", event.namespace, event.name, exc)
         else:
             self.ctx.credentials = credentials
             self.ctx.credentials_version = event.resource_version

@@ -46,6 +46,7 @@ class RenderValidateCoordinator(Component):
     def __init__(self, bus: EventBus, ctx: IterationContext) -> None:
         super().__init__(bus)
         self.ctx = ctx
+        self.logger = ctx.logger(self.name)
         self.last_rendered: RenderResult | None = None
         self.renders = 0
 
@@ -72,14 +73,12 @@ class RenderValidateCoordinator(Component):
         try:
             result = self.render()
         except TemplatingError as exc:
-            self.ctx.metrics.record_reconciliation_failure("render")
-            self.log.error("rendering failed: %s", exc)
+            self.logger.error("rendering failed: %s", exc)
             self.publish(TemplateRenderFailed(template_name=str(getattr(exc, "template", "") or ""), error=str(exc)),
                          cause=cause)
             self.publish(ReconciliationFailed(error=str(exc), phase="render"), cause=cause)
             return
         rendered_at = self.clock.monotonic()
-        self.ctx.metrics.record_render(rendered_at - started)
         checksum = content_checksum(result.config, result.aux)
         aux_count = sum(len(group) for group in (result.aux.maps, result.aux.files, result.aux.certificates,
                                                  result.aux.crt_lists))
@@ -89,17 +88,14 @@ class RenderValidateCoordinator(Component):
                      cause=cause)
         validation = await self.ctx.validator.avalidate(result.config, result.aux, runner=self.ctx.ports.check_runner)
         done = self.clock.monotonic()
-        self.ctx.metrics.record_validation(done - rendered_at, validation.valid)
         if not validation.valid:
             errors = tuple(str(e) for e in validation.errors) or (validation.summary(),)
-            self.ctx.metrics.record_reconciliation_failure("validate")
-            self.log.error("rendered configuration %s failed validation: %s", checksum, "; ".join(errors))
+            self.logger.error("rendered configuration %s failed validation: %s", checksum, "; ".join(errors))
             self.publish(ValidationFailed(errors=errors, content_checksum=checksum, duration_s=done - rendered_at,
                                           trigger_reason=reason), cause=cause)
             self.publish(ReconciliationFailed(error="; ".join(errors), phase="validate"), cause=cause)
             return
         self.last_rendered = result
-        self.ctx.metrics.record_reconciliation(done - started)
         self.publish(ValidationCompleted(content_checksum=checksum, warnings=tuple(str(w) for w in validation.warnings),
                                          duration_s=done - rendered_at, trigger_reason=reason,
                                          coalescible=coalescible), cause=cause)

@@ -7,7 +7,8 @@ Endpoints (all JSON except ``/metrics``):
 - ``/readyz``: the same shape from the readiness provider;
 - ``/metrics``: the Prometheus text format of the registry the metrics provider returns *now*;
 - ``/debug/vars``: the index of variable names; ``/debug/vars/all``: every variable;
-- ``/debug/vars/<name>`` with optional ``?field=<jsonpath>`` (kubectl style, ``{.a.b[0]}``);
+- ``/debug/vars/<name>`` with optional ``?field=<jsonpath>`` (kubectl style, ``{.a.b[0]}``, see
+  ``haptic.k8s.jsonpath``);
 - ``/debug/events?limit=N&correlation_id=X``: recent events, newest last.
 
 The server holds *providers* (callables), never state, and ``DebugServer.providers`` can be replaced
@@ -24,7 +25,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import re
 import socket
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -41,6 +41,7 @@ from starlette.routing import Route
 
 from haptic.controller.redaction import Redactor
 from haptic.core import Event, HealthReport, to_json_safe
+from haptic.k8s.jsonpath import JSONPathError, compile_jsonpath
 
 __all__ = [
     "DebugProviders",
@@ -127,65 +128,23 @@ class EventRing:
         return len(self._items)
 
 
-# -- field selection (kubectl JSONPath subset) ---------------------------------------------------
+# -- field selection ----------------------------------------------------------------------------
 
 
 class FieldPathError(ValueError):
-    """A ``field`` expression that cannot be parsed or does not match."""
-
-
-_TOKEN = re.compile(r"\.(?P<name>[^.\[\]]+)|\[(?P<index>-?\d+)\]|\[(?P<star>\*)\]|\[['\"](?P<quoted>[^'\"]+)['\"]\]")
+    """A ``field`` expression that cannot be parsed or matches nothing."""
 
 
 def select_field(data: Any, expression: str) -> Any:
-    """Evaluates ``{.a.b[0]}`` / ``.a['b.c'][*].d`` on JSON-like data (``[*]`` yields a list)."""
-    expr = expression.strip()
-    if expr.startswith("{") and expr.endswith("}"):
-        expr = expr[1:-1].strip()
-    if expr.startswith("$"):
-        expr = expr[1:]
-    if expr in ("", "."):
-        return data
-    if not expr.startswith((".", "[")):
-        expr = "." + expr
-    steps: list[tuple[str, Any]] = []
-    pos = 0
-    while pos < len(expr):
-        match = _TOKEN.match(expr, pos)
-        if match is None:
-            raise FieldPathError(f"field {expression!r}: cannot parse at {expr[pos:]!r}")
-        if match["name"] is not None:
-            steps.append(("key", match["name"]))
-        elif match["quoted"] is not None:
-            steps.append(("key", match["quoted"]))
-        elif match["index"] is not None:
-            steps.append(("index", int(match["index"])))
-        else:
-            steps.append(("star", None))
-        pos = match.end()
-    return _walk(data, steps, expression)
-
-
-def _walk(data: Any, steps: list[tuple[str, Any]], expression: str) -> Any:
-    for i, (kind, arg) in enumerate(steps):
-        if kind == "star":
-            if isinstance(data, Mapping):
-                values = [data[k] for k in sorted(data, key=str)]
-            elif isinstance(data, list):
-                values = data
-            else:
-                raise FieldPathError(f"field {expression!r}: [*] on a {type(data).__name__}")
-            rest = steps[i + 1 :]
-            return [_walk(v, rest, expression) for v in values]
-        if kind == "key":
-            if not isinstance(data, Mapping) or arg not in data:
-                raise FieldPathError(f"field {expression!r}: no key {arg!r}")
-            data = data[arg]
-        else:
-            if not isinstance(data, list) or not -len(data) <= arg < len(data):
-                raise FieldPathError(f"field {expression!r}: no index {arg}")
-            data = data[arg]
-    return data
+    """Evaluates a kubectl-style JSONPath (``{.a.b[0]}``, ``.a['b.c'][*].d``, filters ...) with
+    ``haptic.k8s.jsonpath``: one match gives the value itself, several give the list of matches."""
+    try:
+        found = compile_jsonpath(expression).find(data)
+    except JSONPathError as exc:
+        raise FieldPathError(f"field {expression!r}: {exc.reason}") from exc
+    if not found:
+        raise FieldPathError(f"field {expression!r}: no match")
+    return found[0] if len(found) == 1 else found
 
 
 # -- the app --------------------------------------------------------------------------------------
@@ -218,6 +177,14 @@ def _health(state: _State, provider: HealthProvider) -> Response:
     return _json(state, report.to_dict(), 200 if report.healthy else 503)
 
 
+def _safe_var(provider: Callable[[], Any]) -> Any:
+    # In the "all" view one failing variable must not hide the others.
+    try:
+        return to_json_safe(provider())
+    except Exception as exc:
+        return {"error": f"variable failed: {exc}"}
+
+
 def build_debug_app(providers: DebugProviders) -> Starlette:
     """The ASGI app; ``app.state.debug.providers`` may be replaced while it serves."""
     state = _State(providers)
@@ -244,7 +211,7 @@ def build_debug_app(providers: DebugProviders) -> Starlette:
         available = state.providers.vars
         try:
             if name == "all" and "all" not in available:
-                value: Any = {n: to_json_safe(available[n]()) for n in sorted(available)}
+                value: Any = {n: _safe_var(available[n]) for n in sorted(available)}
             elif name in available:
                 value = available[name]()
             else:
@@ -329,7 +296,9 @@ class DebugServer:
         if self._task is not None:
             raise RuntimeError("debug server already started")
         family = socket.AF_INET6 if ":" in self._host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
+        # IPPROTO_TCP explicitly: asyncio only sets TCP_NODELAY on accepted sockets whose proto says TCP
+        # (with proto 0, small answers waited ~40 ms for delayed ACKs).
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self._host, self._requested_port))
         sock.listen(128)

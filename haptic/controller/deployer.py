@@ -26,12 +26,11 @@ from haptic.controller.events import (
     SyncMetadata,
     TriggerReason,
 )
-from haptic.controller.metrics import DeploymentResult
 from haptic.core import Component, Event, EventBus
 from haptic.dataplane.aux_files import AuxFiles
 from haptic.dataplane.client import DataplaneClient
 from haptic.dataplane.errors import ConfigParseError
-from haptic.dataplane.parser import HAProxyConfig, parse_config
+from haptic.dataplane.parser import HAProxyConfig, parse_config, parse_config_reusing
 from haptic.dataplane.synchronizer import SyncOptions, SyncResult, VersionCache, sync
 
 ATTEMPTS = 3
@@ -47,12 +46,16 @@ class Deployer(Component):
     def __init__(self, bus: EventBus, ctx: IterationContext) -> None:
         super().__init__(bus)
         self.ctx = ctx
+        self.logger = ctx.logger(self.name)
         self.caches: dict[str, VersionCache] = {}
         self._deployment: asyncio.Task[None] | None = None
         self._next: DeploymentScheduled | None = None
         self.deployments = 0
+        #: The last desired config parsed: the next one re-parses only the sections that changed.
+        self._parsed: HAProxyConfig | None = None
 
     async def on_stop(self) -> None:
+        self._parsed = None
         self.caches.clear()
         self._next = None
 
@@ -83,7 +86,7 @@ class Deployer(Component):
         try:
             await self.deploy(event)
         except asyncio.CancelledError:
-            self.log.warning("deployment of %s cancelled", event.content_checksum)
+            self.logger.warning("deployment of %s cancelled", event.content_checksum)
             raise
         nxt, self._next = self._next, None
         if nxt is not None:
@@ -97,7 +100,10 @@ class Deployer(Component):
         aux = event.auxiliary_files if isinstance(event.auxiliary_files, AuxFiles) else AuxFiles()
         parsed: HAProxyConfig | None
         try:
-            parsed = parse_config(event.haproxy_config)
+            previous = self._parsed
+            parsed = (parse_config_reusing(event.haproxy_config, previous) if previous is not None
+                      else parse_config(event.haproxy_config))
+            self._parsed = parsed
         except ConfigParseError:
             parsed = None  # the synchronizer reports it per pod
         forced = event.reason == TriggerReason.DRIFT_PREVENTION
@@ -113,7 +119,6 @@ class Deployer(Component):
             operations += len(result.operations)
             runtime += result.runtime_updates
             reloads += 1 if result.reload_triggered else 0
-            self.ctx.metrics.record_instance_deployment(result.ok)
             if result.ok:
                 succeeded += 1
                 self.publish(InstanceDeployed(endpoint=endpoint, duration_s=duration,
@@ -140,8 +145,6 @@ class Deployer(Component):
                                         reloads_triggered=reloads, total_api_operations=operations,
                                         operation_breakdown=dict(sorted(breakdown.items())),
                                         content_checksum=event.content_checksum)
-        result_kind: DeploymentResult = "success" if not failed else ("failure" if not succeeded else "partial")
-        self.ctx.metrics.record_deployment(duration, result_kind, reloads=reloads, runtime_updates=runtime)
         self.publish(completed, cause=event)
         return completed
 
@@ -169,7 +172,7 @@ class Deployer(Component):
                 await client.aclose()
             if result.ok:
                 break
-            self.log.warning("sync of pod %s failed (attempt %d/%d): %s", endpoint.pod_name, attempt, ATTEMPTS,
+            self.logger.warning("sync of pod %s failed (attempt %d/%d): %s", endpoint.pod_name, attempt, ATTEMPTS,
                              "; ".join(result.errors))
             if attempt < ATTEMPTS:
                 await self.clock.sleep(delay)

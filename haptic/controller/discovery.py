@@ -65,6 +65,7 @@ class Discovery(Component):
     def __init__(self, bus: EventBus, ctx: IterationContext) -> None:
         super().__init__(bus)
         self.ctx = ctx
+        self.logger = ctx.logger(self.name)
         self.admitted: dict[str, DataplaneEndpoint] = {}
         self.rejected: dict[str, str] = {}  # url -> reason (permanent)
         self.failures: dict[str, int] = {}
@@ -125,7 +126,6 @@ class Discovery(Component):
             order = sorted(self.admitted, key=lambda n: (self.admitted[n].pod_namespace, n))
             endpoints = tuple(self.admitted[n] for n in order)
             self.last = HAProxyPodsDiscovered(endpoints=endpoints)
-            self.ctx.metrics.set_pods(len(endpoints))
             self.publish(self.last)
 
     async def _check(self, endpoint: DataplaneEndpoint) -> str | None:
@@ -138,7 +138,7 @@ class Discovery(Component):
             async with self.clock.timeout(VERSION_CHECK_TIMEOUT):
                 info = await client.info()
         except (DataplaneError, TimeoutError, OSError) as exc:
-            self.log.warning("version check of pod %s (%s) failed: %s; will retry", endpoint.pod_name, endpoint.url,
+            self.logger.warning("version check of pod %s (%s) failed: %s; will retry", endpoint.pod_name, endpoint.url,
                              exc)
             return "retry"
         finally:
@@ -146,6 +146,6 @@ class Discovery(Component):
         if info.major != SUPPORTED_API_MAJOR:
             reason = f"Dataplane API {info.version} is not v{SUPPORTED_API_MAJOR}"
             self.rejected[endpoint.url] = reason
-            self.log.error("pod %s rejected: %s", endpoint.pod_name, reason)
+            self.logger.error("pod %s rejected: %s", endpoint.pod_name, reason)
             return "rejected"
         return None

@@ -27,6 +27,7 @@ class IngressStatusWriter(Component):
     def __init__(self, bus: EventBus, ctx: IterationContext) -> None:
         super().__init__(bus)
         self.ctx = ctx
+        self.logger = ctx.logger(self.name)
         self.stores = sorted(n for n, w in ctx.spec.watched_resources.items()
                              if w.resources == INGRESSES.plural and w.api_version == INGRESSES.api_version)
         self.addresses: list[str] = [ctx.ports.publish_address] if ctx.ports.publish_address else []
@@ -58,5 +59,5 @@ class IngressStatusWriter(Component):
                                                     namespace=str(meta.get("namespace")), subresource="status")
                     self.patched += 1
                 except ApiError as exc:
-                    self.log.warning("status of Ingress %s/%s not written: %s", meta.get("namespace"),
+                    self.logger.warning("status of Ingress %s/%s not written: %s", meta.get("namespace"),
                                      meta.get("name"), exc)

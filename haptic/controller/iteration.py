@@ -29,7 +29,7 @@ from haptic.controller.index_tracker import IndexSynchronizationTracker
 from haptic.controller.ingress_status import IngressStatusWriter
 from haptic.controller.leader import LeaderElection
 from haptic.controller.metrics import ControllerMetrics
-from haptic.controller.metrics_component import MetricsRecorder
+from haptic.controller.metrics_component import MetricsComponent
 from haptic.controller.observed_bus import ObservedBus
 from haptic.controller.ports import ControllerPorts
 from haptic.controller.publisher import ConfigPublisher
@@ -61,6 +61,7 @@ class ReinitTrigger(Component):
     def __init__(self, bus: EventBus, ctx: IterationContext, debounce: float) -> None:
         super().__init__(bus)
         self.ctx = ctx
+        self.logger = ctx.logger(self.name)
         self.debounce = debounce
         self.requested = asyncio.Event()
         self.version: str | None = None
@@ -74,7 +75,7 @@ class ReinitTrigger(Component):
         if event.version == self.ctx.config_version:
             return
         self.version = event.version
-        self.log.info("config generation %s validated: reinitializing in %.0fs", event.version, self.debounce)
+        self.logger.info("config generation %s validated: reinitializing in %.0fs", event.version, self.debounce)
         self._timer.start(self.debounce)
 
 
@@ -97,7 +98,7 @@ class Iteration:
     ) -> None:
         self.ports = ports
         self.settings = settings or IterationSettings()
-        self.log = ports.logger("iteration")
+        self.logger = ports.logger("iteration")
         self.bus = ObservedBus(ports.clock, ports.ids, on_critical_drop=metrics.on_critical_drop)
         self.bus.observer = observer
         spec = config.spec
@@ -111,7 +112,7 @@ class Iteration:
         self.registry = LifecycleRegistry()
         bus, ctx = self.bus, self.ctx
         self.commentator = EventCommentator(bus, ports.logger("events"), event_ring)
-        self.metrics_recorder = MetricsRecorder(bus, metrics)
+        self.metrics_recorder = MetricsComponent(bus, metrics)
         self.state = StateCache(bus, ctx)
         self.config_loader = ConfigLoader(bus, ctx)
         self.credentials_loader = CredentialsLoader(bus, ctx)
@@ -157,7 +158,7 @@ class Iteration:
                     w.cancel()
             pending = [w for w in self.watchers if not w.synced.is_set()]
             if pending:
-                self.log.info("waiting for the initial sync of %s", ", ".join(w.resource for w in pending))
+                self.logger.info("waiting for the initial sync of %s", ", ".join(w.resource for w in pending))
 
     async def run(self, stop: asyncio.Event) -> str:
         """Runs until ``stop`` is set ("stopped") or a new config generation validated ("config_changed")."""
@@ -166,7 +167,7 @@ class Iteration:
             await self.registry.start()
             await self._wait_for_sync()
             counts = {w.resource: len(w.store) for w in self.watchers}
-            self.log.info("initial sync complete: %s", ", ".join(f"{k}={v}" for k, v in sorted(counts.items())))
+            self.logger.info("initial sync complete: %s", ", ".join(f"{k}={v}" for k, v in sorted(counts.items())))
             self.bus.publish(self.config_loader.initial())
             self.bus.publish(self.credentials_loader.initial())
             self.bus.start()
@@ -188,7 +189,7 @@ class Iteration:
             try:
                 await self.leader.release()
             except Exception:
-                self.log.exception("releasing leadership failed")
+                self.logger.exception("releasing leadership failed")
         await self.leader.stop()
         await self.registry.stop()
 

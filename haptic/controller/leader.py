@@ -24,6 +24,7 @@ class LeaderElection(Component):
     def __init__(self, bus: EventBus, ctx: IterationContext, registry: LifecycleRegistry) -> None:
         super().__init__(bus)
         self.ctx = ctx
+        self.logger = ctx.logger(self.name)
         self.registry = registry
         settings = ctx.spec.controller.leader_election
         self.identity = ctx.ports.identity.pod_name

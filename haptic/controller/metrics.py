@@ -64,10 +64,12 @@ class _Metrics:
         self.instance_deployments = Counter(
             "haptic_instance_deployment", "Deployments to one HAProxy pod, by result.", ["result"], registry=registry
         )
-        self.reloads = Counter("haptic_dataplane_reloads", "Deployments that made HAProxy reload.", registry=registry)
+        self.reloads = Counter(
+            "haptic_dataplane_reloads", "Config changes applied to a pod with a reload.", registry=registry
+        )
         self.runtime_updates = Counter(
             "haptic_dataplane_runtime_updates",
-            "Deployments applied through the runtime API, without a reload.",
+            "Config changes applied to a pod through the runtime API, without a reload.",
             registry=registry,
         )
         self.pods = Gauge("haptic_haproxy_pods", "HAProxy pods discovered.", registry=registry)
@@ -177,6 +179,13 @@ class ControllerMetrics:
             self._m.deployment_duration.observe(duration_s)
         self._m.reloads.inc(reloads)
         self._m.runtime_updates.inc(runtime_updates)
+
+    def record_pod_sync(self, reloaded: bool) -> None:
+        """One pod brought to a new config: by a reload, or through the runtime API alone."""
+        if reloaded:
+            self._m.reloads.inc()
+        else:
+            self._m.runtime_updates.inc()
 
     def record_instance_deployment(self, ok: bool) -> None:
         self._m.instance_deployments.labels(result="success" if ok else "failure").inc()

@@ -59,6 +59,7 @@ class ConfigPublisher(Component):
     def __init__(self, bus: EventBus, ctx: IterationContext) -> None:
         super().__init__(bus)
         self.ctx = ctx
+        self.logger = ctx.logger(self.name)
         self._reset()
 
     def _reset(self) -> None:
@@ -77,7 +78,7 @@ class ConfigPublisher(Component):
         try:
             await self._handle(event)
         except ApiError as exc:
-            self.log.warning("publishing %s failed: %s", self.ctx.runtime_config_name, exc)
+            self.logger.warning("publishing %s failed: %s", self.ctx.runtime_config_name, exc)
             return
         assert self.subscription is not None
         if self._dirty and self.subscription.queued == 0:
@@ -165,4 +166,4 @@ class ConfigPublisher(Component):
             pass  # nothing published yet: the status follows the first publication
         except ApiError as exc:
             self._dirty = True
-            self.log.warning("status of %s not written: %s", self.ctx.runtime_config_name, exc)
+            self.logger.warning("status of %s not written: %s", self.ctx.runtime_config_name, exc)

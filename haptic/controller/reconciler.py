@@ -30,6 +30,7 @@ class Reconciler(Component):
     def __init__(self, bus: EventBus, ctx: IterationContext, debounce: float = DEFAULT_DEBOUNCE) -> None:
         super().__init__(bus)
         self.ctx = ctx
+        self.logger = ctx.logger(self.name)
         self.debounce = debounce
         self.synchronized = False
         self._pending = False

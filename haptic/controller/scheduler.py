@@ -51,6 +51,7 @@ class DeploymentScheduler(Component):
     def __init__(self, bus: EventBus, ctx: IterationContext) -> None:
         super().__init__(bus)
         self.ctx = ctx
+        self.logger = ctx.logger(self.name)
         dataplane = ctx.spec.dataplane
         self.min_interval = dataplane.min_deployment_interval.total_seconds()
         self.timeout = dataplane.deployment_timeout.total_seconds()
@@ -115,7 +116,7 @@ class DeploymentScheduler(Component):
             return
         if not candidate.forced and self.last_deployed == (candidate.checksum, self._pod_set()):
             self.skipped += 1
-            self.log.debug("deployment of %s skipped: already deployed to the same pods", candidate.checksum)
+            self.logger.debug("deployment of %s skipped: already deployed to the same pods", candidate.checksum)
             return
         if self.last_end is not None:
             wait = self.last_end + self.min_interval - self.clock.monotonic()
@@ -176,7 +177,7 @@ class DeploymentScheduler(Component):
     def _deployment_timed_out(self) -> None:
         if not self.deploying:
             return
-        self.log.warning("deployment did not finish within %.0fs: cancelling it", self.timeout)
+        self.logger.warning("deployment did not finish within %.0fs: cancelling it", self.timeout)
         self.bus.publish(DeploymentCancelRequest(reason="deployment_timeout"))
         self.deploying = False
         self.last_deployed = None

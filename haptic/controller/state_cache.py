@@ -35,6 +35,7 @@ class StateCache(Component):
     def __init__(self, bus: EventBus, ctx: IterationContext) -> None:
         super().__init__(bus)
         self.ctx = ctx
+        self.logger = ctx.logger(self.name)
         self.config_version = ctx.config_version
         self.credentials_version = ctx.credentials_version
         self.rendered: TemplateRendered | None = None

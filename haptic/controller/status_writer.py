@@ -24,6 +24,7 @@ class ConfigStatusWriter(Component):
     def __init__(self, bus: EventBus, ctx: IterationContext) -> None:
         super().__init__(bus)
         self.ctx = ctx
+        self.logger = ctx.logger(self.name)
         self.written: tuple[str, str, int | None] | None = None
         #: A newer generation was rejected: render results of the running (older) one do not make it Valid.
         self.rejected_generation: int | None = None
@@ -65,7 +66,7 @@ class ConfigStatusWriter(Component):
             await self.ctx.ports.kube.patch(TEMPLATE_CONFIGS, self.ctx.config_name, {"status": status}, "merge",
                                             namespace=self.ctx.namespace, subresource="status")
         except ApiError as exc:
-            self.log.warning("status of HAProxyTemplateConfig %s not written: %s", self.ctx.config_name, exc)
+            self.logger.warning("status of HAProxyTemplateConfig %s not written: %s", self.ctx.config_name, exc)
             return
         self.written = key
         self.writes += 1

@@ -42,7 +42,7 @@ class ResourceWatcher(Component):
         self.store: ResourceStore = ctx.stores[resource]
         self.synced = asyncio.Event()
         self.skipped = 0
-        self.log = ctx.logger(f"watcher.{resource}")
+        self.logger = ctx.logger(f"watcher.{resource}")
         self._counts = [0, 0, 0]
         self._flush_scheduled = False
         if resource == HAPROXY_PODS:
@@ -56,7 +56,7 @@ class ResourceWatcher(Component):
     async def on_start(self) -> None:
         ref = self.ctx.watched_ref(self.resource)
         self.spawn(
-            list_and_watch(self.ctx.ports.kube, ref, self._namespace, self._selectors, self.clock, self.log,
+            list_and_watch(self.ctx.ports.kube, ref, self._namespace, self._selectors, self.clock, self.logger,
                            self._on_list, self._on_event),
             "watch",
         )
@@ -68,7 +68,7 @@ class ResourceWatcher(Component):
             return self.store.apply(obj), existed
         except (StoreError, ValueError, TypeError, KeyError, AttributeError) as exc:
             self.skipped += 1
-            self.log.warning("skipping %s %s: %s", self.resource, describe(obj), exc)
+            self.logger.warning("skipping %s %s: %s", self.resource, describe(obj), exc)
             return False, False
 
     def _identities(self) -> Any:
@@ -85,7 +85,7 @@ class ResourceWatcher(Component):
                 good.append(obj)
             except (StoreError, ValueError, TypeError, KeyError, AttributeError) as exc:
                 self.skipped += 1
-                self.log.warning("skipping %s %s: %s", self.resource, describe(obj), exc)
+                self.logger.warning("skipping %s %s: %s", self.resource, describe(obj), exc)
         changed = self.store.replace_all(good)
         if not self.synced.is_set():
             self.synced.set()
@@ -100,7 +100,7 @@ class ResourceWatcher(Component):
                 if self.store.remove(obj):
                     self._count(0, 0, 1)
             except StoreError as exc:
-                self.log.warning("skipping deletion of %s %s: %s", self.resource, describe(obj), exc)
+                self.logger.warning("skipping deletion of %s %s: %s", self.resource, describe(obj), exc)
             return
         existed_before = False
         with contextlib.suppress(StoreError):

@@ -19,7 +19,7 @@ from haptic.dataplane.aux_sync import AuxChange, apply_map_edits, delete_aux, pl
 from haptic.dataplane.client import DataplaneClient, WriteOutcome
 from haptic.dataplane.errors import ConfigParseError
 from haptic.dataplane.operations import Operation, SyncPlan
-from haptic.dataplane.parser import HAProxyConfig, parse_config
+from haptic.dataplane.parser import HAProxyConfig, parse_config, parse_config_reusing
 from haptic.dataplane.planner import plan_parsed
 
 # noop: nothing to do; files: only auxiliary files changed (uploaded); runtime: server replaces;
@@ -64,6 +64,7 @@ class SyncResult:
     reload_ids: tuple[str, ...] = ()
     runtime_updates: int = 0
     duration: float = 0.0
+    plan_duration: float = 0.0  # the part of ``duration`` spent comparing configs
     retries: int = 0
     errors: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
@@ -93,6 +94,7 @@ class _Run:
     warnings: list[str] = field(default_factory=list)
     runtime_updates: int = 0
     mode: SyncMode = "noop"
+    plan_duration: float = 0.0
 
     def reload(self, reload_id: str | None) -> None:
         if reload_id and reload_id not in self.reload_ids:
@@ -108,6 +110,7 @@ class _Run:
             reload_ids=tuple(self.reload_ids),
             runtime_updates=self.runtime_updates,
             duration=self.client.now() - self.started,
+            plan_duration=self.plan_duration,
             retries=stats.connection_retries + stats.conflict_retries - self.retries_before,
             errors=errors,
             warnings=tuple(self.warnings),
@@ -127,9 +130,10 @@ async def sync(
     """Brings one instance to ``desired_config`` plus ``aux``. ``parsed_desired`` skips re-parsing
     a config the caller already parsed (the same config goes to every instance)."""
     opts = options or SyncOptions()
+    checksum = aux.checksum()
     run = _Run(client, opts, client.now(), client.stats.connection_retries + client.stats.conflict_retries)
     try:
-        desired = parsed_desired if parsed_desired is not None else parse_config(desired_config)
+        desired = parsed_desired if parsed_desired is not None else _parse_desired(desired_config, cache)
     except ConfigParseError as exc:
         # Refused before any write: the instance is left untouched.
         return run.result(version=None, errors=(f"desired configuration: {exc}",))
@@ -137,18 +141,17 @@ async def sync(
     try:
         version = await client.get_version()
         current = cache.get(version) if cache is not None else None
-        current_text_ok = True
         if current is None:
             raw = await client.get_raw_config()
             version = raw.version
             try:
-                current = parse_config(raw.text)
+                current = parse_config_reusing(raw.text, desired)
             except ConfigParseError as exc:
                 # What is there cannot be planned against; a raw push replaces it whole.
                 run.warnings.append(f"current configuration unparseable, pushing raw: {exc}")
-                current_text_ok = False
+        planning = client.now()
         plan = plan_parsed(current, desired) if current is not None else None
-        checksum = aux.checksum()
+        run.plan_duration = client.now() - planning
         cached_aux = (
             cache is not None
             and not opts.force_aux_compare
@@ -156,43 +159,43 @@ async def sync(
             and cache.aux_checksum == checksum
         )
         changes = [] if cached_aux else await plan_aux(client, aux, map_edit_limit=opts.map_edit_limit)
-        version = await _apply(run, desired_config, version, plan if current_text_ok else None, changes)
+        version = await _apply(run, desired_config, version, plan, changes)
         await _verify(run)
     except DataplaneError as exc:
         if cache is not None:
             cache.invalidate()
         return run.result(version=None, errors=(str(exc),))
     if cache is not None:
-        cache.store(version, desired, aux.checksum())
+        cache.store(version, desired, checksum)
     return run.result(version=version)
+
+
+def _parse_desired(text: str, cache: VersionCache | None) -> HAProxyConfig:
+    # Sections whose text did not change since the cached config are shared, not parsed again.
+    if cache is not None and cache.parsed is not None:
+        return parse_config_reusing(text, cache.parsed)
+    return parse_config(text)
 
 
 async def _apply(run: _Run, desired_config: str, version: int, plan: SyncPlan | None, changes: list[AuxChange]) -> int:
     """Applies the plan and the file changes; returns the instance's version afterwards."""
     client = run.client
-    writes = [c for c in changes if c.action != "delete"]
-    config_unchanged = plan is not None and plan.is_empty
-    if config_unchanged and not changes:
+    if plan is not None and plan.is_empty and not changes:
         run.mode = "noop"
         return version
-    if (
-        config_unchanged
-        and run.options.runtime_maps
-        and writes
-        and all(c.action == "update" and c.map_edits is not None for c in changes)
-    ):
-        run.mode = "runtime_maps"
-        run.operations.extend(f"{c.description} (runtime, {len(c.map_edits or ())} entries)" for c in writes)
-        run.runtime_updates += await apply_map_edits(client, writes)
-        return version
-
-    run.operations.extend(c.description for c in writes)
-    for reload_id in await write_aux(client, writes):
+    # Map entry edits never need a reload, whatever else changes; other writes are uploads.
+    by_runtime = [c for c in changes if run.options.runtime_maps and c.map_edits is not None]
+    uploads = [c for c in changes if c.action != "delete" and c not in by_runtime]
+    deletes = [c for c in changes if c.action == "delete"]
+    run.operations.extend(c.description for c in uploads)
+    run.operations.extend(f"{c.description} (runtime, {len(c.map_edits or ())} entries)" for c in by_runtime)
+    for reload_id in await write_aux(client, uploads):
         run.reload(reload_id)
+    run.runtime_updates += await apply_map_edits(client, by_runtime)
     if plan is not None:
         run.operations.extend(op.description for op in plan.operations)
     if plan is not None and plan.is_empty:
-        run.mode = "files"
+        run.mode = "files" if uploads or deletes else "runtime_maps"
     elif plan is not None and version != 1 and _is_runtime_only(plan):
         run.mode = "runtime"
         version = await _runtime_servers(run, plan.operations, version)
@@ -204,7 +207,6 @@ async def _apply(run: _Run, desired_config: str, version: int, plan: SyncPlan | 
         pushed = await client.with_version(lambda v: client.post_raw_config(desired_config, v), version)
         run.reload(pushed.outcome.reload_id)
         version = pushed.version + 1
-    deletes = [c for c in changes if c.action == "delete"]
     run.operations.extend(c.description for c in deletes)
     run.warnings.extend(await delete_aux(client, deletes))
     return version

@@ -184,6 +184,7 @@ class LeaderElector:
         self._subscribers = _Subscribers()
         self._last_renew = 0.0
         self._release_on_stop = config.release_on_stop
+        self._failures = 0
         self._running = False
         self._finished = asyncio.Event()
 
@@ -230,6 +231,9 @@ class LeaderElector:
             raise RuntimeError("leader election: run() is already running")
         self._running = True
         self._finished.clear()
+        # A stopped elector may run again (e.g. its component restarted).
+        self._stopping.clear()
+        self._wake.clear()
         watcher = asyncio.create_task(self._watch_lease(), name="lease-watch") if self._config.watch_lease else None
         try:
             while not self._stopping.is_set():
@@ -382,22 +386,25 @@ class LeaderElector:
         except NotFound:
             return await self._create()
         except ApiError as exc:
-            _log.warning("leader election: cannot read lease %s/%s: %s", cfg.namespace, cfg.lease_name, exc)
+            self._failed("leader election: cannot read lease %s/%s: %s", cfg.namespace, cfg.lease_name, exc)
             return False
         except OSError as exc:
-            _log.warning("leader election: cannot reach the API for lease %s: %s", cfg.lease_name, exc)
+            self._failed("leader election: cannot reach the API for lease %s: %s", cfg.lease_name, exc)
             return False
+        self._succeeded()
         record = self._observe(lease)
         now = self._clock.monotonic()
         held_by_other = record.holder_identity is not None and record.holder_identity != cfg.identity
         if held_by_other and self._observed.at + self._lease_duration_of(record) > now:
             return False
         wall = format_micro_time(self._clock.now())
-        if record.holder_identity == cfg.identity and self._leader:
-            new = LeaseRecord(cfg.identity, _seconds(cfg.lease_duration), record.acquire_time, wall,
-                              record.lease_transitions)
+        duration = _seconds(cfg.lease_duration)
+        if record.holder_identity == cfg.identity:
+            # Same holder: no change of hands. A new term (after a loss) gets a new acquireTime.
+            acquired = record.acquire_time if self._leader else wall
+            new = LeaseRecord(cfg.identity, duration, acquired, wall, record.lease_transitions)
         else:
-            new = LeaseRecord(cfg.identity, _seconds(cfg.lease_duration), wall, wall, record.lease_transitions + 1)
+            new = LeaseRecord(cfg.identity, duration, wall, wall, record.lease_transitions + 1)
         updated = dict(lease)
         updated["metadata"] = dict(lease.get("metadata") or {})
         updated["spec"] = new.to_spec()
@@ -408,12 +415,13 @@ class LeaderElector:
             await self._reread()
             return False
         except ApiError as exc:
-            _log.warning("leader election: cannot update lease %s: %s", cfg.lease_name, exc)
+            self._failed("leader election: cannot update lease %s: %s", cfg.lease_name, exc)
             return False
         except OSError as exc:
-            _log.warning("leader election: cannot reach the API for lease %s: %s", cfg.lease_name, exc)
+            self._failed("leader election: cannot reach the API for lease %s: %s", cfg.lease_name, exc)
             return False
         self._observe(stored)
+        self._succeeded()
         return True
 
     async def _create(self) -> bool:
@@ -432,12 +440,13 @@ class LeaderElector:
             await self._reread()
             return False
         except ApiError as exc:
-            _log.warning("leader election: cannot create lease %s: %s", cfg.lease_name, exc)
+            self._failed("leader election: cannot create lease %s: %s", cfg.lease_name, exc)
             return False
         except OSError as exc:
-            _log.warning("leader election: cannot reach the API for lease %s: %s", cfg.lease_name, exc)
+            self._failed("leader election: cannot reach the API for lease %s: %s", cfg.lease_name, exc)
             return False
         self._observe(stored)
+        self._succeeded()
         return True
 
     async def _reread(self) -> None:
@@ -460,6 +469,17 @@ class LeaderElector:
         except (ApiError, OSError) as exc:
             # Followers then take over once the lease expires, as after a crash.
             _log.warning("leader election: could not release lease %s: %s", cfg.lease_name, exc)
+
+    def _failed(self, message: str, *args: object) -> None:
+        # An outage fails every attempt: say it once, then quietly until the API answers again.
+        self._failures += 1
+        _log.log(logging.WARNING if self._failures == 1 else logging.DEBUG, message, *args)
+
+    def _succeeded(self) -> None:
+        if self._failures:
+            _log.info("leader election: lease %s reachable again after %d failed attempts",
+                      self._config.lease_name, self._failures)
+            self._failures = 0
 
     # -- bookkeeping ---------------------------------------------------------------------------
 

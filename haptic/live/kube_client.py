@@ -14,7 +14,10 @@ Watch semantics (documented choice): an in-stream ``ERROR`` event is **yielded**
 of type ``ERROR`` carrying the ``Status`` (for a 410 the caller re-lists), and the stream then ends,
 as the port's ``WatchEvent`` docstring describes. Pass ``watch_errors="raise"`` to get the mapped
 ``ApiError`` (``Gone`` for 410) raised instead. A watch request answered with a non-200 status always
-raises the mapped ``ApiError``. ``BOOKMARK`` events are yielded as they come.
+raises the mapped ``ApiError``, and so does a connection that cannot be made (``Unavailable``); a
+stream cut once it is flowing (connection lost, read timeout, server timeout) simply ends the
+iteration, as in the in-process adapter: the caller re-watches from the last resourceVersion it saw.
+``BOOKMARK`` events are yielded as they come.
 
 Errors: every non-2xx answer becomes the most specific ``ApiError`` subclass of ``haptic.k8s.api``
 (built from the Kubernetes ``Status`` body); 429 becomes ``Unavailable(code=429)`` with
@@ -25,6 +28,7 @@ Errors: every non-2xx answer becomes the most specific ``ApiError`` subclass of 
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
@@ -48,6 +52,8 @@ from haptic.k8s.api import (
 )
 
 __all__ = ["LiveKubeAPI", "connect", "resource_path"]
+
+_log = logging.getLogger(__name__)
 
 _PATCH_CONTENT_TYPES: dict[str, str] = {
     "merge": "application/merge-patch+json",
@@ -175,7 +181,9 @@ class LiveKubeAPI:
                 try:
                     line = await raw.content.readline()
                 except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError) as exc:
-                    raise Unavailable(f"watch {ref}: stream broken: {exc}") from exc
+                    # As with the in-process adapter, a cut stream just ends: re-watch from the last RV.
+                    _log.debug("watch %s: stream ended early: %s", ref, exc)
+                    return
                 if not line:
                     return
                 line = line.strip()
@@ -237,8 +245,11 @@ class LiveKubeAPI:
 
     async def delete(self, ref: ResourceRef, name: str, namespace: str | None = None) -> JSON | None:
         body = await self._json("DELETE", resource_path(ref, namespace, name))
-        # A finished delete answers with a Status; a pending one (finalizers) with the object.
-        return None if body.get("kind") == "Status" else body
+        # Gone at once: the API answers with a Status or the object's last state. Still pending
+        # (finalizers, graceful deletion): with the object, which then carries a deletionTimestamp.
+        if body.get("kind") == "Status" or not _meta(body).get("deletionTimestamp"):
+            return None
+        return body
 
     # -- plumbing ------------------------------------------------------------------------------
 

@@ -1,4 +1,9 @@
 """Jinja2 sandbox, filters, render context and the shipped template libraries.
 
-Pure: must not import ``haptic.controller`` or ``haptic.live``.
+``engine`` (``TemplateEngine``, ``TemplateSet``, ``RenderInputs``, ``RenderResult``), ``sandbox``
+(the sandboxed environment and render deadline), ``filters``, ``context`` (store views, path
+resolver, file registry, server slots), ``safety`` (hostile-input checks), ``current_config``,
+``capabilities``, ``postprocess``, ``ingress_helpers`` and ``libraries`` (package data).
+
+Pure: must not import ``haptic.controller`` or ``haptic.live``; runs no processes.
 """

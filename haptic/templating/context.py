@@ -12,6 +12,7 @@ import math
 import posixpath
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Protocol
@@ -195,6 +196,10 @@ class SharedState:
     def marked(self, key: str, member: Any) -> bool:
         return member in self._marks.get(key, {})
 
+    def snapshot(self) -> dict[str, Any]:
+        """A copy of the plain values (for ``jsonpath`` assertions and debugging)."""
+        return dict(self._values)
+
 
 @dataclass(frozen=True)
 class Endpoint:
@@ -283,12 +288,22 @@ class ServerSlots:
     def __init__(self, current: CurrentConfig | None) -> None:
         self._current = current
 
-    def assign(self, backend: str, endpoints: Sequence[Endpoint], slots: int = 10) -> list[ServerSlot]:
-        step = max(1, int(slots))
+    def assign(self, backend: str, endpoints: Sequence[Endpoint], slots: Any = 10) -> list[ServerSlot]:
+        try:
+            step = int(slots)
+        except (TypeError, ValueError):
+            step = 0
+        if not 1 <= step <= 1000:
+            raise TemplateFailure(f"server slots must be an integer from 1 to 1000, got {slots!r}")
         count = max(step, math.ceil(len(endpoints) / step) * step)
         by_slot: dict[int, Endpoint] = {}
-        remaining = dict.fromkeys(endpoints)
         previous = self._current.backends.get(backend) if self._current is not None else None
+        if previous is None:
+            # Nothing deployed yet: endpoints simply fill the first slots.
+            placeholders = [ServerSlot(f"SRV_{i}", "127.0.0.1", 1, False) for i in range(len(endpoints) + 1, count + 1)]
+            filled = [ServerSlot(f"SRV_{i}", e.address, e.port, True) for i, e in enumerate(endpoints, 1)]
+            return filled + placeholders
+        remaining = dict.fromkeys(endpoints)
         if previous is not None:
             for server in previous.servers.values():
                 if server.disabled or server.port is None or not server.name.startswith("SRV_"):
@@ -311,6 +326,17 @@ class ServerSlots:
             else:
                 result.append(ServerSlot(f"SRV_{i}", taken.address, taken.port, True))
         return result
+
+
+CURRENT_RENDER: ContextVar[RenderState | None] = ContextVar("haptic_current_render", default=None)
+
+
+def current_render() -> RenderState:
+    """The state of the render pass running in this thread/task (set by ``TemplateEngine.render``)."""
+    state = CURRENT_RENDER.get()
+    if state is None:
+        raise TemplateFailure("this function can only be used while rendering")
+    return state
 
 
 @dataclass

@@ -66,10 +66,28 @@ def parse_current_config(text: str) -> CurrentConfig:
     return CurrentConfig(backends, text)
 
 
+def _from_parsed(parsed: Any) -> CurrentConfig:
+    """Converts an already parsed config (``haptic.dataplane.HAProxyConfig``: ``of_kind("backend")``
+    sections with ``name`` and ``servers`` → directives with ``words``) without reparsing text."""
+    backends: dict[str, CurrentBackend] = {}
+    for section in parsed.of_kind("backend"):
+        backend = CurrentBackend(str(section.name))
+        for name, directive in dict(section.servers).items():
+            words = list(getattr(directive, "words", ()))
+            if len(words) >= 3:
+                address, port = _split_address(words[2])
+                backend.servers[str(name)] = CurrentServer(str(name), address, port, "disabled" in words[3:])
+        backends[backend.name] = backend
+    return CurrentConfig(backends)
+
+
 def coerce_current_config(value: Any) -> CurrentConfig | None:
-    """Accepts ``None``, config text, a ``CurrentConfig`` or any object with the text as ``content``/``config``."""
+    """Accepts ``None``, config text, a ``CurrentConfig``, a parsed ``haptic.dataplane.HAProxyConfig``
+    or any object with the text as ``content``/``config``/``text`` (e.g. a ``HAProxyCfg`` via ``spec``)."""
     if value is None or isinstance(value, CurrentConfig):
         return value
+    if callable(getattr(value, "of_kind", None)):
+        return _from_parsed(value)
     if isinstance(value, str):
         return parse_current_config(value) if value.strip() else None
     for attribute in ("content", "config", "text"):

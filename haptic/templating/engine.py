@@ -21,6 +21,7 @@ from jinja2.runtime import Context
 
 from haptic.dataplane.aux_files import AuxFiles
 from haptic.templating.context import (
+    CURRENT_RENDER,
     EMPTY_STORE,
     Endpoint,
     FileRegistry,
@@ -41,7 +42,8 @@ from haptic.templating.errors import (
     TemplateRenderError,
     TemplatingError,
 )
-from haptic.templating.filters import FILTERS, GLOBALS, STATE_KEY, TESTS
+from haptic.templating.filters import FILTERS, GLOBALS, TESTS
+from haptic.templating.ingress_helpers import ingress_paths
 from haptic.templating.postprocess import RegexReplace, post_processor_from
 from haptic.templating.safety import parse_cidrs, parse_request_headers
 from haptic.templating.sandbox import HapticSandbox
@@ -118,10 +120,19 @@ class RenderInputs:
 
 @dataclass(frozen=True)
 class RenderResult:
+    """The rendered ``haproxy.cfg``, auxiliary files and the warnings templates raised."""
+
     config: str
     aux: AuxFiles
     warnings: tuple[str, ...] = ()
     context: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def __repr__(self) -> str:
+        # Certificates hold private keys: a repr (logs, debuggers) shows file names and sizes only.
+        files = {
+            kind: sorted(getattr(self.aux, kind)) for kind in ("maps", "files", "certificates", "crt_lists")
+        }
+        return f"RenderResult(config=<{len(self.config)} chars>, aux={files}, warnings={list(self.warnings)})"
 
 
 # Which spec field each compiled template came from, for error messages.
@@ -175,6 +186,7 @@ class TemplateEngine:
                 "snippets": self._snippets_matching,
                 "render_glob": self._render_glob,
                 "service_endpoints": service_endpoints,
+                "ingress_paths": ingress_paths,
                 "request_headers": parse_request_headers,
                 "cidrs": parse_cidrs,
             }
@@ -200,7 +212,7 @@ class TemplateEngine:
             # TemplateAssertionError (unknown filter/test) is a TemplateSyntaxError too.
             where = exc.name or name
             raise TemplateCompileError(
-                f"{_field_of(where)}: {exc.message}", template=where, line=exc.lineno
+                exc.message or "syntax error", template=where, line=exc.lineno, field=_field_of(where)
             ) from None
         return template
 
@@ -254,7 +266,6 @@ class TemplateEngine:
             },
             "shared": SharedState(),
             "server_slots": ServerSlots(current),
-            STATE_KEY: state,
         }
         return context, state, registry
 
@@ -266,6 +277,7 @@ class TemplateEngine:
         # cyclic GC would rescan the stores over and over, and a render creates no cycles worth it.
         gc_was_enabled = gc.isenabled()
         gc.disable()
+        token = CURRENT_RENDER.set(state)
         try:
             config = self._render_one(HAPROXY_CFG, self.templates.haproxy_config, context)
             maps = {n: self._render_one(f"map:{n}", t, context) for n, t in sorted(self.templates.maps.items())}
@@ -274,6 +286,7 @@ class TemplateEngine:
                 n: self._render_one(f"cert:{n}", t, context) for n, t in sorted(self.templates.certificates.items())
             }
         finally:
+            CURRENT_RENDER.reset(token)
             self.env.clear_deadline()
             if gc_was_enabled:
                 gc.enable()
@@ -296,26 +309,28 @@ class TemplateEngine:
         except TemplatingError as exc:
             if exc.template is None:
                 where, line = _template_location(exc.__traceback__, self._sources)
-                exc.template, exc.line = where or name, line
+                exc.template, exc.line, exc.field = where or name, line, _field_of(where or name)
                 exc.args = (exc._format(),)
             raise
         except SecurityError as exc:
-            where, line = _template_location(exc.__traceback__, self._sources)
-            raise SandboxViolation(f"sandbox violation: {exc}", template=where or name, line=line) from None
+            raise self._located(SandboxViolation, f"sandbox violation: {exc}", exc, name) from None
         except TemplateNotFound as exc:
-            where, line = _template_location(exc.__traceback__, self._sources)
-            raise TemplateRenderError(f"template not found: {exc.name}", template=where or name, line=line) from None
+            raise self._located(TemplateRenderError, f"template not found: {exc.name}", exc, name) from None
         except (UndefinedError, TemplateAssertionError) as exc:
-            where, line = _template_location(exc.__traceback__, self._sources)
-            raise TemplateRenderError(str(exc), template=where or name, line=line) from None
+            raise self._located(TemplateRenderError, str(exc), exc, name) from None
         except RecursionError:
-            raise TemplateRenderError("recursion too deep", template=name) from None
+            raise TemplateRenderError("recursion too deep", template=name, field=_field_of(name)) from None
         except Exception as exc:
-            where, line = _template_location(exc.__traceback__, self._sources)
-            raise TemplateRenderError(f"{type(exc).__name__}: {exc}", template=where or name, line=line) from None
+            raise self._located(TemplateRenderError, f"{type(exc).__name__}: {exc}", exc, name) from None
         for step in template.post_processing:
             text = step.apply(text)
         return text
+
+    def _located(
+        self, cls: type[TemplateRenderError], message: str, exc: BaseException, name: str
+    ) -> TemplateRenderError:
+        where, line = _template_location(exc.__traceback__, self._sources)
+        return cls(message, template=where or name, line=line, field=_field_of(where or name))
 
 
 def compile_templates(spec: Any, *, render_timeout: float | None = DEFAULT_RENDER_TIMEOUT) -> TemplateEngine:

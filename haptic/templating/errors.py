@@ -6,10 +6,13 @@ from __future__ import annotations
 class TemplatingError(Exception):
     """Base class: ``template`` is the template's name (e.g. ``haproxy.cfg``, ``map:host.map``)."""
 
-    def __init__(self, message: str, *, template: str | None = None, line: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, template: str | None = None, line: int | None = None, field: str | None = None
+    ) -> None:
         self.message = message
         self.template = template
         self.line = line
+        self.field = field
         super().__init__(self._format())
 
     def _format(self) -> str:
@@ -18,6 +21,8 @@ class TemplatingError(Exception):
             where = f"template {self.template!r}"
             if self.line:
                 where += f" line {self.line}"
+            if self.field:
+                where += f" (spec.{self.field})"
             where += ": "
         return where + self.message
 

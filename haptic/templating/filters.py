@@ -21,9 +21,9 @@ from functools import lru_cache
 from typing import Any
 
 import yaml
-from jinja2 import Undefined, pass_context
-from jinja2.runtime import Context
+from jinja2 import Undefined
 
+from haptic.templating.context import current_render
 from haptic.templating.errors import TemplateFailure
 from haptic.templating.safety import (
     is_haproxy_token,
@@ -32,9 +32,6 @@ from haptic.templating.safety import (
     reject_unsafe,
     unsafe_reasons,
 )
-
-STATE_KEY = "_haptic"
-
 
 # -- helpers -------------------------------------------------------------------------------------
 
@@ -373,27 +370,24 @@ def fail(message: Any = "template called fail()") -> None:
     raise TemplateFailure(str(message))
 
 
-def _state(context: Context) -> Any:
-    return context.get(STATE_KEY)
+# Per-render state comes from a context variable rather than ``pass_context``: Jinja then calls
+# these like any other function, which is much cheaper in the hot loops of large renders.
 
 
-@pass_context
-def first_seen(context: Context, prefix: str, *keys: Any) -> bool:
+def first_seen(prefix: str, *keys: Any) -> bool:
     """True the first time a (prefix, keys…) combination is seen during this render."""
-    return bool(_state(context).first_seen((prefix, *(str(k) for k in keys))))
+    return current_render().first_seen((prefix, *(str(k) for k in keys)))
 
 
-@pass_context
-def warn(context: Context, message: Any) -> str:
+def warn(message: Any) -> str:
     """Records a render warning (reported beside the result) and renders nothing."""
-    _state(context).warn(str(message))
+    current_render().warn(str(message))
     return ""
 
 
-@pass_context
-def reject_unsafe_filter(context: Context, items: Iterable[Any], kind: str = "ingress") -> list[Any]:
+def reject_unsafe_filter(items: Iterable[Any], kind: str = "ingress") -> list[Any]:
     """Drops objects whose strings could inject HAProxy directives, with a warning naming each."""
-    return reject_unsafe(items, kind, _state(context).warn)
+    return reject_unsafe(items, kind, current_render().warn)
 
 
 def ingress_class(items: Iterable[Any], name: str, include_unclassed: bool = False) -> list[Any]:

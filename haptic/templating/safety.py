@@ -17,17 +17,17 @@ from typing import Any
 
 ANNOTATION_PREFIX = "haproxy-haptic.org/"
 
-_HOST = re.compile(r"^(\*\.)?[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$")
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+_HOST = re.compile(r"^(\*\.)?[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*\Z")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?\Z")
 # Paths go into map files keyed by host+path: whitespace, '#', quotes and backslashes would split or
 # comment the line; '%', '[' and ']' are kept out because HAProxy log-format expands them.
-_PATH = re.compile(r"^/[A-Za-z0-9\-._~!$&()*+,;=:@/]*$")
+_PATH = re.compile(r"^/[A-Za-z0-9\-._~!$&()*+,;=:@/]*\Z")
 _TOKEN_FORBIDDEN = re.compile(r"[\s#\"'\\%\[\]{}`\x00-\x1f\x7f]")
-_DURATION = re.compile(r"^[0-9]{1,9}(us|ms|s|m|h|d)?$")
-_HEADER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9\-]{0,127}$")
+_DURATION = re.compile(r"^[0-9]{1,9}(us|ms|s|m|h|d)?\Z")
+_HEADER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9\-]{0,127}\Z")
 _HEADER_VALUE_FORBIDDEN = re.compile(r"[\"'\\%#;\x00-\x1f\x7f]")
-_PORT_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,13}[a-z0-9])?$")
+_PORT_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,13}[a-z0-9])?\Z")
 
 BALANCE_ALGORITHMS = ("roundrobin", "static-rr", "leastconn", "first", "source", "random")
 BACKEND_PROTOCOLS = ("http", "h2c", "https", "h2")

@@ -24,6 +24,30 @@ from haptic.templating.errors import RenderTimeout
 _MAX_REPEAT = 10_000_000
 _MAX_EXPONENT = 4096
 _DICT_ATTRIBUTES = frozenset(dir(dict))
+# Read-only str methods templates use in hot loops; ``format`` stays on the sandbox's checked path.
+_STR_METHODS = frozenset(
+    {
+        "strip",
+        "rstrip",
+        "lstrip",
+        "lower",
+        "upper",
+        "startswith",
+        "endswith",
+        "split",
+        "rsplit",
+        "replace",
+        "join",
+        "removeprefix",
+        "removesuffix",
+        "partition",
+        "rpartition",
+        "title",
+        "isdigit",
+        "count",
+        "find",
+    }
+)
 _CHECK_EVERY = 256
 _GUARD_FILTER = "_haptic_loop_guard"
 
@@ -98,6 +122,7 @@ class HapticSandbox(ImmutableSandboxedEnvironment):
         self._clock = clock
         self.filters[_GUARD_FILTER] = self._loop_guard
         self.trusted_types: frozenset[type] = frozenset()
+        self._calls = 0
         self.trusted_functions: frozenset[Callable[..., Any]] = frozenset()
 
     # -- deadline -------------------------------------------------------------------------------
@@ -140,6 +165,8 @@ class HapticSandbox(ImmutableSandboxedEnvironment):
                 return obj[attribute]
             except KeyError:
                 return self.undefined(obj=obj, name=attribute)
+        if kind is str and attribute in _STR_METHODS:
+            return getattr(obj, attribute)
         # Render-context objects of our own expose only public, read-mostly API: skip the generic checks.
         if kind in self.trusted_types and not attribute.startswith("_"):
             try:
@@ -148,12 +175,23 @@ class HapticSandbox(ImmutableSandboxedEnvironment):
                 return self.undefined(obj=obj, name=attribute)
         return super().getattr(obj, attribute)
 
+    def getitem(self, obj: Any, argument: Any) -> Any:
+        # ``obj["key"]`` on a plain dict cannot reach anything unsafe: skip the attribute fallback checks.
+        if type(obj) is dict:
+            try:
+                return obj[argument]
+            except (KeyError, TypeError):
+                return self.undefined(obj=obj, name=argument)
+        return super().getitem(obj, argument)
+
     def unsafe_undefined(self, obj: Any, attribute: str) -> Any:
         # Fail loudly: a template probing private or mutating attributes is an escape attempt.
         raise SecurityError(f"access to attribute {attribute!r} of a {type(obj).__name__!r} object is not allowed")
 
     def call(__self, __context: Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
-        __self.check_deadline()
+        __self._calls += 1
+        if __self._calls & 63 == 0:
+            __self.check_deadline()
         # Methods of our own render-context objects and our plain helper functions need neither the
         # sandbox's safety checks nor Jinja's argument-passing introspection.
         kind = type(__obj)

@@ -106,7 +106,7 @@ def create_app(fake: FakeDataplane) -> Starlette:
             if answer.reload_id is not None:
                 headers["Reload-ID"] = answer.reload_id
             if answer.text is not None:
-                return PlainTextResponse(answer.text, answer.status, headers=headers)
+                return Response(answer.text, answer.status, headers=headers, media_type=answer.media_type)
             if answer.status == 204:
                 return Response(status_code=204, headers=headers)
             return JSONResponse(answer.body, answer.status, headers=headers)

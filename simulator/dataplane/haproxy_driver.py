@@ -9,7 +9,9 @@ goes through a ``ProcessRunner``.
 from __future__ import annotations
 
 import contextlib
+import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -29,6 +31,9 @@ _FAILURE_MARKERS = (
     "failed",
     "expects",
 )
+
+
+_MAX_SOCKET_PATH = 90
 
 
 class HAProxyError(RuntimeError):
@@ -67,8 +72,14 @@ class HAProxyDriver:
         self.runner = runner
         self.reload_wait = reload_wait
         self.config_path = workdir / "haproxy.cfg"
-        self.master_socket = str(workdir / "master.sock")
-        self.admin_socket = str(workdir / "admin.sock")
+        # Unix socket paths are short (haproxy allows 97 bytes); deep work directories get theirs
+        # in a fresh short directory under /tmp, removed on stop.
+        self._own_socket_dir: Path | None = None
+        socket_dir = workdir
+        if len(str(workdir / "master.sock")) > _MAX_SOCKET_PATH:
+            self._own_socket_dir = socket_dir = Path(tempfile.mkdtemp(prefix="hdp-", dir="/tmp"))
+        self.master_socket = str(socket_dir / "master.sock")
+        self.admin_socket = str(socket_dir / "admin.sock")
         self.admin_config_path = workdir / "admin-socket.cfg"
         self.process: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
@@ -87,7 +98,11 @@ class HAProxyDriver:
         candidate = self.workdir / "candidate.cfg"
         candidate.write_text(text)
         result = await self.runner.run([self.haproxy_bin, "-c", *self._files(candidate)])
-        return None if result.returncode == 0 else (result.output.strip() or f"haproxy -c exited {result.returncode}")
+        if result.returncode == 0:
+            return None
+        if result.returncode == 2 and "has no error" in result.output:
+            return None  # valid but without listeners; in master-worker mode haproxy still runs
+        return result.output.strip() or f"haproxy -c exited {result.returncode}"
 
     async def start(self, text: str) -> None:
         self.config_path.write_text(text)
@@ -157,3 +172,10 @@ class HAProxyDriver:
         if self._log is not None:
             self._log.close()
             self._log = None
+
+    def close(self) -> None:
+        """Stops haproxy for good and removes the socket directory the driver made."""
+        self.stop()
+        if self._own_socket_dir is not None:
+            shutil.rmtree(self._own_socket_dir, ignore_errors=True)
+            self._own_socket_dir = None

@@ -62,6 +62,7 @@ class Answer:
     body: Any = None
     reload_id: str | None = None
     text: str | None = None
+    media_type: str = "text/plain"
 
 
 @dataclass
@@ -121,7 +122,7 @@ def _runtime_commands(backend: str, server: str, old: Mapping[str, Any], new: Ma
 @dataclass
 class InstanceOptions:
     username: str = "admin"
-    password: str = "adminpwd"
+    password: str = field(default="adminpwd", repr=False)
     api_version: str = DEFAULT_API_VERSION
     reload_delay: float = 1.0
     max_open_transactions: int = 20
@@ -149,7 +150,8 @@ class FakeDataplane:
         self.version = 1
         self.transactions: dict[str, FakeTransaction] = {}
         self._tx_counter = 0
-        self._last_good = _Snapshot(self.document.copy(), self.version)
+        # The last configuration that loaded; None while that is the current one (no copy needed).
+        self._last_good: _Snapshot | None = None
         self.reloads = ReloadAgent(self._do_reload, delay=self.options.reload_delay, day=self._day, wall=self.wall_time)
         self._lock = asyncio.Lock()
 
@@ -178,7 +180,7 @@ class FakeDataplane:
     async def aclose(self) -> None:
         await self.reloads.aclose()
         if self.driver is not None:
-            self.driver.stop()
+            self.driver.close()
 
     async def restart(self) -> None:
         """A pod restart: initial config, version 1, empty storage, no transactions or reloads."""
@@ -188,7 +190,7 @@ class FakeDataplane:
         self.storage.clear()
         self.document = ConfigDocument.from_text(self.options.initial_config)
         self.version = 1
-        self._last_good = _Snapshot(self.document.copy(), self.version)
+        self._last_good = None
         self.counters.restarts += 1
         if self.driver is not None:
             self.driver.stop()
@@ -228,23 +230,35 @@ class FakeDataplane:
 
     async def _do_reload(self) -> str | None:
         self.counters.reloads += 1
+        loading, loading_version = self.document, self.version
         error: str | None = None
         if self.faults.fail_reloads > 0:
             self.faults.fail_reloads -= 1
             error = "reload failed (injected fault)"
         elif self.driver is not None:
             try:
-                await self.driver.reload(self.document.body())
+                await self.driver.reload(loading.body())
             except (HAProxyError, OSError) as exc:
                 error = f"reload failed: {exc}"
+        changed_meanwhile = self.document is not loading
         if error is not None:
             # As the real agent: restore the last configuration that loaded.
             self.counters.failed_reloads += 1
-            self.document = self._last_good.document.copy()
-            self.version = self._last_good.version
+            if self._last_good is not None:
+                self.document, self.version = self._last_good.document, self._last_good.version
+            self._last_good = None
             return error
-        self._last_good = _Snapshot(self.document.copy(), self.version)
+        # A write that arrived while haproxy reloaded waits for the next reload: what just loaded
+        # is what a failure of that one falls back to.
+        self._last_good = _Snapshot(loading, loading_version) if changed_meanwhile else None
         return None
+
+    def _remember_good(self, *, copy: bool) -> None:
+        """Keeps the running config before a change that needs a reload. ``copy`` when the change
+        edits the current document in place; writes that replace the document need no copy."""
+        if self._last_good is None:
+            document = self.document.copy() if copy else self.document
+            self._last_good = _Snapshot(document, self.version)
 
     def reload_status(self, reload_id: str) -> dict[str, Any]:
         record = self.reloads.status(reload_id)
@@ -276,6 +290,7 @@ class FakeDataplane:
             self._check_version(version)
             document = ConfigDocument.from_text(text)
             await self._validate(document.body())
+            self._remember_good(copy=False)
             self.document = document
             self.version += 1
             self.counters.raw_pushes += 1
@@ -327,12 +342,12 @@ class FakeDataplane:
             if runtime_ok and changed and self.driver is not None and self.driver.running:
                 error = await self.driver.runtime(_runtime_commands(backend, name, current, model))
                 runtime_ok = error is None
+            if not runtime_ok:
+                self._remember_good(copy=True)
             document.replace_server_line(backend, name, new_line)
             self.version += 1
             if runtime_ok:
                 self.counters.runtime_server_updates += 1
-                if self.reloads.pending is None:
-                    self._last_good = _Snapshot(self.document.copy(), self.version)
                 return Answer(200, body=model)
             return Answer(202, body=model, reload_id=self.reloads.request())
 
@@ -369,6 +384,7 @@ class FakeDataplane:
             except ApiError:
                 transaction.status = "failed"
                 raise
+            self._remember_good(copy=False)
             self.document = transaction.document
             self.version += 1
             self.counters.commits += 1
@@ -432,7 +448,7 @@ class FakeDataplane:
         if kind == "ssl_certificates":
             info = certificate_info(stored.content)
             return Answer(200, body={"storage_name": name, "file": stored.path, "size": len(stored.content), **info})
-        return Answer(200, text=stored.content)
+        return Answer(200, text=stored.content, media_type="application/octet-stream")
 
     # -- runtime map entries --------------------------------------------------------------------
 

@@ -41,7 +41,12 @@ class ReloadAgent:
         self._wall = wall
         self._counter = 0
         self.pending: str | None = None
-        self._task: asyncio.Task[None] | None = None
+        self.running: str | None = None
+        # One reload at a time, as the real agent's single ticker: a reload requested while another
+        # runs stays pending (and keeps coalescing) until its turn.
+        self._turn = asyncio.Lock()
+        self._timer: asyncio.Task[None] | None = None  # the pending reload's timer
+        self._tasks: list[asyncio.Task[None]] = []
         self.records: dict[str, ReloadRecord] = {}
         self.last_succeeded: str | None = None
 
@@ -50,7 +55,10 @@ class ReloadAgent:
             return self.pending
         self._counter += 1
         self.pending = f"{self._day()}-{self._counter}"
-        self._task = asyncio.get_running_loop().create_task(self._fire_later())
+        task = asyncio.get_running_loop().create_task(self._fire_later())
+        self._timer = task
+        self._tasks.append(task)
+        task.add_done_callback(self._tasks.remove)
         return self.pending
 
     async def _fire_later(self) -> None:
@@ -59,25 +67,29 @@ class ReloadAgent:
 
     async def fire(self) -> None:
         """Runs the pending reload now (the timer calls this; so may a forced reload)."""
-        reload_id = self.pending
-        if reload_id is None:
-            return
-        self.pending = None
-        error = await self._run()
-        record = ReloadRecord(reload_id, "failed" if error else "succeeded", error or "", self._wall())
-        self.records[reload_id] = record
-        if error is None:
-            self.last_succeeded = reload_id
+        async with self._turn:
+            reload_id = self.pending
+            if reload_id is None:
+                return
+            self.pending, self.running = None, reload_id
+            try:
+                error = await self._run()
+            finally:
+                self.running = None
+            record = ReloadRecord(reload_id, "failed" if error else "succeeded", error or "", self._wall())
+            self.records[reload_id] = record
+            if error is None:
+                self.last_succeeded = reload_id
 
     async def flush(self) -> None:
         """Fires a pending reload immediately (``force_reload``)."""
-        task, self._task = self._task, None
-        if task is not None and not task.done():
-            task.cancel()
+        timer, self._timer = self._timer, None
+        if timer is not None and not timer.done() and self.running is None:
+            timer.cancel()
         await self.fire()
 
     def status(self, reload_id: str) -> ReloadRecord | None:
-        if reload_id == self.pending:
+        if reload_id in (self.pending, self.running):
             return ReloadRecord(reload_id, "in_progress")
         record = self.records.get(reload_id)
         if record is not None:
@@ -89,21 +101,25 @@ class ReloadAgent:
 
     def listing(self) -> list[dict[str, Any]]:
         out = [r.as_json() for r in self.records.values()]
-        if self.pending is not None:
-            out.append(ReloadRecord(self.pending, "in_progress").as_json())
+        for reload_id in (self.running, self.pending):
+            if reload_id is not None:
+                out.append(ReloadRecord(reload_id, "in_progress").as_json())
         return out
 
     def reset(self) -> None:
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
-        self._task = None
+        for task in list(self._tasks):
+            task.cancel()
+        self._timer = None
         self.pending = None
+        self.running = None
         self.records.clear()
         self.last_succeeded = None
 
     async def aclose(self) -> None:
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-        self._task = None
+                await task
+        self._timer = None

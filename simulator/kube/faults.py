@@ -27,6 +27,7 @@ class Faults:
     outage_until: float = float("-inf")
     refuse_until: float = float("-inf")
     throttle_until: float = float("-inf")
+    unauthorized_until: float = float("-inf")
     retry_after: float = 1.0
     latency: float = 0.0
     latency_until: float = float("inf")
@@ -45,6 +46,10 @@ class Faults:
         self.throttle_until = loop_time() + seconds
         self.retry_after = retry_after
 
+    def unauthorized(self, seconds: float) -> None:
+        """Answer 401 for ``seconds`` (clients re-authenticate; kopf re-runs its login handlers)."""
+        self.unauthorized_until = loop_time() + seconds
+
     def add_latency(self, seconds: float, duration: float | None = None) -> None:
         """Delay every answer by ``seconds`` (for ``duration`` seconds, or until cleared)."""
         self.latency = seconds
@@ -55,7 +60,7 @@ class Faults:
         self.conflicts[resource] = self.conflicts.get(resource, 0) + count
 
     def clear(self) -> None:
-        self.outage_until = self.refuse_until = self.throttle_until = float("-inf")
+        self.outage_until = self.refuse_until = self.throttle_until = self.unauthorized_until = float("-inf")
         self.latency = 0.0
         self.conflicts.clear()
 
@@ -68,9 +73,15 @@ class Faults:
             "outage": max(0.0, self.outage_until - now),
             "refuse": max(0.0, self.refuse_until - now),
             "throttle": max(0.0, self.throttle_until - now),
+            "unauthorized": max(0.0, self.unauthorized_until - now),
             "latency": self.latency if now < self.latency_until else 0.0,
             "conflicts": dict(sorted(self.conflicts.items())),
         }
+
+    def quiet(self) -> bool:
+        """True when no fault was ever configured (the hot path skips ``gate``)."""
+        return (self.latency == 0 and not self.conflicts and self.outage_until == self.refuse_until
+                == self.throttle_until == self.unauthorized_until == float("-inf"))
 
     async def gate(self, verb: str, rt: ResourceType | None) -> None:
         """Applies latency, then raises the error a faulty server would answer for this request."""
@@ -80,6 +91,8 @@ class Faults:
             now = loop_time()
         if now < self.refuse_until:
             raise Unavailable("connection refused (injected fault)", {"fault": "refuse"})
+        if now < self.unauthorized_until:
+            raise ApiError(401, "Unauthorized", "Unauthorized (injected fault)")
         if now < self.outage_until:
             raise Unavailable("the server is currently unable to handle the request (injected outage)")
         if now < self.throttle_until:
@@ -101,6 +114,3 @@ class Faults:
                         {"group": rt.group, "kind": rt.plural},
                     )
 
-
-def error_for_code(code: int, message: str) -> ApiError:
-    return ApiError.from_status({"code": code, "message": message})

@@ -16,12 +16,14 @@ from aiohttp import web
 from haptic.k8s.api import JSON, ApiError, NotFound
 
 from . import discovery
+from .clock import timestamp
 from .faults import loop_time
 from .loading import load_documents
 from .resources import ResourceType
-from .store import FakeKubeAPI, ListResult, timestamp
+from .store import FakeKubeAPI, ListResult
 from .tables import to_table, wants_table, watch_table
-from .validation import bad_request
+from .validation import bad_request, yaml_error
+from .watch import Watch
 
 MAX_BODY = 3 * 1024 * 1024
 _PATCH_TYPES = {
@@ -77,6 +79,7 @@ class KubeHTTPServer:
         self._site: web.TCPSite | None = None
         self._reopen: asyncio.TimerHandle | None = None
         self.requests = 0
+        self._watches: set[Watch] = set()
 
     @property
     def url(self) -> str:
@@ -99,7 +102,8 @@ class KubeHTTPServer:
     async def stop(self) -> None:
         if self._reopen is not None:
             self._reopen.cancel()
-        self.api.drop_watches()
+        for watch in list(self._watches):
+            watch.close(dropped=True)
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -136,6 +140,7 @@ class KubeHTTPServer:
         try:
             return await self._serve(request, path)
         except ApiError as err:
+            log.debug("%s %s -> %s %s", request.method, request.path_qs, err.code, err.message)
             return error_response(err)
 
     async def _serve(self, request: web.Request, path: str) -> web.StreamResponse:
@@ -165,6 +170,14 @@ class KubeHTTPServer:
             return _json_response(discovery.api_resource_list(types, group, version))
         target = self._target(group, version, rest)
         await self.api.faults.gate(self._verb(request, target), target.rt)
+        if request.query.get("dryRun") == "All" and request.method in ("POST", "PUT", "PATCH", "DELETE"):
+            # The body is read before the dry-run block: no await may happen while the store is in dry mode.
+            if request.can_read_body:
+                await request.read()
+            with self.api.dry_run():
+                return await self._resource(request, target)
+        if "dryRun" in request.query and request.query["dryRun"] != "All":
+            raise bad_request(f"invalid dryRun value {request.query['dryRun']!r}: only 'All' is supported")
         return await self._resource(request, target)
 
     def _target(self, group: str, version: str, rest: list[str]) -> _Target:
@@ -201,13 +214,15 @@ class KubeHTTPServer:
         if not raw.strip():
             raise bad_request("the request body is empty")
         content_type = request.content_type
+        if "protobuf" in content_type or "cbor" in content_type:
+            raise ApiError(415, "UnsupportedMediaType",
+                           f"the body of the request was in an unknown format - accepted media types include: "
+                           f"application/json, application/yaml (got {content_type!r})")
         if "yaml" in content_type:
             try:
                 return yaml.safe_load(raw)
             except yaml.YAMLError as exc:
-                mark = getattr(exc, "problem_mark", None)
-                where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-                raise bad_request(f"error decoding YAML body{where}: {exc}") from exc
+                raise bad_request(f"error decoding YAML body: {yaml_error(exc)}") from exc
         try:
             return json.loads(raw)
         except ValueError as exc:
@@ -236,7 +251,8 @@ class KubeHTTPServer:
                 return await self._watch(request, t)
             limit = int(query["limit"]) if query.get("limit", "").isdigit() else None
             result = api.list(t.rt, t.namespace, query.get("labelSelector"), query.get("fieldSelector"),
-                              limit or None, query.get("continue") or None)
+                              limit or None, query.get("continue") or None, query.get("resourceVersion"),
+                              query.get("resourceVersionMatch"))
             if wants_table(request.headers.get("Accept", "")):
                 return _json_response(to_table(t.rt, result.items, result.resource_version,
                                                result.continue_token, self._now()))
@@ -274,10 +290,12 @@ class KubeHTTPServer:
                         options = json.loads(raw)
                     except ValueError as exc:
                         raise bad_request(f"error decoding DeleteOptions: {exc}") from exc
-            preconditions = options.get("preconditions") if isinstance(options, dict) else None
+            if not isinstance(options, dict):
+                raise bad_request("DeleteOptions must be a JSON object")
+            propagation = options.get("propagationPolicy") or query.get("propagationPolicy")
             if t.name is None:
                 return self._delete_collection(t, request)
-            obj, _gone = api.delete(t.rt, t.namespace, t.name, preconditions)
+            obj, _gone = api.delete(t.rt, t.namespace, t.name, options.get("preconditions"), propagation)
             return self._object_response(t.rt, obj)
         raise ApiError(405, "MethodNotAllowed", f"method {method} is not allowed")
 
@@ -314,12 +332,13 @@ class KubeHTTPServer:
     async def _watch(self, request: web.Request, t: _Target) -> web.StreamResponse:
         query = request.query
         timeout = self.watch_timeout
-        if query.get("timeoutSeconds", "").isdigit():
+        if query.get("timeoutSeconds", "").isdigit() and int(query["timeoutSeconds"]) > 0:
             timeout = float(query["timeoutSeconds"])
         send_initial = _flag(query.get("sendInitialEvents")) if "sendInitialEvents" in query else None
         watch = self.api.watch(t.rt, t.namespace, query.get("labelSelector"), query.get("fieldSelector"),
                                query.get("resourceVersion"), timeout, _flag(query.get("allowWatchBookmarks")),
                                send_initial)
+        self._watches.add(watch)
         table = wants_table(request.headers.get("Accept", ""))
         response = web.StreamResponse(headers={"Content-Type": "application/json"})
         response.enable_chunked_encoding()
@@ -349,6 +368,7 @@ class KubeHTTPServer:
             raise
         finally:
             watch.close()
+            self._watches.discard(watch)
         return response
 
     # -- admin ----------------------------------------------------------------------------------------
@@ -366,7 +386,8 @@ class KubeHTTPServer:
         handlers: dict[str, Callable[[], Awaitable[Any]]] = {}
 
         async def compact() -> Any:
-            return {"resourceVersion": str(api.compact())}
+            version = args.get("resourceVersion")
+            return {"resourceVersion": str(api.compact(None if version is None else int(version)))}
 
         async def drop() -> Any:
             return {"dropped": api.drop_watches()}
@@ -378,6 +399,10 @@ class KubeHTTPServer:
         async def refuse() -> Any:
             await self.refuse(float(args.get("seconds", 10)))
             return {"refusing": float(args.get("seconds", 10))}
+
+        async def unauthorized() -> Any:
+            api.faults.unauthorized(float(args.get("seconds", 10)))
+            return api.faults.snapshot()
 
         async def latency() -> Any:
             duration = args.get("duration")
@@ -409,7 +434,8 @@ class KubeHTTPServer:
                     "loopTime": loop_time(), "now": timestamp(api.now())}
 
         handlers.update(compact=compact, **{"drop-watches": drop}, outage=outage, refuse=refuse, latency=latency,
-                        throttle=throttle, conflicts=conflicts, clear=clear, faults=faults, load=load, state=state)
+                        throttle=throttle, unauthorized=unauthorized, conflicts=conflicts, clear=clear,
+                        faults=faults, load=load, state=state)
         handler = handlers.get(action)
         if handler is None:
             raise NotFound(f"unknown admin action {action!r}; known: {', '.join(sorted(handlers))}")

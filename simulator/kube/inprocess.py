@@ -28,7 +28,8 @@ class InProcessKubeClient:
 
     async def get(self, ref: ResourceRef, name: str, namespace: str | None = None) -> JSON:
         rt = self._resolve(ref)
-        await self.api.faults.gate("get", rt)
+        if not self.api.faults.quiet():
+            await self.api.faults.gate("get", rt)
         obj: JSON = json_copy(self.api.get(rt, namespace, name))
         return obj
 
@@ -41,7 +42,8 @@ class InProcessKubeClient:
         continue_token: str | None = None,
     ) -> ObjectList:
         rt = self._resolve(ref)
-        await self.api.faults.gate("list", rt)
+        if not self.api.faults.quiet():
+            await self.api.faults.gate("list", rt)
         selectors = selectors or Selectors()
         result = self.api.list(rt, namespace, selectors.label_selector, selectors.field_selector, limit,
                                continue_token)
@@ -54,20 +56,23 @@ class InProcessKubeClient:
         A 410 arrives as an ``ERROR`` event; a dropped stream or a timeout simply ends the iteration."""
         options = options or WatchOptions()
         rt = self._resolve(ref)
-        await self.api.faults.gate("watch", rt)
+        if not self.api.faults.quiet():
+            await self.api.faults.gate("watch", rt)
         stream = self.api.watch(
             rt, namespace, options.selectors.label_selector, options.selectors.field_selector,
             options.resource_version, options.timeout_seconds, options.allow_bookmarks,
         )
         try:
-            async for etype, obj in stream:
-                yield WatchEvent(etype, json_copy(obj))  # type: ignore[arg-type]
+            while batch := await stream.next_batch():
+                for etype, obj in batch:
+                    yield WatchEvent(etype, json_copy(obj))  # type: ignore[arg-type]
         finally:
             stream.close()
 
     async def create(self, ref: ResourceRef, obj: JSON, namespace: str | None = None) -> JSON:
         rt = self._resolve(ref)
-        await self.api.faults.gate("create", rt)
+        if not self.api.faults.quiet():
+            await self.api.faults.gate("create", rt)
         created: JSON = json_copy(self.api.create(rt, namespace, obj, self.field_manager))
         return created
 
@@ -79,7 +84,8 @@ class InProcessKubeClient:
 
     async def _replace(self, ref: ResourceRef, obj: JSON, subresource: str | None) -> JSON:
         rt = self._resolve(ref)
-        await self.api.faults.gate("update", rt)
+        if not self.api.faults.quiet():
+            await self.api.faults.gate("update", rt)
         meta = obj.get("metadata") or {}
         name = meta.get("name")
         if not name:
@@ -100,7 +106,8 @@ class InProcessKubeClient:
         subresource: str | None = None,
     ) -> JSON:
         rt = self._resolve(ref)
-        await self.api.faults.gate("patch", rt)
+        if not self.api.faults.quiet():
+            await self.api.faults.gate("patch", rt)
         patched: JSON = json_copy(self.api.patch(rt, namespace, name, patch_type, body, subresource,
                                                  field_manager or self.field_manager, force))
         return patched
@@ -108,6 +115,7 @@ class InProcessKubeClient:
     async def delete(self, ref: ResourceRef, name: str, namespace: str | None = None) -> JSON | None:
         """Returns the object while finalizers keep it (``deletionTimestamp`` set), None once it is gone."""
         rt = self._resolve(ref)
-        await self.api.faults.gate("delete", rt)
+        if not self.api.faults.quiet():
+            await self.api.faults.gate("delete", rt)
         obj, gone = self.api.delete(rt, namespace, name)
         return None if gone else json_copy(obj)

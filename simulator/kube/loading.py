@@ -10,13 +10,14 @@ import yaml
 from haptic.k8s.api import JSON, ApiError
 
 from .store import FakeKubeAPI
+from .validation import yaml_error
 
 
 def _documents(text: str, source: str) -> list[JSON]:
     try:
         docs = [d for d in yaml.safe_load_all(text) if d is not None]
     except yaml.YAMLError as exc:
-        raise ApiError(400, "BadRequest", f"{source}: invalid YAML: {exc}") from exc
+        raise ApiError(400, "BadRequest", f"{source}: invalid YAML: {yaml_error(exc)}") from exc
     out: list[JSON] = []
     for index, doc in enumerate(docs, 1):
         if not isinstance(doc, dict):

@@ -32,12 +32,20 @@ _CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
 _SET_LISTS = ("finalizers",)
 
 
+_CONTAINERS = (dict, list)
+
+
 def json_copy(value: Any) -> Any:
     """A deep copy of JSON-shaped data (dicts, lists, scalars); faster than ``copy.deepcopy``."""
+    kind = type(value)
+    if kind is dict:
+        return {k: v if type(v) not in _CONTAINERS else json_copy(v) for k, v in value.items()}
+    if kind is list:
+        return [v if type(v) not in _CONTAINERS else json_copy(v) for v in value]
     if isinstance(value, dict):
-        return {k: json_copy(v) if isinstance(v, dict | list) else v for k, v in value.items()}
+        return {k: json_copy(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [json_copy(v) if isinstance(v, dict | list) else v for v in value]
+        return [json_copy(v) for v in value]
     return value
 
 

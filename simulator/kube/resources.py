@@ -28,14 +28,15 @@ class ResourceType:
     list_kind: str = ""
     printer_columns: tuple[Mapping[str, Any], ...] = field(default=(), compare=False, hash=False)
 
-    @property
-    def api_version(self) -> str:
-        return f"{self.group}/{self.version}" if self.group else self.version
 
-    @property
-    def storage_key(self) -> tuple[str, str]:
-        """Objects are stored once per group and plural, whatever version serves them."""
-        return (self.group, self.plural)
+    storage_key: tuple[str, str] = field(default=("", ""), init=False, compare=False)
+    api_version: str = field(default="", init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Objects are stored once per group and plural, whatever version serves them. Both derived
+        # fields are computed once because every write reads them.
+        object.__setattr__(self, "storage_key", (self.group, self.plural))
+        object.__setattr__(self, "api_version", f"{self.group}/{self.version}" if self.group else self.version)
 
     @property
     def singular_name(self) -> str:

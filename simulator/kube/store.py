@@ -6,66 +6,32 @@ only serialize them (the HTTP app) can share them; the in-process client hands o
 
 from __future__ import annotations
 
-import asyncio
-import base64
-import binascii
 import builtins
+import contextlib
 import json
-import random
-import uuid
 from bisect import bisect_left
-from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from typing import Any
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from haptic.k8s.api import JSON, ApiError, Conflict, Gone, Invalid, NotFound
 
 from . import ownership
+from .clock import SeededIds, Stamper, default_now
 from .faults import Faults
 from .patching import json_copy, json_patch, merge_patch, strategic_merge
 from .resources import BUILTIN_TYPES, CRD_KEY, NAMESPACES_KEY, ResourceType, TypeRegistry
 from .selectors import combine, parse_field_selector, parse_label_selector
+from .typestore import Event, Key, TypeStore, decode_continue, encode_continue
 from .validation import bad_request, check_body, check_name
 from .watch import Watch
 
-EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
-Key = tuple[str, str]
-Event = tuple[int, str, JSON, JSON | None]
+if TYPE_CHECKING:
+    from .http_app import KubeHTTPServer
+
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
-_GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
-
-
-def default_now() -> datetime:
-    """Loop time added to a fixed epoch: deterministic under a virtual clock."""
-    try:
-        offset = asyncio.get_running_loop().time()
-    except RuntimeError:
-        offset = 0.0
-    return EPOCH + timedelta(seconds=offset)
-
-
-def timestamp(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-class _TypeStore:
-    """The objects of one (group, plural), its change history and its watchers."""
-
-    __slots__ = ("floor", "history", "objects", "sorted_keys", "watchers")
-
-    def __init__(self) -> None:
-        self.objects: dict[Key, JSON] = {}
-        self.history: deque[Event] = deque()
-        self.floor = 0
-        self.watchers: list[Watch] = []
-        self.sorted_keys: list[Key] | None = None
-
-    def ordered(self) -> list[Key]:
-        if self.sorted_keys is None:
-            self.sorted_keys = sorted(self.objects)
-        return self.sorted_keys
 
 
 @dataclass(frozen=True)
@@ -89,18 +55,23 @@ class FakeKubeAPI:
         types: Iterable[ResourceType] = BUILTIN_TYPES,
         namespaces: Iterable[str] = DEFAULT_NAMESPACES,
     ) -> None:
-        self._rng = random.Random(seed)
         self.now = now or default_now
-        self.new_uid = ids or (lambda: str(uuid.UUID(int=self._rng.getrandbits(128), version=4)))
+        self.stamp = Stamper(self.now)
+        self._ids = SeededIds(seed)
+        self.new_uid = ids or self._ids.uid
         self.bookmark_interval = bookmark_interval
         self.history_limit = history_limit
         self.types = TypeRegistry(types)
         self.faults = Faults()
         self._rv = 0
         self._compacted = 0
-        self._stores: dict[Key, _TypeStore] = {}
+        self._stores: dict[Key, TypeStore] = {}
         self._encoded: dict[int, tuple[JSON, bytes]] = {}
         self._draining: set[str] = set()
+        self._dry = False
+        # ownerReferences uid -> dependents, and the uids that exist, for garbage collection.
+        self._dependents: dict[str, dict[tuple[Key, Key], None]] = {}
+        self._live_uids: set[str] = set()
         self.writes = 0
         for name in namespaces:
             self.create(self.types.resolve("v1", "namespaces"), None, {"metadata": {"name": name}})
@@ -111,10 +82,16 @@ class FakeKubeAPI:
     def resource_version(self) -> int:
         return self._rv
 
-    def _store(self, rt: ResourceType) -> _TypeStore:
+    def _store(self, rt: ResourceType) -> TypeStore:
         ts = self._stores.get(rt.storage_key)
         if ts is None:
-            ts = self._stores[rt.storage_key] = _TypeStore()
+            ts = self._stores[rt.storage_key] = TypeStore()
+        return ts
+
+    def _store_by_key(self, key: Key) -> TypeStore:
+        ts = self._stores.get(key)
+        if ts is None:
+            ts = self._stores[key] = TypeStore()
         return ts
 
     def resolve(self, api_version: str, plural: str) -> ResourceType:
@@ -137,13 +114,15 @@ class FakeKubeAPI:
     def _not_found(self, rt: ResourceType, name: str) -> NotFound:
         return NotFound(f'{rt.describe()} "{name}" not found', {"name": name, "group": rt.group, "kind": rt.plural})
 
-    def _floor(self, ts: _TypeStore) -> int:
+    def _floor(self, ts: TypeStore) -> int:
         return max(self._compacted, ts.floor)
 
     # -- commits -----------------------------------------------------------------------------------
 
-    def _commit(self, rt: ResourceType, ts: _TypeStore, key: Key, etype: str, obj: JSON, old: JSON | None) -> None:
+    def _commit(self, rt: ResourceType, ts: TypeStore, key: Key, etype: str, obj: JSON, old: JSON | None) -> None:
         """Stores ``obj`` (already carrying its new resourceVersion) and tells the watchers."""
+        if self._dry:
+            return
         if etype == "DELETED":
             del ts.objects[key]
             ts.sorted_keys = None
@@ -153,6 +132,7 @@ class FakeKubeAPI:
             ts.objects[key] = obj
         if old is not None:
             self._encoded.pop(id(old), None)
+        self._index_owners(rt, key, etype, obj, old)
         self.writes += 1
         event: Event = (self._rv, etype, obj, old)
         history = ts.history
@@ -162,9 +142,52 @@ class FakeKubeAPI:
         for watcher in ts.watchers:
             watcher.offer(etype, obj, old)
 
+    def _index_owners(self, rt: ResourceType, key: Key, etype: str, obj: JSON, old: JSON | None) -> None:
+        meta = obj["metadata"]
+        uid = meta.get("uid")
+        if etype == "ADDED" and uid:
+            self._live_uids.add(uid)
+        elif etype == "DELETED":
+            self._live_uids.discard(uid)
+        before = (old or {}).get("metadata", {}).get("ownerReferences") or []
+        after = (meta.get("ownerReferences") or []) if etype != "DELETED" else []
+        if before == after:
+            return
+        slot = (rt.storage_key, key)
+        for ref in before:
+            self._dependents.get(str(ref.get("uid")), {}).pop(slot, None)
+        for ref in after:
+            self._dependents.setdefault(str(ref.get("uid")), {})[slot] = None
+
+    def _collect_dependents(self, owner: JSON) -> None:
+        """Background garbage collection: dependents whose owners are all gone are deleted."""
+        uid = owner["metadata"].get("uid")
+        for storage_key, key in list(self._dependents.pop(str(uid), {})):
+            ts = self._stores.get(storage_key)
+            obj = ts.objects.get(key) if ts is not None else None
+            if obj is None:
+                continue
+            owners = [str(r.get("uid")) for r in obj["metadata"].get("ownerReferences") or []]
+            if any(o != uid and o in self._live_uids for o in owners):
+                continue
+            rt = next((r for r in self.types.all() if r.storage_key == storage_key), None)
+            if rt is not None:
+                with contextlib.suppress(NotFound):
+                    self.delete(rt, key[0] or None, key[1])
+
     def _bump(self, obj: JSON) -> None:
-        self._rv += 1
+        if not self._dry:
+            self._rv += 1
         obj["metadata"]["resourceVersion"] = str(self._rv)
+
+    @contextlib.contextmanager
+    def dry_run(self) -> Iterator[None]:
+        """Within this block writes are validated and computed but neither stored nor watched."""
+        self._dry = True
+        try:
+            yield
+        finally:
+            self._dry = False
 
     # -- reads ---------------------------------------------------------------------------------------
 
@@ -174,21 +197,6 @@ class FakeKubeAPI:
             raise self._not_found(rt, name)
         return obj
 
-    def _state_at(self, ts: _TypeStore, rv: int) -> tuple[dict[Key, JSON], builtins.list[Key]]:
-        """The objects as they were at ``rv``, undoing the history recorded since."""
-        if rv >= self._rv:
-            return ts.objects, ts.ordered()
-        state = dict(ts.objects)
-        for event_rv, etype, obj, old in reversed(ts.history):
-            if event_rv <= rv:
-                break
-            key = (obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
-            if etype == "ADDED":
-                state.pop(key, None)
-            elif old is not None:
-                state[key] = old
-        return state, sorted(state)
-
     def list(
         self,
         rt: ResourceType,
@@ -197,18 +205,31 @@ class FakeKubeAPI:
         field_selector: str | None = None,
         limit: int | None = None,
         continue_token: str | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
     ) -> ListResult:
+        """A list at the current version (or, with ``resource_version_match="Exact"``, at the given one);
+        with ``limit``, pages continue from the first page's snapshot."""
         match = combine(parse_label_selector(label_selector), parse_field_selector(field_selector))
         ts = self._store(rt)
         rv = self._rv
         after: Key | None = None
+        if resource_version_match == "Exact" and resource_version and not continue_token:
+            try:
+                rv = int(resource_version)
+            except ValueError as exc:
+                raise bad_request(f"invalid resourceVersion {resource_version!r}: must be an integer") from exc
+            if rv < self._floor(ts):
+                raise Gone(f"too old resource version: {rv} ({self._floor(ts)})", {"kind": rt.plural})
+            if rv > self._rv:
+                raise ApiError(504, "Timeout", f"Too large resource version: {rv}, current: {self._rv}")
         if continue_token:
-            rv, after = self._decode_continue(continue_token)
+            rv, after = decode_continue(continue_token)
             if rv < self._floor(ts):
                 raise Gone(
                     "The provided continue parameter is too old to display a consistent list result. You can start "
                     "a new list without the continue parameter.", {"kind": rt.plural, "group": rt.group})
-        objects, keys = self._state_at(ts, rv)
+        objects, keys = ts.state_at(rv, self._rv)
         namespace = namespace if rt.namespaced else None
         start = 0
         if after is not None:
@@ -229,23 +250,10 @@ class FakeKubeAPI:
             if match is not None and not match(obj):
                 continue
             if limit and len(items) >= limit:
-                next_token = self._encode_continue(rv, keys[index - 1])
+                next_token = encode_continue(rv, keys[index - 1])
                 break
             items.append(obj)
         return ListResult(items, str(rv), next_token)
-
-    @staticmethod
-    def _encode_continue(rv: int, after: Key) -> str:
-        raw = json.dumps({"rv": rv, "ns": after[0], "name": after[1]}, separators=(",", ":")).encode()
-        return base64.urlsafe_b64encode(raw).decode()
-
-    @staticmethod
-    def _decode_continue(token: str) -> tuple[int, Key]:
-        try:
-            data = json.loads(base64.urlsafe_b64decode(token.encode()))
-            return int(data["rv"]), (str(data["ns"]), str(data["name"]))
-        except (ValueError, KeyError, TypeError, binascii.Error) as exc:
-            raise bad_request(f"invalid continue token {token!r}: {exc}") from exc
 
     def watch(
         self,
@@ -288,7 +296,7 @@ class FakeKubeAPI:
         ts.watchers.append(watch)
         return watch
 
-    def _unregister(self, ts: _TypeStore) -> Callable[[Watch], None]:
+    def _unregister(self, ts: TypeStore) -> Callable[[Watch], None]:
         def remove(watch: Watch) -> None:
             if watch in ts.watchers:
                 ts.watchers.remove(watch)
@@ -298,7 +306,7 @@ class FakeKubeAPI:
     # -- creation ------------------------------------------------------------------------------------
 
     def _namespace_ready(self, rt: ResourceType, namespace: str) -> None:
-        ns = self._store(self.types.resolve("v1", "namespaces")).objects.get(("", namespace))
+        ns = self._store_by_key(NAMESPACES_KEY).objects.get(("", namespace))
         if ns is None:
             raise NotFound(f'namespaces "{namespace}" not found', {"name": namespace, "kind": "namespaces"})
         if ns["metadata"].get("deletionTimestamp"):
@@ -306,13 +314,17 @@ class FakeKubeAPI:
                                              "being terminated", {"name": namespace, "kind": rt.plural})
 
     def _generate_name(self, prefix: str) -> str:
-        return prefix + "".join(self._rng.choice(_GENERATE_ALPHABET) for _ in range(5))
+        return prefix + self._ids.suffix()
 
     def create(self, rt: ResourceType, namespace: str | None, body: Any, manager: str | None = None,
                keep_status: bool = False, managed_fields: builtins.list[JSON] | None = None) -> JSON:
         check_body(rt, body, None, namespace)
-        obj: JSON = json_copy(body)
-        meta: JSON = obj.setdefault("metadata", {})
+        obj: JSON = {"apiVersion": rt.api_version, "kind": rt.kind}
+        for field, value in body.items():
+            if field not in obj:
+                obj[field] = json_copy(value)
+        meta: JSON = obj.get("metadata") or {}
+        obj["metadata"] = meta
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = self._generate_name(str(meta["generateName"]))
         check_name(rt, meta.get("name"))
@@ -328,12 +340,10 @@ class FakeKubeAPI:
         if key in ts.objects:
             raise Conflict(f'{rt.describe()} "{name}" already exists',
                            {"name": name, "group": rt.group, "kind": rt.plural}, reason="AlreadyExists")
-        obj["apiVersion"] = rt.api_version
-        obj["kind"] = rt.kind
         for field in ("deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion", "selfLink"):
             meta.pop(field, None)
         meta["uid"] = self.new_uid()
-        meta["creationTimestamp"] = timestamp(self.now())
+        meta["creationTimestamp"] = self.stamp()
         meta["generation"] = 1
         if rt.has_status and not keep_status:
             obj.pop("status", None)
@@ -346,12 +356,16 @@ class FakeKubeAPI:
             fields = ownership.leaves(obj, rt.kind)
             managed = ownership.ManagedFields(None)
             managed.record_update(manager, rt.api_version, meta["creationTimestamp"], set(fields), set())
-            meta["managedFields"] = managed.render()
+            rendered = managed.render()
+            if rendered:
+                meta["managedFields"] = rendered
+            else:
+                meta.pop("managedFields", None)
         else:
             meta.pop("managedFields", None)
         self._bump(obj)
         self._commit(rt, ts, key, "ADDED", obj, None)
-        if rt.storage_key == CRD_KEY:
+        if rt.storage_key == CRD_KEY and not self._dry:
             self.types.register_crd(obj)
         return obj
 
@@ -366,9 +380,9 @@ class FakeKubeAPI:
                 "acceptedNames": names,
                 "conditions": [
                     {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
-                     "lastTransitionTime": timestamp(self.now()), "message": "no conflicts found"},
+                     "lastTransitionTime": self.stamp(), "message": "no conflicts found"},
                     {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
-                     "lastTransitionTime": timestamp(self.now()), "message": "the initial names have been accepted"},
+                     "lastTransitionTime": self.stamp(), "message": "the initial names have been accepted"},
                 ],
                 "storedVersions": [v["name"] for v in (obj.get("spec") or {}).get("versions") or []
                                    if v.get("storage")],
@@ -478,7 +492,7 @@ class FakeKubeAPI:
             self._after_removal(rt, new)
         else:
             self._commit(rt, ts, key, "MODIFIED", new, old)
-            if rt.storage_key == CRD_KEY:
+            if rt.storage_key == CRD_KEY and not self._dry:
                 self.types.register_crd(new)
         return new
 
@@ -509,8 +523,12 @@ class FakeKubeAPI:
         if not changed and not removed:
             return
         managed = ownership.ManagedFields(new["metadata"].get("managedFields"))
-        managed.record_update(manager, rt.api_version, timestamp(self.now()), changed, removed, subresource)
-        new["metadata"]["managedFields"] = managed.render()
+        managed.record_update(manager, rt.api_version, self.stamp(), changed, removed, subresource)
+        rendered = managed.render()
+        if rendered:
+            new["metadata"]["managedFields"] = rendered
+        else:
+            new["metadata"].pop("managedFields", None)
 
     def patch(self, rt: ResourceType, namespace: str | None, name: str, patch_type: str, body: Any,
               subresource: str | None = None, manager: str | None = None, force: bool = False) -> JSON:
@@ -555,7 +573,7 @@ class FakeKubeAPI:
         except NotFound:
             old = None
         applied = {k: json_copy(v) for k, v in body.items() if k != "status" or subresource == "status"}
-        stamp = timestamp(self.now())
+        stamp = self.stamp()
         merged = ownership.apply(old, applied, manager, force, rt.kind, stamp, rt.api_version)
         if old is None:
             meta = merged.setdefault("metadata", {})
@@ -572,8 +590,9 @@ class FakeKubeAPI:
     # -- deletion -----------------------------------------------------------------------------------------
 
     def delete(self, rt: ResourceType, namespace: str | None, name: str,
-               preconditions: dict[str, Any] | None = None) -> tuple[JSON, bool]:
-        """Deletes, honouring finalizers. Returns the object and whether it is gone already."""
+               preconditions: dict[str, Any] | None = None, propagation: str | None = None) -> tuple[JSON, bool]:
+        """Deletes, honouring finalizers; dependents (``ownerReferences``) are garbage-collected unless
+        ``propagation`` is ``Orphan``. Returns the object and whether it is gone already."""
         old = self.get(rt, namespace, name)
         meta = old["metadata"]
         for field, actual in (("uid", meta.get("uid")), ("resourceVersion", meta.get("resourceVersion"))):
@@ -588,7 +607,7 @@ class FakeKubeAPI:
             if meta.get("deletionTimestamp"):
                 return old, False
             new = dict(old)
-            new["metadata"] = {**meta, "deletionTimestamp": timestamp(self.now()), "deletionGracePeriodSeconds": 0,
+            new["metadata"] = {**meta, "deletionTimestamp": self.stamp(), "deletionGracePeriodSeconds": 0,
                                "generation": int(meta.get("generation") or 0) + 1}
             if rt.storage_key == NAMESPACES_KEY:
                 new["status"] = {**(old.get("status") or {}), "phase": "Terminating"}
@@ -604,10 +623,16 @@ class FakeKubeAPI:
         final["metadata"] = dict(meta)
         self._bump(final)
         self._commit(rt, ts, key, "DELETED", final, old)
-        self._after_removal(rt, final)
+        self._after_removal(rt, final, orphan=propagation == "Orphan")
         return final, True
 
-    def _after_removal(self, rt: ResourceType, obj: JSON) -> None:
+    def _after_removal(self, rt: ResourceType, obj: JSON, orphan: bool = False) -> None:
+        if self._dry:
+            return
+        if orphan:
+            self._dependents.pop(str(obj["metadata"].get("uid")), None)
+        elif str(obj["metadata"].get("uid")) in self._dependents:
+            self._collect_dependents(obj)
         if rt.storage_key == CRD_KEY:
             self._drop_crd_objects(obj)
         namespace = obj["metadata"].get("namespace")
@@ -674,13 +699,16 @@ class FakeKubeAPI:
 
     # -- admin --------------------------------------------------------------------------------------------
 
-    def compact(self) -> int:
-        """Forgets all history: watches (and continue tokens) from older versions now get 410."""
-        self._compacted = self._rv
+    def compact(self, resource_version: int | None = None) -> int:
+        """Forgets the history up to ``resource_version`` (default: all of it): watches and continue
+        tokens from older versions now get 410. Returns the compacted version."""
+        target = self._rv if resource_version is None else min(int(resource_version), self._rv)
+        self._compacted = max(self._compacted, target)
         for ts in self._stores.values():
-            ts.history.clear()
-            ts.floor = self._rv
-        return self._rv
+            while ts.history and ts.history[0][0] <= target:
+                ts.history.popleft()
+            ts.floor = max(ts.floor, target)
+        return self._compacted
 
     def drop_watches(self) -> int:
         """Cuts every open watch stream, as a lost connection would."""
@@ -688,6 +716,45 @@ class FakeKubeAPI:
         for watcher in watchers:
             watcher.close(dropped=True)
         return len(watchers)
+
+    def outage(self, seconds: float) -> None:
+        """Answer 503 to every request for ``seconds`` of loop time."""
+        self.faults.outage(seconds)
+
+    def refuse_connections(self, seconds: float) -> None:
+        """Refuse connections for ``seconds`` (the HTTP server stops listening only via its own
+        ``refuse``; in-process calls raise a 503 "connection refused")."""
+        self.faults.refuse(seconds)
+
+    def throttle(self, seconds: float, retry_after: float = 1.0) -> None:
+        """Answer 429 with ``Retry-After`` for ``seconds``."""
+        self.faults.throttle(seconds, retry_after)
+
+    def add_latency(self, seconds: float, duration: float | None = None) -> None:
+        self.faults.add_latency(seconds, duration)
+
+    def unauthorized(self, seconds: float) -> None:
+        """Answer 401 for ``seconds``."""
+        self.faults.unauthorized(seconds)
+
+    def inject_conflicts(self, resource: str, count: int) -> None:
+        """The next ``count`` writes of ``resource`` (plural or ``plural.group``) answer 409."""
+        self.faults.inject_conflicts(resource, count)
+
+    def clear_faults(self) -> None:
+        self.faults.clear()
+
+    def load_yaml(self, text_or_path: str | Path) -> builtins.list[JSON]:
+        """Creates the objects of a YAML file or text (see ``simulator.kube.loading``)."""
+        from .loading import load_yaml
+
+        return load_yaml(self, text_or_path)
+
+    async def serve(self, host: str = "127.0.0.1", port: int = 0) -> KubeHTTPServer:
+        """Starts an HTTP server for this store on the running loop."""
+        from .http_app import serve
+
+        return await serve(self, host, port)
 
     def watcher_count(self) -> int:
         return sum(len(ts.watchers) for ts in self._stores.values())

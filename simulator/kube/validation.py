@@ -15,6 +15,14 @@ _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a
 _LABEL_NAMED = {("", "namespaces"), ("", "services")}
 
 
+def yaml_error(exc: Exception) -> str:
+    """Where and why YAML failed to parse, without quoting the offending text (it may be a Secret)."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or type(exc).__name__
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    return f"{problem}{where}"
+
+
 def bad_request(message: str) -> ApiError:
     return ApiError(400, "BadRequest", message)
 
@@ -66,4 +74,8 @@ def check_body(rt: ResourceType, body: Any, url_name: str | None = None, url_nam
     for key in ("labels", "annotations"):
         value = meta.get(key)
         if value is not None and (not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values())):
-            raise invalid(rt, str(meta.get("name", "")), f"metadata.{key}", value, "must be a map of strings")
+            # The value is not echoed: annotations may carry secret material (last-applied-configuration).
+            raise Invalid(f'{rt.kind} "{meta.get("name", "")}" is invalid: metadata.{key}: Invalid value: '
+                          "must be a map of strings to strings",
+                          {"name": meta.get("name", ""), "kind": rt.kind,
+                           "causes": [{"reason": "FieldValueInvalid", "field": f"metadata.{key}"}]})

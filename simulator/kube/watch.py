@@ -43,17 +43,17 @@ class Watch:
         self.closed = False
         self.dropped = False
         self._bookmark_interval = bookmark_interval
-        self._timers: list[asyncio.TimerHandle] = []
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._timeout_timer: asyncio.TimerHandle | None = None
+        self._bookmark_timer: asyncio.TimerHandle | None = None
         try:
-            self._loop = asyncio.get_running_loop()
-        except RuntimeError:
+            self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:  # created outside a loop (synchronous use): no timers
             self._loop = None
         if self._loop is not None:
             if timeout is not None:
-                self._timers.append(self._loop.call_later(timeout, self.close))
+                self._timeout_timer = self._loop.call_later(timeout, self.close)
             if bookmark_interval:
-                self._timers.append(self._loop.call_later(bookmark_interval, self._bookmark))
+                self._bookmark_timer = self._loop.call_later(bookmark_interval, self._bookmark)
 
     # -- producer side (the store) ---------------------------------------------------------------
 
@@ -96,9 +96,7 @@ class Watch:
         if self.closed or self._loop is None or not self._bookmark_interval:
             return
         self.bookmark()
-        self._timers.append(self._loop.call_later(self._bookmark_interval, self._bookmark))
-        if len(self._timers) > 8:
-            self._timers = [t for t in self._timers if not t.cancelled()][-4:]
+        self._bookmark_timer = self._loop.call_later(self._bookmark_interval, self._bookmark)
 
     def close(self, dropped: bool = False) -> None:
         """Ends the stream. A dropped stream loses what it had not delivered yet, like a cut connection."""
@@ -108,9 +106,9 @@ class Watch:
         self.dropped = dropped
         if dropped:
             self._queue.clear()
-        for timer in self._timers:
-            timer.cancel()
-        self._timers.clear()
+        for timer in (self._timeout_timer, self._bookmark_timer):
+            if timer is not None:
+                timer.cancel()
         self._on_close(self)
         waiter = self._waiter
         if waiter is not None and not waiter.done():
@@ -144,6 +142,12 @@ class Watch:
         while self._queue and len(batch) < limit:
             batch.append(self._queue.popleft())
         return batch
+
+    def drain(self) -> list[Item]:
+        """Everything pending now, without waiting (for synchronous use)."""
+        items = list(self._queue)
+        self._queue.clear()
+        return items
 
     def pending(self) -> int:
         return len(self._queue)

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from haptic.controller.debug_server import DebugProviders, DebugServer, EventRing, select_field
+from haptic.controller.debug_server import DebugProviders, DebugServer, EventRing, FieldPathError, select_field
 from haptic.controller.metrics import BuildInfo, ControllerMetrics
 from haptic.core import ComponentHealth, HealthReport, Status
 
@@ -125,12 +125,15 @@ async def test_vars_index_values_and_field_selection(served: tuple[World, DebugS
     assert r.json() == {"started": "2026-01-01T00:00:00+00:00", "tags": ["a", "b"]}
     r = await client.get("/debug/vars/config", params={"field": "{.nope}"})
     assert r.status_code == 400
-    assert "no key 'nope'" in r.json()["error"]
+    assert r.json()["error"] == "field '{.nope}': no match"
     r = await client.get("/debug/vars/missing")
     assert r.status_code == 404
     r = await client.get("/debug/vars/broken")
     assert r.status_code == 500
     assert "division by zero" in r.json()["error"]
+    everything = (await client.get("/debug/vars/all")).json()
+    assert everything["broken"] == {"error": "variable failed: division by zero"}
+    assert everything["config"]["version"] == "42"
 
 
 async def test_events_limit_and_correlation(served: tuple[World, DebugServer, httpx.AsyncClient]) -> None:
@@ -184,5 +187,7 @@ async def test_a_password_never_appears_in_any_debug_output(
 def test_select_field_on_plain_data() -> None:
     data = {"a": {"b.c": [1, {"d": 2}]}}
     assert select_field(data, "{.a['b.c'][1].d}") == 2
-    assert select_field(data, "{}") == data
     assert select_field(data, "$.a") == {"b.c": [1, {"d": 2}]}
+    assert select_field({"p": [{"n": "a", "v": 1}, {"n": "b", "v": 2}]}, '{.p[?(@.n=="b")].v}') == 2
+    with pytest.raises(FieldPathError, match="no match"):
+        select_field(data, "{.x}")

@@ -1,4 +1,5 @@
-"""Lease elector under virtual time (looptime): exact failover, single leader, 409 races."""
+"""Lease elector under virtual time (looptime) against the simulator's in-process fake API:
+exact failover times, a single leader at every instant, 409 races, release and re-campaign."""
 
 from __future__ import annotations
 
@@ -6,23 +7,41 @@ import asyncio
 import itertools
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
 from haptic.core import VirtualClock
 from haptic.k8s.leaderelection import LEASES, ElectionConfig, LeaderElector, Transition, format_micro_time
-from tests.support.memkube import MemKube, MemKubeClient
+from simulator.kube import FakeKubeAPI, InProcessKubeClient
+from tests.support.candidate_client import CandidateClient, ConflictCounter
 
 pytestmark = pytest.mark.looptime
 
-NS = "haptic"
+NS = "default"
 LEASE = "haptic-leader"
+
+
+class Cluster:
+    """The fake API plus what the tests look at: the Lease and the 409s the candidates met."""
+
+    def __init__(self, watchable: bool = False) -> None:
+        self.api = FakeKubeAPI(now=VirtualClock().now)
+        self.watchable = watchable
+        self.conflicts = ConflictCounter()
+
+    def client(self, who: str) -> CandidateClient:
+        return CandidateClient(InProcessKubeClient(self.api), who, self.conflicts)
+
+    def lease(self) -> dict[str, Any]:
+        lease: dict[str, Any] = self.api.get(self.api.resolve(LEASES.api_version, LEASES.plural), NS, LEASE)
+        return lease
 
 
 @dataclass
 class Candidate:
     name: str
-    client: MemKubeClient
+    client: CandidateClient
     elector: LeaderElector
     task: asyncio.Task[None] | None = None
     log: list[Transition] = field(default_factory=list)
@@ -43,9 +62,10 @@ class Candidate:
         return [t.at for t in self.log if t.kind == kind]
 
 
-def make(store: MemKube, name: str, **timings: float) -> Candidate:
-    client = store.client(name)
-    elector = LeaderElector(client, ElectionConfig(LEASE, NS, name, **timings), VirtualClock())
+def make(cluster: Cluster, name: str) -> Candidate:
+    client = cluster.client(name)
+    config = ElectionConfig(LEASE, NS, name, watch_lease=cluster.watchable)
+    elector = LeaderElector(client, config, VirtualClock())
     candidate = Candidate(name, client, elector)
     elector.on_transition(candidate.log.append)
     return candidate
@@ -73,8 +93,8 @@ def assert_single_leader(candidates: list[Candidate], end: float) -> list[tuple[
     return intervals
 
 
-def lease_spec(store: MemKube) -> dict[str, object]:
-    return dict(store.objects[(str(LEASES), NS, LEASE)]["spec"])
+def lease_spec(cluster: Cluster) -> dict[str, object]:
+    return dict(cluster.lease()["spec"])
 
 
 async def stop_all(candidates: list[Candidate]) -> None:
@@ -84,12 +104,18 @@ async def stop_all(candidates: list[Candidate]) -> None:
             await c.task
 
 
+async def intrude(cluster: Cluster) -> None:
+    """Another client (not an elector) overwrites the holder."""
+    body = {"spec": {"holderIdentity": "intruder"}}
+    await InProcessKubeClient(cluster.api).patch(LEASES, LEASE, body, "merge", namespace=NS)
+
+
 async def sleep_until(moment: float) -> None:
     await asyncio.sleep(moment - asyncio.get_running_loop().time())
 
 
 async def test_single_candidate_acquires_renews_and_releases() -> None:
-    store = MemKube()
+    store = Cluster()
     a = make(store, "a")
     a.start()
     await sleep_until(0.5)
@@ -112,7 +138,7 @@ async def test_single_candidate_acquires_renews_and_releases() -> None:
 
 
 async def test_follower_takes_over_exactly_at_expiry_after_leader_is_killed() -> None:
-    store = MemKube()
+    store = Cluster()
     a, b = make(store, "a"), make(store, "b")
     a.start()
     await sleep_until(1.0)
@@ -131,7 +157,7 @@ async def test_follower_takes_over_exactly_at_expiry_after_leader_is_killed() ->
 
 
 async def test_partitioned_leader_steps_down_before_follower_takes_over() -> None:
-    store = MemKube()
+    store = Cluster()
     a, b = make(store, "a"), make(store, "b")
     a.start()
     await sleep_until(1.0)
@@ -158,7 +184,7 @@ async def test_partitioned_leader_steps_down_before_follower_takes_over() -> Non
 
 
 async def test_graceful_release_lets_the_follower_take_over_at_its_next_attempt() -> None:
-    store = MemKube()
+    store = Cluster()
     a, b = make(store, "a"), make(store, "b")
     a.start()
     await sleep_until(1.0)
@@ -175,14 +201,14 @@ async def test_graceful_release_lets_the_follower_take_over_at_its_next_attempt(
 
 
 async def test_simultaneous_candidates_race_on_create_and_one_wins() -> None:
-    store = MemKube()
+    store = Cluster()
     cands = [make(store, name) for name in ("a", "b", "c")]
     for c in cands:
         c.start()
     await sleep_until(5.0)
     leaders = [c.name for c in cands if c.elector.is_leader]
     assert len(leaders) == 1
-    assert store.log.conflicts >= 1  # the losers' creates got 409 AlreadyExists
+    assert store.conflicts.count >= 1  # the losers' creates got 409 AlreadyExists
     for c in cands:
         assert c.elector.observed_leader == leaders[0]
     assert_single_leader(cands, end=5.0)
@@ -190,20 +216,20 @@ async def test_simultaneous_candidates_race_on_create_and_one_wins() -> None:
 
 
 async def test_followers_race_on_takeover_and_409_loser_stays_follower() -> None:
-    store = MemKube()
+    store = Cluster()
     a, b, c = make(store, "a"), make(store, "b"), make(store, "c")
     a.start()
     await sleep_until(1.0)
     b.start()
     c.start()  # same poll grid as b: both will try to replace the same resourceVersion
     await sleep_until(10.5)
-    conflicts_before = store.log.conflicts
+    conflicts_before = store.conflicts.count
     await a.kill()
     await sleep_until(40.0)
     new_leaders = [x for x in (b, c) if x.elector.is_leader]
     assert len(new_leaders) == 1
     assert new_leaders[0].times("became_leader") == [26.0]
-    assert store.log.conflicts == conflicts_before + 1
+    assert store.conflicts.count == conflicts_before + 1
     loser = c if new_leaders[0] is b else b
     assert loser.elector.observed_leader == new_leaders[0].name
     assert lease_spec(store)["leaseTransitions"] == 1
@@ -212,14 +238,11 @@ async def test_followers_race_on_takeover_and_409_loser_stays_follower() -> None
 
 
 async def test_leader_steps_down_at_once_when_another_holder_overwrites_the_lease() -> None:
-    store = MemKube()
+    store = Cluster()
     a = make(store, "a")
     a.start()
     await sleep_until(3.0)
-    lease = store.objects[(str(LEASES), NS, LEASE)]
-    lease["spec"]["holderIdentity"] = "intruder"
-    store.rv += 1
-    lease["metadata"]["resourceVersion"] = str(store.rv)
+    await intrude(store)
     await sleep_until(5.0)
     assert a.times("lost_leadership") == [4.0]
     assert a.log[-1].reason == "lease taken by another holder"
@@ -228,7 +251,7 @@ async def test_leader_steps_down_at_once_when_another_holder_overwrites_the_leas
 
 
 async def test_transitions_iterator_reports_in_order_and_ends_on_stop() -> None:
-    store = MemKube()
+    store = Cluster()
     a, b = make(store, "a"), make(store, "b")
     seen: list[tuple[str, str | None, float]] = []
 
@@ -268,7 +291,7 @@ def test_config_rejects_unsafe_timings() -> None:
 
 
 async def test_watching_follower_takes_over_at_the_instant_of_a_graceful_release() -> None:
-    store = MemKube(watchable=True)
+    store = Cluster(watchable=True)
     a, b = make(store, "a"), make(store, "b")
     a.start()
     await sleep_until(1.0)
@@ -283,7 +306,7 @@ async def test_watching_follower_takes_over_at_the_instant_of_a_graceful_release
 
 
 async def test_watching_follower_takes_over_exactly_one_lease_duration_after_the_last_renewal() -> None:
-    store = MemKube(watchable=True)
+    store = Cluster(watchable=True)
     a, b = make(store, "a"), make(store, "b")
     a.start()
     await sleep_until(1.0)
@@ -297,7 +320,7 @@ async def test_watching_follower_takes_over_exactly_one_lease_duration_after_the
 
 
 async def test_watching_partitioned_leader_still_steps_down_before_takeover() -> None:
-    store = MemKube(watchable=True)
+    store = Cluster(watchable=True)
     a, b, c = make(store, "a"), make(store, "b"), make(store, "c")
     for x in (a, b, c):
         x.start()
@@ -315,13 +338,64 @@ async def test_watching_partitioned_leader_still_steps_down_before_takeover() ->
 
 
 async def test_watching_leader_steps_down_when_the_lease_is_overwritten() -> None:
-    store = MemKube(watchable=True)
+    store = Cluster(watchable=True)
     a = make(store, "a")
     a.start()
     await sleep_until(3.0)
-    key = (str(LEASES), NS, LEASE)
-    store.touch(key, {**store.objects[key]["spec"], "holderIdentity": "intruder"})
+    await intrude(store)
     await sleep_until(5.0)
     assert a.times("lost_leadership") == [3.0]
     assert a.elector.observed_leader == "intruder"
+    await stop_all([a])
+
+
+async def test_leader_rides_out_a_short_409_storm_and_yields_to_a_long_one() -> None:
+    store = Cluster()
+    a = make(store, "a")
+    a.start()
+    await sleep_until(1.0)
+    store.api.faults.inject_conflicts("leases", 3)  # renewals at 2, 4, 6 fail; 8 succeeds
+    await sleep_until(9.0)
+    assert a.elector.is_leader
+    assert store.conflicts.count == 3
+    assert lease_spec(store)["renewTime"] == "2025-01-01T00:00:08.000000Z"
+    store.api.faults.inject_conflicts("leases", 100)  # nothing succeeds after the renewal at 8
+    await sleep_until(30.0)
+    assert a.times("lost_leadership") == [18.0]
+    store.api.faults.clear()
+    await sleep_until(40.0)
+    assert a.elector.is_leader  # re-campaigned: still the holder, so it takes the Lease back at once
+    assert a.times("became_leader") == [0.0, 30.0]
+    assert lease_spec(store)["leaseTransitions"] == 0  # same holder: no transition
+    await stop_all([a])
+
+
+async def test_api_outage_for_everyone_keeps_at_most_one_leader() -> None:
+    store = Cluster(watchable=True)
+    cands = [make(store, n) for n in ("a", "b", "c")]
+    for c in cands:
+        c.start()
+    await sleep_until(10.5)
+    first = next(c for c in cands if c.elector.is_leader)
+    store.api.faults.outage(20.0)  # 10.5 .. 30.5: every request gets 503
+    await sleep_until(60.0)
+    assert first.times("lost_leadership") == [20.0]
+    leaders = [c for c in cands if c.elector.is_leader]
+    assert len(leaders) == 1
+    assert_single_leader(cands, end=60.0)
+    await stop_all(cands)
+
+
+async def test_a_stopped_elector_can_run_again() -> None:
+    store = Cluster()
+    a = make(store, "a")
+    a.start()
+    await sleep_until(3.0)
+    await a.elector.stop()
+    assert a.task is not None
+    await a.task
+    a.start()
+    await sleep_until(6.0)
+    assert a.times("became_leader") == [0.0, 3.0]
+    assert lease_spec(store)["leaseTransitions"] == 1  # released, then re-acquired: the Lease changed hands
     await stop_all([a])

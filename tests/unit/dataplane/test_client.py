@@ -97,6 +97,9 @@ async def test_raw_get_reads_version_from_header_or_first_line(client: Dataplane
     assert (await client.get_raw_config()).version == 9
     respx.get(f"{CFG}/raw").mock(return_value=httpx.Response(200, text="global\n"))
     assert (await client.get_raw_config()).version == 1
+    respx.get(f"{CFG}/raw").mock(return_value=httpx.Response(500, text='{"code":500,"message":"io"}'))
+    with pytest.raises(errors.DataplaneHTTPError, match="io"):
+        await client.get_raw_config()
 
 
 @respx.mock
@@ -182,6 +185,10 @@ async def test_transaction_lifecycle(client: DataplaneClient) -> None:
     await client.abort_transaction("abc")
     respx.delete(f"{BASE}/services/haproxy/transactions/abc").mock(return_value=err(404, "gone"))
     await client.abort_transaction("abc")  # 404 on abort counts as aborted
+    respx.get(f"{BASE}/services/haproxy/transactions").mock(
+        return_value=httpx.Response(200, json=[{"_version": 4, "id": "abc", "status": "outdated"}])
+    )
+    assert [(t.id, t.status) for t in await client.list_transactions()] == [("abc", "outdated")]
 
 
 @pytest.mark.parametrize(
@@ -376,6 +383,14 @@ async def test_storage_errors(client: DataplaneClient, method: str, status: int,
 async def test_ssl_certificate_create_runtime_or_reload(client: DataplaneClient) -> None:
     respx.post(f"{STORAGE}/ssl_certificates").mock(return_value=httpx.Response(201, json={}))
     assert (await client.create_storage_file(STORAGE_SSL, "a_com.pem", "PEM")).status == 201
+    respx.post(f"{STORAGE}/ssl_certificates").mock(
+        return_value=httpx.Response(202, json={}, headers={"Reload-ID": "2026-01-01-5"})
+    )
+    assert (await client.create_storage_file(STORAGE_SSL, "a_com.pem", "PEM")).reload_id == "2026-01-01-5"
+    respx.put(f"{STORAGE}/ssl_certificates/a_com.pem").mock(
+        return_value=httpx.Response(202, json={}, headers={"Reload-ID": "2026-01-01-6"})
+    )
+    assert (await client.replace_storage_file(STORAGE_SSL, "a_com.pem", "PEM")).reload_scheduled
     respx.put(f"{STORAGE}/ssl_certificates/a_com.pem").mock(return_value=httpx.Response(200, json={}))
     assert not (await client.replace_storage_file(STORAGE_SSL, "a_com.pem", "PEM")).reload_scheduled
     respx.get(f"{STORAGE}/ssl_certificates/a_com.pem").mock(

@@ -306,3 +306,48 @@ async def test_admin_endpoints(fake: FakeDataplane) -> None:
         assert state["version"] == 1 and state["counters"]["requests"] == 1
         await h.delete("/_sim/faults")
         assert fake.faults.error_count == 0
+
+
+class _SlowDriver:
+    """Stands in for HAProxyDriver: each reload takes virtual time, so writes can land during it."""
+
+    running = True
+
+    def __init__(self) -> None:
+        self.loaded: list[str] = []
+
+    async def check(self, text: str) -> None:
+        return None
+
+    async def reload(self, text: str) -> None:
+        await asyncio.sleep(2.0)
+        self.loaded.append(text)
+
+    async def runtime(self, commands: list[str]) -> str | None:
+        return None
+
+    def stop(self) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+@pytest.mark.looptime
+async def test_reloads_run_one_at_a_time_and_fall_back_to_what_last_loaded() -> None:
+    driver = _SlowDriver()
+    fake = FakeDataplane(InstanceOptions(reload_delay=0.5), driver=driver)  # type: ignore[arg-type]
+    async with client_for(fake) as c:
+        first = await c.post_raw_config(CONFIG, 1)
+        await asyncio.sleep(1.0)  # the first reload is now running (it takes 2s)
+        second = await c.post_raw_config(CONFIG.replace("s2", "s3"), 2)
+        assert second.reload_id != first.reload_id  # the first was no longer pending
+        assert first.reload_id is not None and second.reload_id is not None
+        fake.fail_next_reloads()  # the first reload is past its fault check; the second is not
+        assert (await c.get_reload(first.reload_id)).status == "in_progress"
+        await c.wait_for_reload(first.reload_id)
+        with pytest.raises(errors.ReloadFailedError):
+            await c.wait_for_reload(second.reload_id)
+        raw = await c.get_raw_config()
+    assert raw.text == "# _version=2\n" + CONFIG and driver.loaded == [CONFIG]
+    await fake.aclose()

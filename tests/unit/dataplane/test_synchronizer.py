@@ -231,3 +231,25 @@ def test_map_edits_rules() -> None:
     edits = map_edits("a 1\nb 2\nc 3\n", "a 1\nc 4\nd 5\n", 10)
     assert edits is not None
     assert [(e.action, e.key, e.value) for e in edits] == [("delete", "b", ""), ("set", "c", "4"), ("add", "d", "5")]
+
+
+async def test_runtime_rendered_lines_plan_as_unchanged_without_a_cache(
+    client: DataplaneClient, fake: FakeDataplane
+) -> None:
+    await sync(client, config(), MAPS)
+    desired = config(**{"10.0.0.1:80_weight_10": "10.0.0.5:81 weight 20"})
+    assert (await sync(client, desired, MAPS)).mode == "runtime"
+    # The fake re-rendered the line; reading it back and planning again finds nothing to do.
+    again = await sync(client, desired, MAPS)
+    assert again.ok and again.mode == "noop", again.operations
+
+
+async def test_unparseable_current_config_is_replaced_whole() -> None:
+    fake = FakeDataplane(InstanceOptions(initial_config='global\n    daemon\nbackend x\n    server a "1.1.1.1:80\n'))
+    async with client_for(fake) as c:
+        result = await sync(c, config(), MAPS)
+    assert result.ok and result.mode == "raw" and "Replace configuration" in result.operations
+    assert (
+        "current configuration unparseable" in result.warnings[0] and "line 5:" in result.warnings[0]
+    )  # of GET raw, after "# _version=1"
+    await fake.aclose()

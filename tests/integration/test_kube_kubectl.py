@@ -1,0 +1,257 @@
+"""The real ``kubectl`` against the fake API: apply, get, watch, patch, server-side apply, delete, selectors."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from simulator.kube import BackgroundServer, write_kubeconfig
+from tests.integration.kube_helpers import WIDGET_CRD, wait_until
+
+pytestmark = pytest.mark.kubectl
+
+MANIFEST = """\
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: shop
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  namespace: shop
+  labels: {app: web, tier: front}
+data:
+  color: blue
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+  namespace: shop
+  labels: {app: web}
+spec:
+  selector: {app: web}
+  ports:
+  - {name: http, port: 80, targetPort: 8080}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: shop
+  labels: {app: api}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1
+        env: [{name: MODE, value: a}]
+"""
+
+
+class Kubectl:
+    def __init__(self, binary: str, server: BackgroundServer, tmp: Path) -> None:
+        self.binary = binary
+        self.server = server
+        self.kubeconfig = write_kubeconfig(tmp / "kubeconfig", server.url)
+        self.cache = tmp / "cache"
+        self.env = {**os.environ, "KUBECONFIG": str(self.kubeconfig), "HOME": str(tmp)}
+
+    def args(self, *args: str) -> list[str]:
+        return [self.binary, "--cache-dir", str(self.cache), "--request-timeout", "20s", *args]
+
+    def __call__(self, *args: str, check: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run(self.args(*args), capture_output=True, text=True, env=self.env, input=stdin,
+                                timeout=60)
+        if check and result.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed ({result.returncode}): {result.stderr}")
+        return result
+
+    def stored(self, api_version: str, plural: str, namespace: str | None, name: str) -> Any:
+        def read(api: Any) -> Any:
+            return api.get(api.resolve(api_version, plural), namespace, name)
+
+        return self.server.call(read)
+
+
+@pytest.fixture
+def kubectl(kubectl_bin: str, tmp_path: Path) -> Any:
+    with BackgroundServer() as server:
+        yield Kubectl(kubectl_bin, server, tmp_path)
+
+
+def test_apply_multi_document_then_reapply(kubectl: Kubectl, tmp_path: Path) -> None:
+    manifest = tmp_path / "app.yaml"
+    manifest.write_text(MANIFEST)
+    out = kubectl("apply", "-f", str(manifest)).stdout
+    assert "namespace/shop created" in out
+    assert "deployment.apps/web created" in out
+    service = kubectl.stored("v1", "services", "shop", "web")
+    assert service["spec"]["ports"][0]["targetPort"] == 8080
+    manifest.write_text(MANIFEST.replace("color: blue", "color: red").replace("port: 80,", "port: 81,")
+                        .replace("value: a", "value: b"))
+    out = kubectl("apply", "-f", str(manifest)).stdout
+    assert "configmap/settings configured" in out
+    assert "namespace/shop unchanged" in out
+    assert kubectl.stored("v1", "configmaps", "shop", "settings")["data"] == {"color": "red"}
+    assert [p["port"] for p in kubectl.stored("v1", "services", "shop", "web")["spec"]["ports"]] == [81]
+    deployment = kubectl.stored("apps/v1", "deployments", "shop", "web")
+    assert deployment["spec"]["template"]["spec"]["containers"][0]["env"] == [{"name": "MODE", "value": "b"}]
+    assert deployment["metadata"]["generation"] == 2
+
+
+def test_get_yaml_and_label_selectors(kubectl: Kubectl, tmp_path: Path) -> None:
+    (tmp_path / "app.yaml").write_text(MANIFEST)
+    kubectl("apply", "-f", str(tmp_path / "app.yaml"))
+    doc = yaml.safe_load(kubectl("get", "configmap", "settings", "-n", "shop", "-o", "yaml").stdout)
+    assert doc["kind"] == "ConfigMap"
+    assert doc["data"] == {"color": "blue"}
+    assert doc["metadata"]["uid"] == kubectl.stored("v1", "configmaps", "shop", "settings")["metadata"]["uid"]
+
+    def names(selector: str) -> list[str]:
+        out = kubectl("get", "configmaps,services,deployments", "-n", "shop", "-l", selector, "-o", "name").stdout
+        return sorted(out.split())
+
+    assert names("app=web") == ["configmap/settings", "service/web"]
+    assert names("app!=web") == ["deployment.apps/web"]
+    assert names("app in (api, other)") == ["deployment.apps/web"]
+    assert names("app notin (api),tier") == ["configmap/settings"]
+    assert names("!tier") == ["deployment.apps/web", "service/web"]
+
+
+WATCHED = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: watched\ndata:\n  k: one\n"
+CFG = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  a: '1'\n"
+
+
+def test_watch_sees_change_by_other_client(kubectl: Kubectl) -> None:
+    kubectl("apply", "-f", "-", stdin=WATCHED)
+    process = subprocess.Popen(
+        kubectl.args("get", "configmap", "watched", "-w", "-o", "custom-columns=NAME:.metadata.name,K:.data.k",
+                     "--no-headers"),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=kubectl.env)
+    lines: list[list[str]] = []
+
+    def read() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.append(line.split())
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        wait_until(lambda: ["watched", "one"] in lines, what="kubectl's initial listing")
+        wait_until(lambda: kubectl.server.call(lambda api: api.watcher_count()) == 1, what="kubectl's watch")
+
+        def change(api: Any) -> Any:
+            return api.patch(api.resolve("v1", "configmaps"), "default", "watched", "merge", {"data": {"k": "two"}})
+
+        kubectl.server.call(change)
+        wait_until(lambda: ["watched", "two"] in lines, what="the change in kubectl's watch output")
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def test_patch_merge_server_side_apply_and_delete(kubectl: Kubectl, tmp_path: Path) -> None:
+    kubectl("apply", "-f", "-", stdin=CFG)
+    kubectl("patch", "configmap", "cfg", "--type", "merge", "-p", '{"data":{"b":"2"}}')
+    assert kubectl.stored("v1", "configmaps", "default", "cfg")["data"] == {"a": "1", "b": "2"}
+
+    applied = tmp_path / "ssa.yaml"
+    applied.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: owned\ndata:\n  x: '1'\n")
+    assert "serverside-applied" in kubectl("apply", "--server-side", "-f", str(applied)).stdout
+    managed = kubectl.stored("v1", "configmaps", "default", "owned")["metadata"]["managedFields"]
+    assert [(m["manager"], m["operation"]) for m in managed] == [("kubectl", "Apply")]
+    kubectl("patch", "configmap", "owned", "--type", "merge", "-p", '{"data":{"x":"2"}}')
+    conflict = kubectl("apply", "--server-side", "-f", str(applied), check=False)
+    assert conflict.returncode != 0
+    assert "conflict" in conflict.stderr.lower() and ".data.x" in conflict.stderr
+    assert kubectl.stored("v1", "configmaps", "default", "owned")["data"] == {"x": "2"}
+    kubectl("apply", "--server-side", "--force-conflicts", "-f", str(applied))
+    assert kubectl.stored("v1", "configmaps", "default", "owned")["data"] == {"x": "1"}
+
+    assert 'configmap "cfg" deleted' in kubectl("delete", "configmap", "cfg").stdout
+    missing = kubectl("get", "configmap", "cfg", check=False)
+    assert missing.returncode != 0 and "NotFound" in missing.stderr
+
+
+def test_unknown_type_and_invalid_name_are_reported(kubectl: Kubectl, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Bad_Name\n")
+    result = kubectl("apply", "-f", str(bad), check=False)
+    assert result.returncode != 0
+    assert "Bad_Name" in result.stderr and "RFC 1123" in result.stderr
+    result = kubectl("get", "frobnicators", check=False)
+    assert result.returncode != 0 and "frobnicators" in result.stderr
+
+
+WIDGETS = """\
+apiVersion: example.com/v1
+kind: Widget
+metadata:
+  name: sprocket
+spec:
+  size: 3
+"""
+
+
+def test_custom_resources_after_their_crd(kubectl: Kubectl, tmp_path: Path) -> None:
+    crd = dict(WIDGET_CRD)
+    crd["spec"] = {**WIDGET_CRD["spec"], "versions": [{
+        **WIDGET_CRD["spec"]["versions"][0],
+        "additionalPrinterColumns": [{"name": "Size", "type": "integer", "jsonPath": ".spec.size"}]}]}
+    (tmp_path / "crd.yaml").write_text(yaml.safe_dump(crd))
+    kubectl("apply", "-f", str(tmp_path / "crd.yaml"))
+    kubectl("apply", "-f", "-", stdin=WIDGETS)
+    table = kubectl("get", "wd").stdout.split("\n")
+    assert table[0].split() == ["NAME", "SIZE", "AGE"]
+    assert table[1].split()[:2] == ["sprocket", "3"]
+    kubectl("apply", "-f", "-", stdin=WIDGETS.replace("size: 3", "size: 4"))
+    assert kubectl.stored("example.com/v1", "widgets", "default", "sprocket")["spec"] == {"size": 4}
+    kubectl("patch", "widget", "sprocket", "--subresource", "status", "--type", "merge", "-p",
+            '{"status":{"ready":true}}')
+    stored = kubectl.stored("example.com/v1", "widgets", "default", "sprocket")
+    assert stored["status"] == {"ready": True} and stored["metadata"]["generation"] == 2
+
+
+def test_server_dry_run_changes_nothing(kubectl: Kubectl) -> None:
+    rv = kubectl.server.call(lambda api: api.resource_version)
+    out = kubectl("apply", "--dry-run=server", "-f", "-", stdin=CFG).stdout
+    assert "created (server dry run)" in out
+    assert kubectl.server.call(lambda api: api.resource_version) == rv
+    missing = kubectl("get", "configmap", "cfg", check=False)
+    assert missing.returncode != 0
+
+
+def test_kube_api_command_serves_loaded_objects(kubectl_bin: str, tmp_path: Path) -> None:
+    objects = tmp_path / "objects.yaml"
+    objects.write_text(MANIFEST)
+    kubeconfig = tmp_path / "kubeconfig"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "simulator.cli", "kube-api", "--port", "0", "--load", str(objects),
+         "--kubeconfig", str(kubeconfig)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        lines = [process.stdout.readline() for _ in range(3)]
+        assert "loaded 4 object(s)" in lines[0]
+        assert lines[1].startswith("kube-api: serving on http://127.0.0.1:")
+        env = {**os.environ, "KUBECONFIG": str(kubeconfig), "HOME": str(tmp_path)}
+        out = subprocess.run([kubectl_bin, "--cache-dir", str(tmp_path / "cache"), "get", "deployments", "-n", "shop",
+                              "-o", "name"], capture_output=True, text=True, env=env, timeout=60)
+        assert out.stdout.split() == ["deployment.apps/web"], out.stderr
+    finally:
+        process.terminate()
+        assert process.wait(20) == 0

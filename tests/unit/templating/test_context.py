@@ -1,0 +1,149 @@
+"""Endpoints, server slots, the deployed-config reader, capabilities and path helpers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from haptic.templating.capabilities import capabilities_from_version_output
+from haptic.templating.context import Endpoint, ServerSlots, StorageDirs, sanitize_filename, service_endpoints
+from haptic.templating.current_config import coerce_current_config, parse_current_config
+from haptic.templating.errors import TemplateFailure
+
+SERVICE = {
+    "metadata": {"name": "web"},
+    "spec": {"ports": [{"name": "http", "port": 80}, {"name": "admin", "port": 81}]},
+}
+
+
+def slice_(port_name: str, port: int, *addresses: Any, ready: bool | None = None) -> dict[str, Any]:
+    conditions = {} if ready is None else {"ready": ready}
+    return {
+        "ports": [{"name": port_name, "port": port}],
+        "endpoints": [{"addresses": [a], "conditions": conditions} for a in addresses],
+    }
+
+
+def test_service_endpoints_resolve_port_by_number_and_name() -> None:
+    slices = [slice_("http", 8080, "10.0.0.2", "10.0.0.10"), slice_("admin", 9000, "10.0.0.2")]
+    expected = [Endpoint("10.0.0.2", 8080), Endpoint("10.0.0.10", 8080)]
+    assert service_endpoints(SERVICE, {"number": 80}, slices) == expected
+    assert service_endpoints(SERVICE, {"name": "admin"}, slices) == [Endpoint("10.0.0.2", 9000)]
+    assert service_endpoints(SERVICE, 81, slices) == [Endpoint("10.0.0.2", 9000)]
+    assert service_endpoints(SERVICE, {"number": 443}, slices) == []
+    assert service_endpoints(None, {"number": 80}, slices) == []
+
+
+def test_service_endpoints_drop_not_ready_duplicates_and_non_ip_addresses() -> None:
+    slices = [
+        slice_("http", 8080, "10.0.0.1", ready=True),
+        slice_("http", 8080, "10.0.0.2", ready=False),
+        slice_("http", 8080, "10.0.0.1", "evil\n server x", "fd00::1", "not-an-ip"),
+        {"ports": [{"name": "http", "port": "8080; evil"}], "endpoints": [{"addresses": ["10.9.9.9"]}]},
+    ]
+    assert service_endpoints(SERVICE, {"number": 80}, slices) == [Endpoint("10.0.0.1", 8080), Endpoint("fd00::1", 8080)]
+
+
+def test_server_slots_fill_in_order_with_disabled_placeholders() -> None:
+    slots = ServerSlots(None).assign("be", [Endpoint("10.0.0.1", 80), Endpoint("10.0.0.2", 80)], 4)
+    assert [s.spec for s in slots] == [
+        "SRV_1 10.0.0.1:80",
+        "SRV_2 10.0.0.2:80",
+        "SRV_3 127.0.0.1:1 disabled",
+        "SRV_4 127.0.0.1:1 disabled",
+    ]
+
+
+def test_server_slots_preserve_deployed_assignment() -> None:
+    current = parse_current_config(
+        "backend be\n"
+        "    server SRV_1 10.0.0.3:80 check\n"
+        "    server SRV_2 10.0.0.9:80\n"
+        "    server SRV_3 10.0.0.1:80 disabled\n"
+        "    server SRV_4 10.0.0.2:80\n"
+        "backend other\n"
+        "    server SRV_1 10.0.0.1:80\n"
+    )
+    endpoints = [Endpoint("10.0.0.1", 80), Endpoint("10.0.0.2", 80), Endpoint("10.0.0.3", 80)]
+    slots = ServerSlots(current).assign("be", endpoints, 4)
+    assert [s.spec for s in slots] == [
+        "SRV_1 10.0.0.3:80",  # kept
+        "SRV_2 10.0.0.1:80",  # freed by 10.0.0.9, taken by the newcomer (disabled slots are not kept)
+        "SRV_3 127.0.0.1:1 disabled",
+        "SRV_4 10.0.0.2:80",  # kept
+    ]
+
+
+def test_server_slots_grow_in_steps_and_reject_bad_counts() -> None:
+    endpoints = [Endpoint(f"10.0.0.{i}", 80) for i in range(1, 12)]
+    slots = ServerSlots(None).assign("be", endpoints, 5)
+    assert len(slots) == 15 and sum(s.enabled for s in slots) == 11
+    with pytest.raises(TemplateFailure, match="server slots"):
+        ServerSlots(None).assign("be", endpoints, "lots")
+    with pytest.raises(TemplateFailure, match="server slots"):
+        ServerSlots(None).assign("be", endpoints, 0)
+
+
+def test_parse_current_config_reads_backends_and_servers() -> None:
+    parsed = parse_current_config(
+        "global\n    maxconn 10\n# backend commented\nbackend a # trailing\n"
+        "    server s1 [fd00::1]:8080 weight 10\n    server s2 unix@/x.sock\n\n"
+        "frontend f\n    server not-a-backend 1.1.1.1:1\n"
+    )
+    assert list(parsed.backends) == ["a"]
+    servers = parsed.backends["a"].servers
+    assert (servers["s1"].address, servers["s1"].port, servers["s1"].disabled) == ("fd00::1", 8080, False)
+    assert servers["s2"].port is None
+    assert parsed.backend("missing") is None
+
+
+def test_coerce_current_config_accepts_text_objects_and_none() -> None:
+    class Holder:
+        content = "backend x\n"
+
+    assert coerce_current_config(None) is None
+    assert coerce_current_config("  ") is None
+    assert coerce_current_config(Holder()) is not None
+    with pytest.raises(TypeError, match="cannot read"):
+        coerce_current_config(42)
+
+
+def test_capabilities_from_haproxy_version_output() -> None:
+    caps = capabilities_from_version_output(
+        "HAProxy version 2.6.12-1+deb12u4 2026/10/17\nFeature list : +EPOLL -QUIC +PROMEX +LUA\n"
+    )
+    assert caps["haproxy_version"] == "2.6.12" and caps["version_minor"] == 6
+    assert caps["supports_quic"] is False and caps["supports_prometheus"] is True
+    assert caps["supports_ocsp_update"] is False
+    newer = capabilities_from_version_output("HAProxy version 3.1.2 2025\nFeature list : +QUIC")
+    assert newer["supports_quic"] is True and newer["supports_ocsp_update"] is True
+    assert capabilities_from_version_output("garbage")["haproxy_version"] == "2.6.0"
+
+
+def test_storage_dirs_and_filename_sanitizing() -> None:
+    dirs = StorageDirs.from_spec(None)
+    assert dirs.base_dir == "/etc/haproxy" and dirs.dir_for("crt-list") == dirs.general_storage_dir
+    with pytest.raises(ValueError, match="unknown file kind"):
+        dirs.dir_for("exe")
+    assert sanitize_filename("ns/my cert.pem") == "ns_my_cert.pem"
+    assert sanitize_filename("noext") == "noext"
+
+
+def test_coerce_current_config_from_a_parsed_config_object() -> None:
+    class Directive:
+        def __init__(self, *words: str) -> None:
+            self.words = words
+
+    class Section:
+        name = "be"
+        servers = {"SRV_1": Directive("server", "SRV_1", "10.0.0.1:80"), "SRV_2": Directive("server", "SRV_2")}
+
+    class Parsed:
+        def of_kind(self, kind: str) -> list[Section]:
+            return [Section()] if kind == "backend" else []
+
+    converted = coerce_current_config(Parsed())
+    assert converted is not None
+    assert list(converted.backends["be"].servers) == ["SRV_1"]
+    assert converted.backends["be"].servers["SRV_1"].endpoint == "10.0.0.1:80"
