@@ -118,8 +118,13 @@ def trace_line(record: TraceRecord, seq: int) -> str:
     return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
+_ENVELOPE = frozenset({"event_id", "correlation_id", "causation_id", "timestamp"})
+
+
 def format_record(record: TraceRecord) -> str:
-    data = json.dumps(record.data, sort_keys=True, separators=(",", ":"), default=str)
+    """One trace record for humans: time, source, type and the payload without the event envelope."""
+    payload = {k: v for k, v in record.data.items() if k not in _ENVELOPE}
+    data = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
     if len(data) > 160:
         data = data[:157] + "..."
     return f"{record.t:10.3f}s {record.source:<14} {record.type} {data}"
