@@ -70,6 +70,8 @@ class ScenarioCell:
     text_files: Mapping[str, str]
     marks: Marks
     config: dict[str, Any] = field(default_factory=dict)
+    #: line of each step when the steps are not the file's own (exploration inserts some)
+    step_lines: tuple[int, ...] = ()
 
     @property
     def id(self) -> str:
@@ -79,6 +81,8 @@ class ScenarioCell:
         return f"{self.scenario.name}[{cell}]"
 
     def step_line(self, index: int) -> int:
+        if self.step_lines:
+            return self.step_lines[index]
         return self.marks.line_of(("steps", index))
 
     def objects(self, sources: Iterable[BaseModel]) -> list[dict[str, Any]]:
