@@ -29,13 +29,11 @@ class CheckFailure:
     def diff(self) -> str:
         if not self.expected and not self.actual:
             return ""
-        lines = difflib.unified_diff(
-            self.expected.splitlines(keepends=True),
-            self.actual.splitlines(keepends=True),
-            fromfile="expected",
-            tofile="actual",
-            n=3,
-        )
+        expected = self.expected.splitlines(keepends=True)
+        actual = self.actual.splitlines(keepends=True)
+        # short texts are shown whole: the context is what tells why a line is missing
+        context = max(len(expected), len(actual)) if max(len(expected), len(actual)) <= 120 else 3
+        lines = difflib.unified_diff(expected, actual, fromfile="expected", tofile="actual", n=context)
         return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 

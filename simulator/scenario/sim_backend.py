@@ -14,6 +14,7 @@ when the planner finds no operation between what it runs and the desired config.
 from __future__ import annotations
 
 import asyncio
+import base64
 import shutil
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -94,7 +95,25 @@ class SimBackend:
 
     async def apply(self, objects: Sequence[Mapping[str, Any]]) -> None:
         for obj in objects:
+            self._follow_credentials(obj)
             self.h.apply(obj)
+
+    def _follow_credentials(self, obj: Mapping[str, Any]) -> None:
+        """The fake pods read the credentials Secret too: applying a new one rotates their password,
+        as an operator rotating it everywhere would (the controller must follow)."""
+        meta = obj.get("metadata") or {}
+        if obj.get("kind") != "Secret" or meta.get("name") != "haproxy-credentials":
+            return
+        if (meta.get("namespace") or "default") != self.h.namespace:
+            return
+        password = (obj.get("stringData") or {}).get("dataplane_password")
+        encoded = (obj.get("data") or {}).get("dataplane_password")
+        if password is None and encoded is not None:
+            password = base64.b64decode(str(encoded)).decode("utf-8")
+        if password is not None:
+            self.h.password = str(password)
+            for pod in self.h.pods.values():
+                pod.dataplane.options.password = str(password)
 
     def _api_version(self, key: ObjectKey) -> str:
         if key.api_version:

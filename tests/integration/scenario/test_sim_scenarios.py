@@ -47,7 +47,7 @@ def scenario_dir(tmp_path: Path, haproxy_bin: str) -> Path:
     (tmp_path / "configs").mkdir()
     (tmp_path / "objects").mkdir()
     shutil.copy(REPO / "scenarios" / "configs" / "slots.yaml", tmp_path / "configs" / "slots.yaml")
-    shutil.copy(REPO / "scenarios" / "basics" / "objects" / "web.yaml", tmp_path / "objects" / "web.yaml")
+    shutil.copy(REPO / "scenarios" / "objects" / "web.yaml", tmp_path / "objects" / "web.yaml")
     return tmp_path
 
 
