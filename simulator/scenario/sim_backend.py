@@ -136,8 +136,28 @@ class SimBackend:
         await self.h.advance(seconds)
 
     async def settle(self, timeout: float) -> bool:  # noqa: ASYNC109 - a virtual-time bound
-        spent = await self.h.settle(limit=timeout)
-        return spent < timeout
+        """Quiet trace and no reload pending (the Harness's notion), and no deployment held back by the
+        leader's scheduler (minimum interval, retry backoff) or in flight."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout
+        while True:
+            remaining = end - loop.time()
+            if remaining <= 0:
+                return False
+            spent = await self.h.settle(limit=remaining)
+            if spent >= remaining:
+                return False
+            if not self._scheduler_busy():
+                return True
+            await self.h.advance(min(1.0, end - loop.time()))
+
+    def _scheduler_busy(self) -> bool:
+        found = self._iteration()
+        if found is None:
+            return False
+        scheduler = found[1].scheduler
+        retry = getattr(scheduler, "_retry", None)
+        return bool(scheduler.pending is not None or scheduler.deploying or (retry is not None and retry.active))
 
     def _later(self, delay: float | None, action: Callable[[], object]) -> None:
         if delay is not None:
