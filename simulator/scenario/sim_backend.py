@@ -177,6 +177,7 @@ class SimBackend:
         h = self.h
         if fault.kind == "kube_outage":
             h.kube_outage(fault.duration if fault.duration is not None else _NO_OUTAGE_END)
+            h.drop_watches()  # a down apiserver also ends the open watch streams
         elif fault.kind == "watch_drop":
             h.drop_watches()
         elif fault.kind == "compaction":
