@@ -143,6 +143,7 @@ class _Run:
         self.expect_mark = 0  # trace index (combined) after the previous expect
         self.step_mark = 0  # trace index at the start of the previous step
         self.current_step_mark = 0
+        self.started = False  # setup done, steps running
 
     # -- trace
 
@@ -205,6 +206,7 @@ class _Run:
         self.snapshot_counters()
         self._flush()
         self.expect_mark = self.step_mark = len(self.combined)
+        self.started = True
         for index, step in enumerate(scenario.steps):
             kind = step_kind(step)
             self._flush()
@@ -434,8 +436,11 @@ async def run_cell(cell: ScenarioCell, backend: ScenarioBackend, backend_name: s
         result.status = "unavailable"
         result.message = str(exc)
     except Exception as exc:  # a crash of the backend or the controller is a result, not a runner crash
-        run.fail(run.result.steps_run if run.result.steps_run < len(cell.scenario.steps) else None,
-                 "crash", CheckFailure("run", f"{type(exc).__name__}: {exc}"), "error")
+        index = run.result.steps_run if run.result.steps_run < len(cell.scenario.steps) else None
+        kind = step_kind(cell.scenario.steps[index]) if index is not None else "setup"
+        if not run.started:
+            index, kind = None, "setup"
+        run.fail(index, kind, CheckFailure("run", f"{type(exc).__name__}: {exc}"), "error")
     finally:
         try:
             await backend.stop()

@@ -47,6 +47,27 @@ _API_VERSIONS = {
     "HAProxyCfg": "haproxy-haptic.org/v1alpha1",
 }
 _NO_OUTAGE_END = 10.0**9
+_STOP_BOUND = 30.0
+
+
+class ReplicaStuck(RuntimeError):
+    """A controller replica ignored its cancellation."""
+
+
+def _task_chain(task: asyncio.Task[Any]) -> str:
+    """``name (file:line) -> awaited task ...``: where a stuck task waits."""
+    parts = []
+    seen = 0
+    current: Any = task
+    while isinstance(current, asyncio.Task) and seen < 6:
+        frames = current.get_stack(limit=1)
+        where = f"{frames[0].f_code.co_filename.rsplit('/', 1)[-1]}:{frames[0].f_lineno}" if frames else "?"
+        parts.append(f"{current.get_name()} ({where})")
+        current = getattr(current, "_fut_waiter", None)
+        if current is not None and not isinstance(current, asyncio.Task):
+            current = getattr(current, "_children", [None])[0] if hasattr(current, "_children") else None
+        seen += 1
+    return " -> ".join(parts)
 
 
 def find_haproxy() -> str | None:
@@ -208,7 +229,7 @@ class SimBackend:
             if not leaders:
                 return
             replica = next(i for i, r in enumerate(h.replicas) if r.name == leaders[0])
-        await h.kill_replica(replica)
+        await self._kill(replica)
         if duration is None:
             h.restart_replica(replica)
             return
@@ -221,6 +242,19 @@ class SimBackend:
                 h.restart_replica(index)
 
         self._later(duration, revive)
+
+    async def _kill(self, index: int) -> None:
+        """A crash (the replica's task cancelled), bounded: a replica that does not stop is a finding."""
+        replica = self.h.replicas[index]
+        task = replica.task
+        replica.alive = False
+        if task is None or task.done():
+            return
+        task.cancel()
+        done, _ = await asyncio.wait({task}, timeout=_STOP_BOUND)
+        if not done:
+            raise ReplicaStuck(f"controller replica {replica.name} still running {_STOP_BOUND:g}s (virtual) after "
+                               f"its task was cancelled: {_task_chain(task)}")
 
     async def clear_faults(self, kind: str | None) -> None:
         h = self.h
@@ -236,7 +270,7 @@ class SimBackend:
     async def restart_replica(self, index: int) -> None:
         if index >= len(self.h.replicas):
             raise ValueError(f"no replica #{index}; there are {len(self.h.replicas)}")
-        await self.h.kill_replica(index)
+        await self._kill(index)
         self.h.restart_replica(index)
 
     async def restart_pod(self, pod: str) -> None:
@@ -377,4 +411,15 @@ class SimFactory:
         async def wrapped() -> T:
             return await main()
 
-        return VirtualClock.run(wrapped())
+        loop = VirtualClock.new_loop(0.0)
+        try:
+            return loop.run_until_complete(wrapped())
+        finally:
+            # A replica that ignores cancellation must not hang the run (virtual time would spin forever).
+            pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+            for t in pending:
+                t.cancel()
+            if pending:
+                loop.run_until_complete(asyncio.wait(pending, timeout=_STOP_BOUND))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
