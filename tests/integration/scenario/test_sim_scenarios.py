@@ -47,7 +47,8 @@ def scenario_dir(tmp_path: Path, haproxy_bin: str) -> Path:
     (tmp_path / "configs").mkdir()
     (tmp_path / "objects").mkdir()
     shutil.copy(REPO / "scenarios" / "configs" / "slots.yaml", tmp_path / "configs" / "slots.yaml")
-    shutil.copy(REPO / "scenarios" / "objects" / "web.yaml", tmp_path / "objects" / "web.yaml")
+    for name in ("web.yaml", "api.yaml"):
+        shutil.copy(REPO / "scenarios" / "objects" / name, tmp_path / "objects" / name)
     return tmp_path
 
 
@@ -133,3 +134,14 @@ def test_pytest_plugin_collects_cells_and_reports(scenario_dir: Path) -> None:
     assert "PASSED scenarios/ok.yaml::ok[pods=1][sim]" in out and "PASSED scenarios/ok.yaml::ok[pods=2][sim]" in out
     assert "expectation reloads[*].total: expected == 99, got 1" in out
     assert "scenarios/broken.yaml:3: setup.config.file: file not found: nope.yaml" in out
+
+
+def test_readme_example_runs(scenario_dir: Path) -> None:
+    """The complete example of the README's scenario section passes as written."""
+    readme = (REPO / "README.md").read_text()
+    example = readme.split("## Writing scenarios", 1)[1].split("```yaml", 1)[1].split("```", 1)[0]
+    (scenario_dir / "docs").mkdir()
+    (scenario_dir / "docs" / "example.yaml").write_text(example)
+    done = run([*SIM, "run", "docs/example.yaml"], scenario_dir)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 passed" in done.stdout
