@@ -24,8 +24,10 @@ from prometheus_client import generate_latest
 from haptic.controller.iteration import Iteration
 from haptic.core import VirtualClock
 from haptic.dataplane import plan
+from haptic.dataplane.aux_files import AuxFiles
 from haptic.templating.errors import TemplatingError
 from haptic.validation.checksum import content_checksum
+from simulator.dataplane.storage import parse_map, sanitize_name
 from simulator.harness import Harness, Replica
 
 from .backend import BackendSetup, NotApplicable, ObjectKey, TraceRecord, TrafficResult
@@ -86,7 +88,7 @@ class SimBackend:
         self._killed: list[int] = []
         self._timers: list[asyncio.TimerHandle] = []
         self._sync_cache: dict[tuple[str, str], bool] = {}
-        self._desired_cache: tuple[tuple[int, str], str | None] | None = None
+        self._desired_cache: tuple[tuple[int, str], tuple[str, AuxFiles] | None] | None = None
 
     @property
     def h(self) -> Harness:
@@ -303,6 +305,10 @@ class SimBackend:
         return None if last is None else str(last.config)
 
     def desired_config(self) -> str | None:
+        desired = self._desired()
+        return None if desired is None else desired[0]
+
+    def _desired(self) -> tuple[str, AuxFiles] | None:
         found = self._iteration()
         if found is None:
             return None
@@ -318,11 +324,11 @@ class SimBackend:
             result = coordinator.render()
             coordinator.renders = renders  # a look, not a reconciliation
         except TemplatingError:
-            desired = None
+            desired: tuple[str, AuxFiles] | None = None
         else:
             checksum = content_checksum(result.config, result.aux)
             failed = checksum in self._failed and checksum not in self._validated
-            desired = None if failed else str(result.config)
+            desired = None if failed else (str(result.config), result.aux)
         self._desired_cache = (key, desired)
         return desired
 
@@ -345,10 +351,21 @@ class SimBackend:
         return known
 
     def out_of_sync(self) -> Sequence[str] | None:
-        desired = self.desired_config()
+        desired = self._desired()
         if desired is None:
             return None
-        return [name for name in self.h.pods if not self._in_sync(self.h.deployed_config(name), desired)]
+        config, aux = desired
+        wanted = _aux_view(aux)
+        return [name for name in self.h.pods
+                if not self._in_sync(self.h.deployed_config(name), config) or self._stored(name) != wanted]
+
+    def _stored(self, pod: str) -> dict[str, object]:
+        storage = self.h.pods[pod].dataplane.storage
+        return {
+            "maps": {n: parse_map(f.content) for n, f in sorted(storage.files["maps"].items())},
+            "general": {n: f.content.strip() for n, f in sorted(storage.files["general"].items())},
+            "ssl_certificates": {n: f.content.strip() for n, f in sorted(storage.files["ssl_certificates"].items())},
+        }
 
     def aux_files(self, pod: str) -> Mapping[str, str]:
         storage = self.h.pods[pod].dataplane.storage
@@ -390,6 +407,16 @@ class SimBackend:
 
     async def traffic(self, check: TrafficExpectation) -> TrafficResult:
         raise NotApplicable("needs real HAProxy; the sim backend has none")
+
+
+def _aux_view(aux: AuxFiles) -> dict[str, object]:
+    """Rendered auxiliary files as the Dataplane API stores them (sanitized names, maps as entries)."""
+    return {
+        "maps": {sanitize_name("maps", n): parse_map(c) for n, c in sorted(aux.maps.items())},
+        "general": {sanitize_name("general", n): c.strip() for n, c in sorted(aux.general_files().items())},
+        "ssl_certificates": {sanitize_name("ssl_certificates", n): c.strip()
+                             for n, c in sorted(aux.certificates.items())},
+    }
 
 
 class SimFactory:
