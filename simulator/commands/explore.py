@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +14,7 @@ from simulator.scenario.backends import get_factory
 from simulator.scenario.explore import describe_steps, parse_seeds, perturb
 from simulator.scenario.loader import ScenarioLoadError, load_cells
 from simulator.scenario.reports import write_trace
-from simulator.scenario.runner import RunOptions, run_cell_with
+from simulator.scenario.runner import CellResult, RunOptions, run_cell_with
 
 
 def register(subparsers: Any) -> None:
@@ -28,8 +30,28 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--backend", choices=["sim", "local", "kind"], default="sim")
     parser.add_argument("--show-steps", action="store_true", help="print the perturbed steps of each failing seed")
     parser.add_argument("--report", type=Path, default=None, help="write the traces of failing seeds here")
+    parser.add_argument("-j", "--jobs", type=int, default=1, help="run seeds in this many processes (default 1)")
     add_log_level(parser)
     parser.set_defaults(func=run)
+
+
+def _one(path: str, index: int, seed: int, backend: str, log_level: str) -> CellResult:
+    """One seed of one cell (also the worker function of ``--jobs``: everything is re-loaded there)."""
+    quiet_logs(log_level)
+    cell = load_cells(path)[index]
+    return run_cell_with(perturb(cell, seed), get_factory(backend), RunOptions(check_expectations=False))
+
+
+def _results(args: argparse.Namespace, index: int, seeds: list[int]) -> Iterator[tuple[int, CellResult]]:
+    """Results in seed order, computed in ``--jobs`` processes."""
+    if args.jobs <= 1:
+        for seed in seeds:
+            yield seed, _one(str(args.scenario), index, seed, args.backend, args.log_level)
+        return
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        futures = [pool.submit(_one, str(args.scenario), index, seed, args.backend, args.log_level) for seed in seeds]
+        for seed, future in zip(seeds, futures, strict=True):
+            yield seed, future.result()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,10 +72,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"haptic-sim explore: {reason}", file=sys.stderr)
         return 3
     failing: list[tuple[str, int, str]] = []
-    for cell in cells:
-        for seed in seeds:
+    for index, cell in enumerate(cells):
+        for seed, result in _results(args, index, seeds):
             explored = perturb(cell, seed)
-            result = run_cell_with(explored, factory, RunOptions(check_expectations=False))
             mark = "ok " if result.status == "passed" else "FAIL"
             print(f"{mark} {cell.id} seed {seed}: {len(explored.scenario.steps)} steps, "
                   f"virtual {result.virtual_seconds:.1f}s", flush=True)

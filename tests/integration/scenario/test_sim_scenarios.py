@@ -7,6 +7,7 @@ The determinism test runs the same scenario (two replicas, faults, a failover) w
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -145,3 +146,28 @@ def test_readme_example_runs(scenario_dir: Path) -> None:
     done = run([*SIM, "run", "docs/example.yaml"], scenario_dir)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2 passed" in done.stdout
+
+
+def test_explore_prints_failing_seeds_with_replay(scenario_dir: Path) -> None:
+    (scenario_dir / "tight.yaml").write_text(textwrap.dedent("""\
+        name: tight
+        description: a convergence bound no slow pod can meet, so every seed violates it
+        setup: {pods: 2, config: {file: configs/slots.yaml}, objects: [{file: objects/web.yaml}]}
+        steps:
+          - fault: {inject: {kind: dataplane_slow, pod: 1, delay: 20s}}
+          - apply: {file: objects/api.yaml}
+          - fault: {clear: dataplane_slow}
+          - advance: 10s
+        invariants: {converge_after_faults: 2s}
+        """))
+    done = run([*SIM, "explore", "tight.yaml", "--seeds", "1..3", "-j", "2"], scenario_dir)
+    assert done.returncode == 1, done.stdout + done.stderr
+    failing = re.findall(r"replay: haptic-sim explore tight.yaml --seeds (\d+) --show-steps", done.stdout)
+    assert failing, done.stdout
+    assert f"{3 - len(failing)} of 3 runs kept every invariant" in done.stdout
+    assert "invariant " in done.stdout
+    seed = failing[0]
+    again = run([*SIM, "explore", "tight.yaml", "--seeds", seed, "--show-steps"], scenario_dir)
+    assert again.returncode == 1
+    report = done.stdout.split(f"FAILED tight [sim, seed {seed}]\n", 1)[1].splitlines()[0]
+    assert report in again.stdout, "a failing seed replays exactly"
