@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from simulator.scenario.explore import describe_steps, explore_cell, parse_seeds, perturb
-from simulator.scenario.loader import load_cells
+from simulator.scenario.loader import ScenarioCell, load_cells
 from simulator.scenario.schema import AdvanceStep, FaultStep
 from tests.unit.scenario.conftest import CONFIG, service
 from tests.unit.scenario.scripted_backend import ScriptedFactory
@@ -24,7 +24,7 @@ def test_parse_seeds() -> None:
 
 
 @pytest.fixture
-def cell(tmp_path: Path):  # type: ignore[no-untyped-def]
+def cell(tmp_path: Path) -> ScenarioCell:
     (tmp_path / "cfg.yaml").write_text(CONFIG)
     path = tmp_path / "s.yaml"
     path.write_text(textwrap.dedent(f"""\
@@ -41,7 +41,7 @@ def cell(tmp_path: Path):  # type: ignore[no-untyped-def]
     return load_cells(path)[0]
 
 
-def test_perturbation_is_deterministic_and_varies_with_seed(cell) -> None:  # type: ignore[no-untyped-def]
+def test_perturbation_is_deterministic_and_varies_with_seed(cell: ScenarioCell) -> None:
     runs = {seed: describe_steps(perturb(cell, seed)) for seed in range(1, 30)}
     assert describe_steps(perturb(cell, 7)) == runs[7]
     assert len({tuple(v) for v in runs.values()}) > 20, "seeds must give different explorations"
@@ -53,7 +53,7 @@ def test_perturbation_is_deterministic_and_varies_with_seed(cell) -> None:  # ty
     assert set(explored.step_lines) <= {cell.step_line(i) for i in range(len(cell.scenario.steps))}
 
 
-def test_explore_checks_invariants_not_expectations(cell) -> None:  # type: ignore[no-untyped-def]
+def test_explore_checks_invariants_not_expectations(cell: ScenarioCell) -> None:
     clean = explore_cell(cell, ScriptedFactory(), [1, 2, 3])
     assert all(o.ok for o in clean), [o.result.report() for o in clean if not o.ok]
     buggy = explore_cell(cell, ScriptedFactory(frozenset({"double_deploy"})), [1, 2])
