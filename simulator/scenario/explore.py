@@ -2,7 +2,7 @@
 
 ``perturb(cell, seed)`` returns the cell one seed explores: the backend seed set to ``seed``, objects
 of each ``apply`` (and the setup) in a shuffled order, random pauses before steps (longer before
-fault injections and clears), fault durations stretched or shrunk, and extra harmless faults (watch
+fault injections and clears), ``advance`` steps and fault durations stretched or shrunk, and extra harmless faults (watch
 drops) at random points. Expectations are not checked (timings change what a scenario may assert);
 the invariants are. The same seed always gives the same perturbed cell, so a failure replays exactly.
 """
@@ -49,13 +49,16 @@ def perturb(cell: ScenarioCell, seed: int) -> ScenarioCell:
         line = cell.step_line(index)
         is_fault = isinstance(step, FaultStep)
         if rng.random() < (0.7 if is_fault else 0.3):
-            pause = round(rng.uniform(0.0, 10.0 if is_fault else 4.0), 3)
+            pause = _grid(rng, 10.0 if is_fault else 4.0)
             steps.append(AdvanceStep(advance=pause))
             lines.append(line)
         if rng.random() < 0.15:
             steps.append(FaultStep(fault=FaultAction(inject=WatchDrop(kind="watch_drop"))))
             lines.append(line)
-        if isinstance(step, ApplyStep) and len(step.apply) > 1:
+        if isinstance(step, AdvanceStep) and rng.random() < 0.4:
+            # a pause may end early or late: what happens "while" something runs is where races hide
+            step = AdvanceStep(advance=_grid(rng, step.advance * 1.5))
+        elif isinstance(step, ApplyStep) and len(step.apply) > 1:
             shuffled = list(step.apply)
             rng.shuffle(shuffled)
             step = ApplyStep(apply=shuffled)
@@ -72,6 +75,12 @@ def perturb(cell: ScenarioCell, seed: int) -> ScenarioCell:
     setup: Setup = scenario.setup.model_copy(update={"objects": objects})
     explored = scenario.model_copy(update={"steps": steps, "seed": seed, "setup": setup})
     return dataclasses.replace(cell, scenario=explored, step_lines=tuple(lines))
+
+
+def _grid(rng: random.Random, limit: float) -> float:
+    """A pause on a 250 ms grid: the controller's own timers sit on round values (reload delay,
+    debounce, intervals), and races hide where a step lands on the same instant as one of them."""
+    return rng.randrange(0, max(1, int(limit / 0.25)) + 1) * 0.25
 
 
 def describe_steps(cell: ScenarioCell) -> list[str]:
