@@ -2,9 +2,10 @@
 
 ``perturb(cell, seed)`` returns the cell one seed explores: the backend seed set to ``seed``, objects
 of each ``apply`` (and the setup) in a shuffled order, random pauses before steps (longer before
-fault injections and clears), ``advance`` steps and fault durations stretched or shrunk, and extra harmless faults (watch
-drops) at random points. Expectations are not checked (timings change what a scenario may assert);
-the invariants are. The same seed always gives the same perturbed cell, so a failure replays exactly.
+fault injections and clears), ``advance`` steps and fault durations stretched or shrunk, and extra
+harmless faults (watch drops) at random points. Expectations are not checked (timings change what a
+scenario may assert); the invariants are. The same seed always gives the same perturbed cell, so a
+failure replays exactly.
 """
 
 from __future__ import annotations
