@@ -1,0 +1,600 @@
+"""The scenario format as pydantic v2 models (the JSON Schema published for editors is derived from them).
+
+A scenario file is one YAML mapping: ``name``, ``description``, ``seed``, ``setup``, ``steps``, optional
+``invariants`` and ``matrix``. Every step and every expectation is a mapping with exactly one key naming
+its kind (``- apply: ...``, ``- advance: 5s``, ``- expect: {reloads: {delta: 0}}``); the key selects the
+model, so an unknown step or a misspelt field is reported precisely. Every model forbids extra fields
+except inline Kubernetes objects, which are the user's own data.
+
+Paths (``file:``) are relative to the scenario file; the loader resolves and checks them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    GetJsonSchemaHandler,
+    Tag,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
+
+from haptic.config.durations import DURATION_PATTERN, parse_duration
+
+
+@dataclass(frozen=True, eq=False)  # identity hash: Annotated metadata must be hashable
+class _Or:
+    """JSON Schema of a shorthand the ``BeforeValidator`` next to it accepts (``delta: 0`` for ``{eq: 0}``)."""
+
+    alternative: dict[str, Any] | None = None  # None: the item schema of the array (one item for a list)
+
+    def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        full = handler(schema)
+        alternative = self.alternative if self.alternative is not None else full.get("items", {})
+        return {"anyOf": [full, alternative]}
+
+
+def _as_list(value: Any) -> Any:
+    return value if isinstance(value, list) else [value]
+
+
+#: a list, or a single item meaning a list of one
+StrList = Annotated[list[str], BeforeValidator(_as_list), _Or()]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _seconds(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("a duration must be a string like '2s' or a number of seconds")
+    if isinstance(value, int | float):
+        if value < 0:
+            raise ValueError("negative duration is not allowed")
+        return float(value)
+    if isinstance(value, str):
+        return parse_duration(value).total_seconds()
+    return value
+
+
+#: A virtual-time duration: ``"1m30s"``, ``"250ms"`` or a number of seconds; held as float seconds.
+Seconds = Annotated[
+    float,
+    BeforeValidator(_seconds),
+    WithJsonSchema(
+        {"anyOf": [{"type": "string", "pattern": DURATION_PATTERN}, {"type": "number", "minimum": 0}]}
+    ),
+]
+
+
+# -- objects -------------------------------------------------------------------------------------
+
+
+class FileRef(_Strict):
+    """Objects read from a YAML file (multi-document allowed), relative to the scenario file."""
+
+    file: str = Field(min_length=1)
+
+
+class ObjectMeta(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+    name: str = Field(min_length=1)
+    namespace: str | None = None
+
+
+class KubeObject(BaseModel):
+    """An inline Kubernetes object. Only ``apiVersion``, ``kind`` and ``metadata.name`` are checked."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    apiVersion: str = Field(min_length=1)
+    kind: str = Field(min_length=1)
+    metadata: ObjectMeta
+
+
+def _object_source_tag(value: Any) -> str | None:
+    if isinstance(value, dict):
+        return "file" if "file" in value else "object"
+    if isinstance(value, FileRef):
+        return "file"
+    if isinstance(value, KubeObject):
+        return "object"
+    return None
+
+
+ObjectSource = Annotated[
+    Annotated[FileRef, Tag("file")] | Annotated[KubeObject, Tag("object")],
+    Discriminator(
+        _object_source_tag,
+        custom_error_type="object_source",
+        custom_error_message="expected a Kubernetes object or {file: path}",
+    ),
+]
+
+
+class ObjectRef(_Strict):
+    """Names one object: ``kind`` + ``name`` (+ ``namespace``, ``apiVersion`` when ambiguous)."""
+
+    kind: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    namespace: str | None = None
+    apiVersion: str | None = None
+
+
+# -- setup ---------------------------------------------------------------------------------------
+
+
+class ConfigSource(_Strict):
+    """The HAProxyTemplateConfig: a file, or the inline resource."""
+
+    file: str | None = None
+    inline: KubeObject | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ConfigSource:
+        if (self.file is None) == (self.inline is None):
+            raise ValueError("give exactly one of 'file' or 'inline'")
+        return self
+
+
+class Setup(_Strict):
+    pods: int = Field(default=2, ge=0, le=64, description="number of HAProxy pods")
+    replicas: int = Field(default=1, ge=1, le=8, description="number of controller replicas")
+    config: ConfigSource
+    objects: list[ObjectSource] = Field(default_factory=list, description="objects present before the start")
+    settle: bool = Field(default=True, description="settle after start, before the first step")
+
+
+# -- faults --------------------------------------------------------------------------------------
+
+
+class _Fault(_Strict):
+    duration: Seconds | None = Field(default=None, description="clear automatically after this virtual time")
+
+
+class KubeOutage(_Fault):
+    """The Kubernetes API answers 503 to every request."""
+
+    kind: Literal["kube_outage"]
+
+
+class WatchDrop(_Fault):
+    """Open watches are closed by the server (clients must re-watch)."""
+
+    kind: Literal["watch_drop"]
+    resource: str | None = Field(default=None, description="plural resource name; all when absent")
+
+
+class Compaction(_Fault):
+    """The API compacts its history: re-watching from an old resourceVersion gets 410 Gone."""
+
+    kind: Literal["compaction"]
+
+
+class _PodFault(_Fault):
+    pod: str | int | None = Field(default=None, description="pod name or index; all pods when absent")
+
+
+class Dataplane5xx(_PodFault):
+    kind: Literal["dataplane_5xx"]
+    status: int = Field(default=503, ge=500, le=599)
+    count: int = Field(default=1, ge=1, description="the next N requests fail")
+
+
+class DataplaneSlow(_PodFault):
+    kind: Literal["dataplane_slow"]
+    delay: Seconds = Field(description="every Dataplane answer is delayed by this much virtual time")
+
+
+class Dataplane409Storm(_PodFault):
+    kind: Literal["dataplane_409_storm"]
+    count: int = Field(default=5, ge=1, description="the next N version-checked writes answer 409")
+
+
+class ReloadFailure(_PodFault):
+    kind: Literal["reload_failure"]
+    count: int = Field(default=1, ge=1, description="the next N reloads fail")
+
+
+class PodRestart(_PodFault):
+    """The HAProxy pod restarts: its Dataplane version counter starts again at 1, its config is empty."""
+
+    kind: Literal["pod_restart"]
+
+
+class LeaderLoss(_Fault):
+    """The leader loses its Lease (it cannot renew it); another replica may take over."""
+
+    kind: Literal["leader_loss"]
+    replica: int | None = Field(default=None, ge=0, description="replica index; the current leader when absent")
+
+
+FaultSpec = Annotated[
+    KubeOutage
+    | WatchDrop
+    | Compaction
+    | Dataplane5xx
+    | DataplaneSlow
+    | Dataplane409Storm
+    | ReloadFailure
+    | PodRestart
+    | LeaderLoss,
+    Field(discriminator="kind"),
+]
+
+FAULT_KINDS: tuple[str, ...] = (
+    "kube_outage",
+    "watch_drop",
+    "compaction",
+    "dataplane_5xx",
+    "dataplane_slow",
+    "dataplane_409_storm",
+    "reload_failure",
+    "pod_restart",
+    "leader_loss",
+)
+
+
+class FaultAction(_Strict):
+    """``inject`` one fault or ``clear`` faults (a kind, or ``all``)."""
+
+    inject: FaultSpec | None = None
+    clear: Literal["all", *FAULT_KINDS] | None = None  # type: ignore[valid-type]
+
+    @model_validator(mode="after")
+    def _one_action(self) -> FaultAction:
+        if (self.inject is None) == (self.clear is None):
+            raise ValueError("give exactly one of 'inject' or 'clear'")
+        return self
+
+
+# -- expectations --------------------------------------------------------------------------------
+
+
+class TextMatch(_Strict):
+    """Checks on a text: every ``contains`` present, no ``not_contains``, every ``regex`` found."""
+
+    contains: StrList = Field(default_factory=list)
+    not_contains: StrList = Field(default_factory=list)
+    regex: StrList = Field(default_factory=list)
+    equals_file: str | None = Field(default=None, description="golden file, relative to the scenario")
+
+
+
+PodSelector = str | int
+
+
+class ConfigExpectation(TextMatch):
+    """The HAProxy configuration: ``deployed`` on a pod (or every pod), or ``rendered`` by the leader."""
+
+    source: Literal["deployed", "rendered"] = "deployed"
+    pod: PodSelector = Field(default="*", description="pod name, index or '*' for every pod")
+
+
+class AuxFileExpectation(TextMatch):
+    """A map or general file by name, deployed on a pod (or every pod); ``absent: true`` requires it gone."""
+
+    name: str = Field(min_length=1)
+    pod: PodSelector = "*"
+    absent: bool = False
+
+
+class Count(_Strict):
+    """A number check: ``eq``, ``min``, ``max`` (any combination)."""
+
+    eq: float | None = None
+    min: float | None = None
+    max: float | None = None
+
+    @model_validator(mode="after")
+    def _something(self) -> Count:
+        if self.eq is None and self.min is None and self.max is None:
+            raise ValueError("give at least one of 'eq', 'min', 'max'")
+        return self
+
+
+def _count(value: Any) -> Any:
+    return {"eq": value} if isinstance(value, int | float) and not isinstance(value, bool) else value
+
+
+CountSpec = Annotated[Count, BeforeValidator(_count), _Or({"type": "number"})]
+
+
+class CounterExpectation(_Strict):
+    """Reloads or runtime updates on a pod (or summed over every pod).
+
+    ``total`` checks the absolute count; ``delta`` the change since the previous ``expect`` step (or
+    since setup finished, for the first one). A bare number means ``eq``.
+    """
+
+    pod: PodSelector = "*"
+    total: CountSpec | None = None
+    delta: CountSpec | None = None
+
+    @model_validator(mode="after")
+    def _something(self) -> CounterExpectation:
+        if self.total is None and self.delta is None:
+            raise ValueError("give 'total' or 'delta'")
+        return self
+
+
+class EventMatch(_Strict):
+    """A domain event by ``type``, optionally with field values (compared as rendered in the trace)."""
+
+    type: str = Field(min_length=1)
+    fields: dict[str, Any] = Field(default_factory=dict)
+
+
+def _event_match(value: Any) -> Any:
+    return {"type": value} if isinstance(value, str) else value
+
+
+EventSpec = Annotated[EventMatch, BeforeValidator(_event_match), _Or({"type": "string"})]
+EventList = Annotated[list[EventSpec], BeforeValidator(_as_list), _Or()]
+
+
+class EventsExpectation(_Strict):
+    """Domain events in the trace since ``since``: all ``present``, none ``absent``, ``in_order`` in order."""
+
+    since: Literal["start", "previous_expect", "previous_step"] = "previous_expect"
+    present: EventList = Field(default_factory=list)
+    absent: EventList = Field(default_factory=list)
+    in_order: EventList = Field(default_factory=list)
+    count: dict[str, CountSpec] = Field(default_factory=dict, description="event type -> count check")
+
+
+class MetricExpectation(Count):
+    """A Prometheus sample of the leader: ``name`` with ``labels`` (a subset), value checked like a count."""
+
+    name: str = Field(min_length=1)
+    labels: dict[str, str] = Field(default_factory=dict)
+
+
+class StatusExpectation(_Strict):
+    """Fields of an object (``HAProxyCfg`` or ``HAProxyTemplateConfig``): dotted paths -> expected values.
+
+    ``exists: false`` requires the object to be absent.
+    """
+
+    name: str | None = Field(default=None, description="object name; the single one when absent")
+    namespace: str | None = None
+    exists: bool = True
+    fields: dict[str, Any] = Field(default_factory=dict, description="dotted path -> expected value")
+    contains: dict[str, str] = Field(default_factory=dict, description="dotted path -> substring of the value")
+
+
+class ConvergedExpectation(_Strict):
+    """Every pod runs the config desired for the current objects, at most ``within`` virtual seconds
+    after the last change (mutating step or fault clear); the runner advances time up to that bound."""
+
+    within: Seconds = 60.0
+
+
+class TrafficExpectation(_Strict):
+    """An HTTP request through HAProxy (needs real HAProxy; not applicable on ``sim``)."""
+
+    pod: PodSelector = 0
+    host: str = "localhost"
+    path: str = "/"
+    method: str = "GET"
+    headers: dict[str, str] = Field(default_factory=dict)
+    status: int | None = None
+    backend: str | None = Field(default=None, description="expected backend (from the response header)")
+
+
+class Expect(_Strict):
+    """An ``expect`` step: one or more checks; with ``within``, retried while virtual time advances."""
+
+    within: Seconds | None = Field(default=None, description="poll until true, at most this virtual time")
+    config: ConfigExpectation | None = None
+    map: AuxFileExpectation | None = None
+    file: AuxFileExpectation | None = None
+    reloads: CounterExpectation | None = None
+    runtime_updates: CounterExpectation | None = None
+    events: EventsExpectation | None = None
+    metric: MetricExpectation | None = None
+    haproxycfg: StatusExpectation | None = None
+    config_status: StatusExpectation | None = None
+    converged: ConvergedExpectation | None = None
+    traffic: TrafficExpectation | None = None
+
+    @model_validator(mode="after")
+    def _something(self) -> Expect:
+        if not self.checks():
+            raise ValueError("an expect step needs at least one check (config, map, reloads, events, ...)")
+        return self
+
+    def checks(self) -> list[tuple[str, BaseModel]]:
+        """The checks of this step in declaration order, as (kind, model)."""
+        found: list[tuple[str, BaseModel]] = []
+        for name in EXPECTATION_KINDS:
+            value = getattr(self, name)
+            if value is not None:
+                found.append((name, value))
+        return found
+
+
+#: check order within one ``expect``: ``converged`` first, as it may advance time
+EXPECTATION_KINDS: tuple[str, ...] = (
+    "converged",
+    "config",
+    "map",
+    "file",
+    "reloads",
+    "runtime_updates",
+    "events",
+    "metric",
+    "haproxycfg",
+    "config_status",
+    "traffic",
+)
+
+
+# -- steps ---------------------------------------------------------------------------------------
+
+
+class PatchSpec(ObjectRef):
+    type: Literal["merge", "json", "strategic"] = "merge"
+    patch: Any = Field(description="merge/strategic: a mapping; json: a list of operations")
+
+
+class RestartSpec(_Strict):
+    replica: int | None = Field(default=None, ge=0, description="controller replica index")
+    pod: str | int | None = Field(default=None, description="HAProxy pod name or index")
+
+    @model_validator(mode="after")
+    def _one_target(self) -> RestartSpec:
+        if (self.replica is None) == (self.pod is None):
+            raise ValueError("give exactly one of 'replica' or 'pod'")
+        return self
+
+
+class SettleSpec(_Strict):
+    timeout: Seconds = Field(default=300.0, description="fail if not idle within this virtual time")
+
+
+def _settle(value: Any) -> Any:
+    if value is None:
+        return {}
+    if isinstance(value, str | int | float) and not isinstance(value, bool):
+        return {"timeout": value}
+    return value
+
+
+class ApplyStep(_Strict):
+    apply: Annotated[list[ObjectSource], BeforeValidator(_as_list), _Or()] = Field(min_length=1)
+
+
+def _delete_tag(value: Any) -> str:
+    if isinstance(value, dict):
+        return "file" if "file" in value else "ref"
+    return "file" if isinstance(value, FileRef) else "ref"
+
+
+DeleteTarget = Annotated[
+    Annotated[FileRef, Tag("file")] | Annotated[ObjectRef, Tag("ref")], Discriminator(_delete_tag)
+]
+
+
+class DeleteStep(_Strict):
+    delete: Annotated[list[DeleteTarget], BeforeValidator(_as_list), _Or()] = Field(min_length=1)
+
+
+class PatchStep(_Strict):
+    patch: PatchSpec
+
+
+class AdvanceStep(_Strict):
+    advance: Seconds
+
+
+class SettleStep(_Strict):
+    settle: Annotated[
+        SettleSpec,
+        BeforeValidator(_settle),
+        _Or({"anyOf": [{"type": "null"}, {"type": "number", "minimum": 0},
+                       {"type": "string", "pattern": DURATION_PATTERN}]}),
+    ]
+
+
+class FaultStep(_Strict):
+    fault: FaultAction
+
+
+class RestartStep(_Strict):
+    restart: RestartSpec
+
+
+class ExpectStep(_Strict):
+    expect: Expect
+
+
+STEP_KINDS: tuple[str, ...] = ("apply", "delete", "patch", "advance", "settle", "fault", "restart", "expect")
+
+
+def _step_tag(value: Any) -> str | None:
+    if isinstance(value, dict):
+        keys = [k for k in value if k in STEP_KINDS]
+        return keys[0] if len(keys) == 1 else None
+    for kind in STEP_KINDS:
+        if hasattr(value, kind):
+            return kind
+    return None
+
+
+Step = Annotated[
+    Annotated[ApplyStep, Tag("apply")]
+    | Annotated[DeleteStep, Tag("delete")]
+    | Annotated[PatchStep, Tag("patch")]
+    | Annotated[AdvanceStep, Tag("advance")]
+    | Annotated[SettleStep, Tag("settle")]
+    | Annotated[FaultStep, Tag("fault")]
+    | Annotated[RestartStep, Tag("restart")]
+    | Annotated[ExpectStep, Tag("expect")],
+    Discriminator(
+        _step_tag,
+        custom_error_type="unknown_step",
+        custom_error_message="a step is a mapping with exactly one of: " + ", ".join(STEP_KINDS),
+    ),
+]
+
+
+def step_kind(step: BaseModel) -> str:
+    for kind in STEP_KINDS:
+        if kind in type(step).model_fields:
+            return kind
+    raise TypeError(f"not a step: {step!r}")
+
+
+# -- invariants and the scenario -----------------------------------------------------------------
+
+
+class Invariants(_Strict):
+    """Checked after every step; each can be switched off for a scenario that demonstrates a violation."""
+
+    never_deploy_invalid: bool = Field(default=True, description="no config that failed validation is deployed")
+    single_deployer: bool = Field(default=True, description="at most one replica deploys at a time")
+    converge_after_faults: Seconds | None = Field(
+        default=120.0, description="once faults are cleared and objects quiet, converge within this bound"
+    )
+    deployed_matches_render: bool = Field(
+        default=True, description="after a settle, every pod runs the render of the current objects"
+    )
+
+
+MatrixValue = str | int | float | bool
+BackendName = Literal["sim", "local", "kind"]
+BACKEND_NAMES: tuple[BackendName, ...] = ("sim", "local", "kind")
+
+
+class Scenario(_Strict):
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.\-]+$")
+    description: str = Field(min_length=1, description="what a user learns from this scenario")
+    seed: int = 0
+    setup: Setup
+    steps: list[Step] = Field(min_length=1)
+    invariants: Invariants = Field(default_factory=Invariants)
+    matrix: dict[str, list[MatrixValue]] = Field(
+        default_factory=dict, description="variables substituted as ${name}; one run per combination"
+    )
+    backends: list[BackendName] = Field(
+        default_factory=lambda: list(BACKEND_NAMES), description="backends this scenario is meant for"
+    )
+
+    @field_validator("matrix")
+    @classmethod
+    def _matrix_values(cls, value: dict[str, list[MatrixValue]]) -> dict[str, list[MatrixValue]]:
+        for key, values in value.items():
+            if not values:
+                raise ValueError(f"matrix variable {key!r} has no values")
+        return value
