@@ -30,6 +30,7 @@ from haptic.templating.context import (
     ServerSlot,
     ServerSlots,
     SharedState,
+    SlotMemo,
     StorageDirs,
     StoreLike,
     StoreView,
@@ -176,6 +177,8 @@ class TemplateEngine:
                     raise TemplateCompileError(f"{_field_of(prefix + ':' + filename)}: bad filename {filename!r}")
                 sources[f"{prefix}:{filename}"] = tpl.source
         self._sources = sources
+        # Server slot assignments of the last completed render, reused for unchanged backends.
+        self._slot_memo: SlotMemo = {}
         self._snippet_names = sorted(templates.snippets)
         self.env = HapticSandbox(sources, clock=clock)
         self.env.filters.update(FILTERS)
@@ -265,7 +268,7 @@ class TemplateEngine:
                 "base_dir": inputs.dirs.base_dir,
             },
             "shared": SharedState(),
-            "server_slots": ServerSlots(current),
+            "server_slots": ServerSlots(current, self._slot_memo),
         }
         return context, state, registry
 
@@ -290,6 +293,9 @@ class TemplateEngine:
             self.env.clear_deadline()
             if gc_was_enabled:
                 gc.enable()
+        slots = context["server_slots"]
+        if isinstance(slots, ServerSlots):
+            self._slot_memo = slots.memo
         for kind, target in (("map", maps), ("file", files), ("cert", certs)):
             for name, content in sorted(registry.files[kind].items()):
                 if name in target and target[name] != content:
