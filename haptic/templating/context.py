@@ -290,6 +290,37 @@ def service_endpoints(service: Any, port_ref: Any, slices: Iterable[Any]) -> lis
 SlotMemo = dict[str, tuple[CurrentBackend | None, tuple[Endpoint, ...], int, tuple[ServerSlot, ...]]]
 
 
+class EndpointsMemo:
+    """``service_endpoints`` with the answers of the previous render reused for the same objects.
+
+    Store objects are replaced, never mutated, on change: the same Service and EndpointSlice objects
+    (checked by identity; entries hold them, so ids cannot be recycled) and the same port reference
+    give the same endpoints. ``next_render()`` drops what the last render did not ask for.
+    """
+
+    def __init__(self) -> None:
+        self._previous: dict[tuple[Any, ...], tuple[Any, tuple[Any, ...], tuple[Endpoint, ...]]] = {}
+        self._current: dict[tuple[Any, ...], tuple[Any, tuple[Any, ...], tuple[Endpoint, ...]]] = {}
+
+    def next_render(self) -> None:
+        self._previous, self._current = self._current, {}
+
+    def __call__(self, service: Any, port_ref: Any, slices: Iterable[Any]) -> list[Endpoint]:
+        group = tuple(slices)
+        if isinstance(port_ref, Mapping):
+            port_key: tuple[Any, ...] = ("map", repr(port_ref.get("number")), repr(port_ref.get("name")))
+        else:
+            port_key = (type(port_ref).__name__, repr(port_ref))
+        key = (id(service), port_key, tuple(id(s) for s in group))
+        hit = self._current.get(key) or self._previous.get(key)
+        if hit is not None and hit[0] is service and all(a is b for a, b in zip(hit[1], group, strict=True)):
+            result = hit[2]
+        else:
+            result = tuple(service_endpoints(service, port_ref, group))
+        self._current[key] = (service, group, result)
+        return list(result)
+
+
 class ServerSlots:
     """Assigns endpoints to ``SRV_n`` server slots, keeping each endpoint in its deployed slot.
 

@@ -24,6 +24,7 @@ from haptic.templating.context import (
     CURRENT_RENDER,
     EMPTY_STORE,
     Endpoint,
+    EndpointsMemo,
     FileRegistry,
     PathResolver,
     RenderState,
@@ -34,7 +35,6 @@ from haptic.templating.context import (
     StorageDirs,
     StoreLike,
     StoreView,
-    service_endpoints,
 )
 from haptic.templating.current_config import CurrentBackend, CurrentConfig, CurrentServer, coerce_current_config
 from haptic.templating.errors import (
@@ -179,6 +179,13 @@ class TemplateEngine:
         self._sources = sources
         # Server slot assignments of the last completed render, reused for unchanged backends.
         self._slot_memo: SlotMemo = {}
+        self._endpoints = EndpointsMemo()
+        memo = self._endpoints
+
+        # A plain function (not the memo object) so that the sandbox's fast path for trusted helpers applies.
+        def service_endpoints(service: Any, port_ref: Any, slices: Any) -> list[Endpoint]:
+            return memo(service, port_ref, slices)
+
         self._snippet_names = sorted(templates.snippets)
         self.env = HapticSandbox(sources, clock=clock)
         self.env.filters.update(FILTERS)
@@ -275,6 +282,7 @@ class TemplateEngine:
     def render(self, inputs: RenderInputs) -> RenderResult:
         """Renders ``haproxy.cfg`` then maps, files and certificates (name order), sharing one context."""
         context, state, registry = self.build_context(inputs)
+        self._endpoints.next_render()
         self.env.start_deadline(self.render_timeout)
         # A render allocates hundreds of thousands of short-lived objects next to large stores; the
         # cyclic GC would rescan the stores over and over, and a render creates no cycles worth it.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from haptic.templating.context import Endpoint, ServerSlots
+from haptic.templating.context import Endpoint, EndpointsMemo, ServerSlots
 from haptic.templating.current_config import parse_current_config
 from haptic.templating.safety import reject_unsafe
 
@@ -59,3 +59,25 @@ def test_slot_memo_reuses_only_identical_inputs() -> None:
     assert [s.spec for s in moved[:2]] == ["SRV_1 10.0.0.1:80", "SRV_2 10.0.0.2:80"]
     fewer_slots = ServerSlots(deployed, copy.copy(first.memo)).assign("b", endpoints, 2)
     assert len(fewer_slots) == 2
+
+
+def _service() -> dict[str, Any]:
+    return {"metadata": {"name": "web"}, "spec": {"ports": [{"name": "http", "port": 80}]}}
+
+
+def _slice(*addresses: str) -> dict[str, Any]:
+    return {"ports": [{"name": "http", "port": 8080}], "endpoints": [{"addresses": list(addresses)}]}
+
+
+def test_endpoints_memo_follows_object_identity_and_port() -> None:
+    memo = EndpointsMemo()
+    service, first = _service(), _slice("10.0.0.2", "10.0.0.1")
+    assert memo(service, {"number": 80}, [first]) == [Endpoint("10.0.0.1", 8080), Endpoint("10.0.0.2", 8080)]
+    memo.next_render()
+    assert memo(service, {"number": 80}, iter([first])) == [Endpoint("10.0.0.1", 8080), Endpoint("10.0.0.2", 8080)]
+    assert memo(service, {"number": 81}, [first]) == []
+    # A changed EndpointSlice is a new object: recomputed even though it replaces the same slice.
+    memo.next_render()
+    assert memo(service, {"number": 80}, [_slice("10.0.0.3")]) == [Endpoint("10.0.0.3", 8080)]
+    assert memo(service, "http", [first, _slice("10.0.0.3")]) == [
+        Endpoint("10.0.0.1", 8080), Endpoint("10.0.0.2", 8080), Endpoint("10.0.0.3", 8080)]
