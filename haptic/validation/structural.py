@@ -153,6 +153,8 @@ def _value_problem(key: str, value: Any, previous: Any) -> str:
             ipaddress.ip_address(value)
         except ValueError:
             return f"address {value!r} is not an IP literal (haproxy -c resolves names)"
+        if "%" in value:
+            return f"address {value!r} names an interface scope (haproxy -c resolves it)"
         return ""
     if key == "port":
         if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 65535:

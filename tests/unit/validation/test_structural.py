@@ -59,6 +59,7 @@ def test_runtime_only_server_changes_are_proven(old: str, new: str) -> None:
     [
         ("server SRV_2 127.0.0.1:1 disabled", "server SRV_2 db.internal:5432", "not an IP literal"),
         ("server SRV_2 127.0.0.1:1 disabled", "server SRV_2 10.0.0.2:70000", "not in 1-65535"),
+        ("server SRV_2 127.0.0.1:1 disabled", "server SRV_2 [fe80::1%eth9]:80", "interface scope"),
         ("server SRV_2 127.0.0.1:1 disabled", "server SRV_2 10.0.0.2:80 weight 999", "not in 0-256"),
         ("server SRV_1 10.0.0.1:8080 check", "server SRV_1 10.0.0.1:8080", "'check'"),
         ("server SRV_1 10.0.0.1:8080 check", "server SRV_1 10.0.0.1:8080 check agent-port 1", "agent"),
