@@ -1,7 +1,8 @@
 """``haptic run``: the controller against a real cluster (kubeconfig or in-cluster service account).
 
 Flags fall back to the environment of the original's Deployment: ``CRD_NAME``, ``SECRET_NAME``,
-``POD_NAME``, ``POD_NAMESPACE``, ``DEBUG_PORT``, ``METRICS_PORT``, ``LOG_LEVEL``, ``PUBLISH_ADDRESS``.
+``POD_NAME``, ``POD_NAMESPACE``, ``DEBUG_PORT``, ``METRICS_PORT``, ``LOG_LEVEL``, ``PUBLISH_ADDRESS``,
+``WEBHOOK_CERT_DIR``, ``WEBHOOK_PORT``, ``WEBHOOK_SERVICE`` (the validating webhook: ``haptic.live.webhook_options``).
 SIGTERM/SIGINT stop it gracefully (leadership released, bounded by the shutdown timeout).
 """
 
@@ -22,6 +23,12 @@ from haptic.controller.debug_server import DebugProviders, DebugServer
 from haptic.controller.metrics import BuildInfo, ControllerMetrics
 from haptic.controller.ports import ControllerIdentity, ControllerPorts
 from haptic.core.logging import setup_logging
+from haptic.live.webhook_options import (
+    WebhookOptionsError,
+    add_webhook_arguments,
+    build_webhook_runtime,
+    webhook_options,
+)
 
 _log = logging.getLogger("haptic.run")
 
@@ -65,12 +72,18 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--shutdown-timeout", type=float, default=SHUTDOWN_TIMEOUT,
                         help=f"seconds a graceful stop may take before it is cut short (default {SHUTDOWN_TIMEOUT:g})")
     parser.add_argument("--log-level", default=os.environ.get("LOG_LEVEL", "INFO"), help="env LOG_LEVEL")
+    add_webhook_arguments(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     if not args.namespace:
         print("haptic run: --namespace (or POD_NAMESPACE) is required")
+        return 2
+    try:
+        args.webhook = webhook_options(args)
+    except WebhookOptionsError as exc:
+        print(f"haptic run: {exc}")
         return 2
     setup_logging(args.log_level)
     try:
@@ -110,6 +123,12 @@ async def _main(args: argparse.Namespace) -> int:
     for server in servers:
         await server.start()
         _log.info("serving %s", server.url)
+    webhook = build_webhook_runtime(args.webhook, controller, kube, metrics) if args.webhook else None
+    if webhook is not None:
+        await webhook.start()
+        _log.info("serving the validating webhook at %s", webhook.server.url)
+    else:
+        _log.info("validating webhook off (no --webhook-cert-dir / WEBHOOK_CERT_DIR)")
     task = asyncio.create_task(controller.run(), name="controller")
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
@@ -128,6 +147,12 @@ async def _main(args: argparse.Namespace) -> int:
         if exc is not None:
             _log.error("controller stopped: %r", exc)
             code = 1
+    if webhook is not None:
+        try:
+            async with asyncio.timeout(SERVER_STOP_TIMEOUT):
+                await webhook.stop()
+        except TimeoutError:
+            _log.warning("the webhook did not stop within %.0fs", SERVER_STOP_TIMEOUT)
     for server in servers:
         try:
             async with asyncio.timeout(SERVER_STOP_TIMEOUT):

@@ -107,11 +107,14 @@ class RenderValidateCoordinator(IterationComponent):
                                           trigger_reason=reason), cause=cause)
             self.publish(ReconciliationFailed(error="; ".join(errors), phase="validate"), cause=cause)
             return
+        if validation.method != "haproxy -c" and not validation.cached:
+            self.logger.debug("rendered configuration %s validated structurally: %s", checksum,
+                              validation.structural_reason)
         self.last_rendered = result
         # The next render keeps each endpoint in the slot it has now (the config being deployed), so that
         # endpoint changes stay runtime-only for the whole life of the iteration, not just its first render.
         self.ctx.current_config = result.config
         self.publish(ValidationCompleted(content_checksum=checksum, warnings=tuple(str(w) for w in validation.warnings),
                                          duration_s=done - rendered_at, trigger_reason=reason,
-                                         coalescible=coalescible), cause=cause)
+                                         coalescible=coalescible, method=validation.method), cause=cause)
         self.publish(ReconciliationCompleted(duration_s=done - started), cause=cause)

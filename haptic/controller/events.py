@@ -241,6 +241,8 @@ class ValidationCompleted(Event):
     duration_s: float = 0.0
     trigger_reason: str = ""
     coalescible: bool = True
+    #: "haproxy -c", or "structural" when proven from the last haproxy -c pass (runtime-only server changes)
+    method: str = "haproxy -c"
     parsed_config: object = field(default=None, repr=False, metadata=OMIT)
 
 

@@ -111,7 +111,8 @@ class Iteration:
         self.ctx = IterationContext(
             ports=ports, config=config, config_version=config_version, credentials=credentials,
             credentials_version=credentials_version, engine=compile_templates(spec),
-            validator=HAProxyValidator(ports.haproxy_binary), metrics=metrics, stores=spec.make_stores(),
+            validator=HAProxyValidator(ports.haproxy_binary, structural=True), metrics=metrics,
+            stores=spec.make_stores(),
             current_config=current_config, capabilities=dict(capabilities or {}),
         )
         self.ctx.validator.dirs = self.ctx.dirs

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Protocol
 
-from haptic.templating.current_config import CurrentConfig
+from haptic.templating.current_config import CurrentBackend, CurrentConfig
 from haptic.templating.errors import TemplateFailure
 
 FILE_KINDS = ("map", "file", "cert", "crt-list")
@@ -286,6 +286,41 @@ def service_endpoints(service: Any, port_ref: Any, slices: Iterable[Any]) -> lis
     return sorted(found, key=_endpoint_sort_key)
 
 
+#: backend -> (the deployed backend it was assigned against, endpoints, step, slots)
+SlotMemo = dict[str, tuple[CurrentBackend | None, tuple[Endpoint, ...], int, tuple[ServerSlot, ...]]]
+
+
+class EndpointsMemo:
+    """``service_endpoints`` with the answers of the previous render reused for the same objects.
+
+    Store objects are replaced, never mutated, on change: the same Service and EndpointSlice objects
+    (checked by identity; entries hold them, so ids cannot be recycled) and the same port reference
+    give the same endpoints. ``next_render()`` drops what the last render did not ask for.
+    """
+
+    def __init__(self) -> None:
+        self._previous: dict[tuple[Any, ...], tuple[Any, tuple[Any, ...], tuple[Endpoint, ...]]] = {}
+        self._current: dict[tuple[Any, ...], tuple[Any, tuple[Any, ...], tuple[Endpoint, ...]]] = {}
+
+    def next_render(self) -> None:
+        self._previous, self._current = self._current, {}
+
+    def __call__(self, service: Any, port_ref: Any, slices: Iterable[Any]) -> list[Endpoint]:
+        group = tuple(slices)
+        if isinstance(port_ref, Mapping):
+            port_key: tuple[Any, ...] = ("map", repr(port_ref.get("number")), repr(port_ref.get("name")))
+        else:
+            port_key = (type(port_ref).__name__, repr(port_ref))
+        key = (id(service), port_key, tuple(id(s) for s in group))
+        hit = self._current.get(key) or self._previous.get(key)
+        if hit is not None and hit[0] is service and all(a is b for a, b in zip(hit[1], group, strict=True)):
+            result = hit[2]
+        else:
+            result = tuple(service_endpoints(service, port_ref, group))
+        self._current[key] = (service, group, result)
+        return list(result)
+
+
 class ServerSlots:
     """Assigns endpoints to ``SRV_n`` server slots, keeping each endpoint in its deployed slot.
 
@@ -294,8 +329,12 @@ class ServerSlots:
     and the slot count only grows in steps of ``slots`` so scaling within it needs no reload.
     """
 
-    def __init__(self, current: CurrentConfig | None) -> None:
+    def __init__(self, current: CurrentConfig | None, memo: SlotMemo | None = None) -> None:
         self._current = current
+        # The assignments of the previous render (read) and of this one (written): an unchanged backend
+        # with unchanged endpoints gets the same slots without redoing the assignment.
+        self._previous_memo: SlotMemo = memo if memo is not None else {}
+        self.memo: SlotMemo = {}
 
     def assign(self, backend: str, endpoints: Sequence[Endpoint], slots: Any = 10) -> list[ServerSlot]:
         try:
@@ -304,9 +343,22 @@ class ServerSlots:
             step = 0
         if not 1 <= step <= 1000:
             raise TemplateFailure(f"server slots must be an integer from 1 to 1000, got {slots!r}")
+        previous = self._current.backends.get(backend) if self._current is not None else None
+        key = tuple(endpoints)
+        hit = self._previous_memo.get(backend)
+        # The deployed backend is compared by identity (the current-config reader reuses unchanged ones;
+        # the memo holds it, so the identity cannot be recycled), endpoints and step by value.
+        if hit is not None and hit[0] is previous and hit[1] == key and hit[2] == step:
+            result = hit[3]
+        else:
+            result = tuple(self._assign(previous, endpoints, step))
+        self.memo[backend] = (previous, key, step, result)
+        return list(result)
+
+    @staticmethod
+    def _assign(previous: CurrentBackend | None, endpoints: Sequence[Endpoint], step: int) -> list[ServerSlot]:
         count = max(step, math.ceil(len(endpoints) / step) * step)
         by_slot: dict[int, Endpoint] = {}
-        previous = self._current.backends.get(backend) if self._current is not None else None
         if previous is None:
             # Nothing deployed yet: endpoints simply fill the first slots.
             placeholders = [_placeholder(i) for i in range(len(endpoints) + 1, count + 1)]

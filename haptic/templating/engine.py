@@ -24,16 +24,17 @@ from haptic.templating.context import (
     CURRENT_RENDER,
     EMPTY_STORE,
     Endpoint,
+    EndpointsMemo,
     FileRegistry,
     PathResolver,
     RenderState,
     ServerSlot,
     ServerSlots,
     SharedState,
+    SlotMemo,
     StorageDirs,
     StoreLike,
     StoreView,
-    service_endpoints,
 )
 from haptic.templating.current_config import CurrentBackend, CurrentConfig, CurrentServer, coerce_current_config
 from haptic.templating.errors import (
@@ -176,6 +177,15 @@ class TemplateEngine:
                     raise TemplateCompileError(f"{_field_of(prefix + ':' + filename)}: bad filename {filename!r}")
                 sources[f"{prefix}:{filename}"] = tpl.source
         self._sources = sources
+        # Server slot assignments of the last completed render, reused for unchanged backends.
+        self._slot_memo: SlotMemo = {}
+        self._endpoints = EndpointsMemo()
+        memo = self._endpoints
+
+        # A plain function (not the memo object) so that the sandbox's fast path for trusted helpers applies.
+        def service_endpoints(service: Any, port_ref: Any, slices: Any) -> list[Endpoint]:
+            return memo(service, port_ref, slices)
+
         self._snippet_names = sorted(templates.snippets)
         self.env = HapticSandbox(sources, clock=clock)
         self.env.filters.update(FILTERS)
@@ -265,13 +275,14 @@ class TemplateEngine:
                 "base_dir": inputs.dirs.base_dir,
             },
             "shared": SharedState(),
-            "server_slots": ServerSlots(current),
+            "server_slots": ServerSlots(current, self._slot_memo),
         }
         return context, state, registry
 
     def render(self, inputs: RenderInputs) -> RenderResult:
         """Renders ``haproxy.cfg`` then maps, files and certificates (name order), sharing one context."""
         context, state, registry = self.build_context(inputs)
+        self._endpoints.next_render()
         self.env.start_deadline(self.render_timeout)
         # A render allocates hundreds of thousands of short-lived objects next to large stores; the
         # cyclic GC would rescan the stores over and over, and a render creates no cycles worth it.
@@ -290,6 +301,9 @@ class TemplateEngine:
             self.env.clear_deadline()
             if gc_was_enabled:
                 gc.enable()
+        slots = context["server_slots"]
+        if isinstance(slots, ServerSlots):
+            self._slot_memo = slots.memo
         for kind, target in (("map", maps), ("file", files), ("cert", certs)):
             for name, content in sorted(registry.files[kind].items()):
                 if name in target and target[name] != content:

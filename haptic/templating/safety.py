@@ -202,13 +202,29 @@ def object_id(obj: Any) -> str:
     return f"{kind} {meta.get('namespace', '')!r}/{meta.get('name', '')!r}"
 
 
+# kind -> {id(obj): (obj, reasons)} for the objects of the last ``reject_unsafe`` call. Store objects
+# are read-only and replaced, never mutated, on change, so the same object (checked by identity: the
+# entry holds it, so its id cannot be reused) has the same verdict; only objects of the last call are
+# kept, so no stale version outlives its store. Keyed by identity, never by resourceVersion: a
+# proposed object under admission review carries the stored object's resourceVersion.
+_LAST_VERDICTS: dict[str, dict[int, tuple[Any, tuple[str, ...]]]] = {}
+
+
 def reject_unsafe(items: Iterable[Any], kind: str, warn: Callable[[str], None]) -> list[Any]:
     """``items`` without the unsafe ones; each skipped object is reported through ``warn``."""
+    previous = _LAST_VERDICTS.get(kind, {})
+    verdicts: dict[int, tuple[Any, tuple[str, ...]]] = {}
     safe = []
     for obj in items:
-        reasons = unsafe_reasons(obj, kind)
+        hit = previous.get(id(obj))
+        if hit is not None and hit[0] is obj:
+            reasons = hit[1]
+        else:
+            reasons = tuple(unsafe_reasons(obj, kind))
+        verdicts[id(obj)] = (obj, reasons)
         if reasons:
             warn(f"skipping {object_id(obj)}: {'; '.join(reasons)}")
         else:
             safe.append(obj)
+    _LAST_VERDICTS[kind] = verdicts
     return safe

@@ -19,6 +19,7 @@ from jinja2 import ChainableUndefined, FunctionLoader, nodes
 from jinja2.exceptions import SecurityError, UndefinedError
 from jinja2.runtime import Context
 from jinja2.sandbox import ImmutableSandboxedEnvironment
+from jinja2.utils import missing
 from jinja2.visitor import NodeTransformer
 
 from haptic.templating.errors import RenderTimeout
@@ -67,8 +68,6 @@ class StrictNameUndefined(ChainableUndefined):
     __slots__ = ()
 
     def _top_level(self) -> bool:
-        from jinja2.utils import missing
-
         return self._undefined_obj is missing and self._undefined_name is not None
 
     def _check(self) -> None:

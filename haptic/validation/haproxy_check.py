@@ -5,6 +5,10 @@ the HAProxy pod: the configured directories (``/etc/haproxy/maps`` …) are recr
 temporary root and every mention of them in the config (including ``default-path origin``) is
 rewritten to point there, line by line so that HAProxy's line numbers still match the rendered
 config. Results are cached by content checksum.
+
+With ``structural=True`` a render that differs from the last config that passed ``haproxy -c`` only
+in runtime-eligible server values is proven valid without running HAProxy (see ``structural``); the
+result says so in ``method`` and ``structural_reason``.
 """
 
 from __future__ import annotations
@@ -15,13 +19,18 @@ import tempfile
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from haptic.dataplane.aux_files import AuxFiles
 from haptic.templating.context import StorageDirs, sanitize_filename
 from haptic.validation.checksum import content_checksum
 from haptic.validation.process import AsyncProcessRunner, ProcessResult, ProcessRunner, SubprocessRunner
+from haptic.validation.structural import structural_check
+
+#: ``ValidationResult.method`` values.
+METHOD_HAPROXY = "haproxy -c"
+METHOD_STRUCTURAL = "structural"
 
 _LOCATION = re.compile(r"\[([^\[\]]+?):(\d+)\]")
 _LEVEL = re.compile(r"^\[(ALERT|WARNING|NOTICE)\]\s*(?:\(\d+\)\s*)?:\s*(?:config\s*:\s*)?(.*)$")
@@ -51,6 +60,10 @@ class ValidationResult:
     warnings: tuple[ConfigProblem, ...] = ()
     output: str = field(default="", repr=False)
     cached: bool = False
+    #: how validity was established: ``"haproxy -c"`` or ``"structural"`` (proven from the last pass)
+    method: str = METHOD_HAPROXY
+    #: for a structural result, what was proven; else why ``haproxy -c`` had to run (empty if not tried)
+    structural_reason: str = ""
 
     def summary(self) -> str:
         if self.valid:
@@ -78,6 +91,7 @@ class HAProxyValidator:
         runner: ProcessRunner | None = None,
         cache_size: int = 64,
         tmp_root: str | None = None,
+        structural: bool = False,
     ) -> None:
         self.binary = binary
         self.dirs = dirs or StorageDirs()
@@ -87,48 +101,79 @@ class HAProxyValidator:
         self._cache: OrderedDict[str, ValidationResult] = OrderedDict()
         self._cache_size = cache_size
         self._tmp_root = tmp_root
+        self.structural = structural
+        # The last config (and aux files) that haproxy -c itself accepted: the base of structural proofs.
+        self._last_passed: tuple[str, AuxFiles] | None = None
 
     # -- public API ---------------------------------------------------------------------------------
 
     def validate(self, config: str, aux: AuxFiles | None = None) -> ValidationResult:
         aux = aux or AuxFiles()
         checksum = content_checksum(config, aux)
-        hit = self._cached(checksum)
+        hit = self._cached(checksum, config, aux)
         if hit is not None:
             return hit
+        proven, reason = self._structural(checksum, config, aux)
+        if proven is not None:
+            return proven
         with self._prepared(config, aux) as prepared:
             result = self.runner.run(self._argv(prepared), cwd=str(prepared.root), time_limit=self.timeout)
-            return self._remember(self._interpret(result, checksum, config, aux, prepared))
+            return self._remember(self._interpret(result, checksum, config, aux, prepared), config, aux, reason)
 
     async def avalidate(
         self, config: str, aux: AuxFiles | None = None, *, runner: AsyncProcessRunner
     ) -> ValidationResult:
         aux = aux or AuxFiles()
         checksum = content_checksum(config, aux)
-        hit = self._cached(checksum)
+        hit = self._cached(checksum, config, aux)
         if hit is not None:
             return hit
+        proven, reason = self._structural(checksum, config, aux)
+        if proven is not None:
+            return proven
         with self._prepared(config, aux) as prepared:
             result = await runner.run(self._argv(prepared), cwd=str(prepared.root), time_limit=self.timeout)
-            return self._remember(self._interpret(result, checksum, config, aux, prepared))
+            return self._remember(self._interpret(result, checksum, config, aux, prepared), config, aux, reason)
 
     # -- cache ----------------------------------------------------------------------------------------
 
     def _key(self, checksum: str) -> str:
         return f"{checksum}:{'strict' if self.strict else 'dr'}"
 
-    def _cached(self, checksum: str) -> ValidationResult | None:
+    def _cached(self, checksum: str, config: str, aux: AuxFiles) -> ValidationResult | None:
         hit = self._cache.get(self._key(checksum))
         if hit is None:
             return None
         self._cache.move_to_end(self._key(checksum))
-        return ValidationResult(hit.valid, hit.checksum, hit.errors, hit.warnings, hit.output, cached=True)
+        if hit.valid and hit.method == METHOD_HAPROXY:
+            self._last_passed = (config, aux)
+        return replace(hit, cached=True)
 
-    def _remember(self, result: ValidationResult) -> ValidationResult:
+    def _remember(
+        self, result: ValidationResult, config: str, aux: AuxFiles, structural_reason: str = ""
+    ) -> ValidationResult:
+        if structural_reason:
+            result = replace(result, structural_reason=structural_reason)
         self._cache[self._key(result.checksum)] = result
         while len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
+        if result.valid and result.method == METHOD_HAPROXY:
+            self._last_passed = (config, aux)
         return result
+
+    def _structural(self, checksum: str, config: str, aux: AuxFiles) -> tuple[ValidationResult | None, str]:
+        """A structurally proven result, or None and the reason haproxy -c must run ("" if not tried)."""
+        if not self.structural or self._last_passed is None:
+            return None, ""
+        verdict = structural_check(self._last_passed[0], self._last_passed[1], config, aux)
+        if not verdict.proven:
+            return None, verdict.reason
+        result = ValidationResult(True, checksum, method=METHOD_STRUCTURAL, structural_reason=verdict.reason)
+        # Cached without moving the base: every later proof still starts from a real haproxy -c pass.
+        self._cache[self._key(checksum)] = result
+        while len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return result, verdict.reason
 
     # -- layout ---------------------------------------------------------------------------------------
 

@@ -1,0 +1,157 @@
+"""Structural validation: which renders may skip ``haproxy -c`` and which must still run it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from haptic.dataplane.aux_files import AuxFiles
+from haptic.validation.haproxy_check import METHOD_HAPROXY, METHOD_STRUCTURAL, HAProxyValidator
+from haptic.validation.process import ProcessResult
+from haptic.validation.structural import structural_check
+
+BASE = """global
+    daemon
+
+defaults
+    mode http
+    timeout connect 5s
+
+frontend web
+    bind :80
+    http-request set-var(txn.b) req.hdr(host),lower,map(/etc/haproxy/maps/host.map)
+    use_backend %[var(txn.b)]
+
+backend app
+    balance roundrobin
+    server SRV_1 10.0.0.1:8080 check
+    server SRV_2 127.0.0.1:1 disabled
+
+backend other
+    server SRV_1 10.0.1.1:80
+"""
+MAPS = {"host.map": "a.example app\n"}
+
+
+def _with(old: str, new: str, text: str = BASE) -> str:
+    assert old in text
+    return text.replace(old, new, 1)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("server SRV_2 127.0.0.1:1 disabled", "server SRV_2 10.0.0.2:8080"),  # a slot filled
+        ("server SRV_1 10.0.0.1:8080 check", "server SRV_1 10.0.0.1:8080 check disabled"),  # slot emptied
+        ("server SRV_1 10.0.0.1:8080 check", "server SRV_1 10.0.0.9:9090 check weight 7"),
+        ("server SRV_1 10.0.0.1:8080 check", "server SRV_1 [fd00::1]:443 check"),
+    ],
+)
+def test_runtime_only_server_changes_are_proven(old: str, new: str) -> None:
+    verdict = structural_check(BASE, AuxFiles(maps=MAPS), _with(old, new), AuxFiles(maps=MAPS))
+    assert verdict.proven, verdict.reason
+    assert verdict.changed_servers == 1
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "why"),
+    [
+        ("server SRV_2 127.0.0.1:1 disabled", "server SRV_2 db.internal:5432", "not an IP literal"),
+        ("server SRV_2 127.0.0.1:1 disabled", "server SRV_2 10.0.0.2:70000", "not in 1-65535"),
+        ("server SRV_2 127.0.0.1:1 disabled", "server SRV_2 [fe80::1%eth9]:80", "interface scope"),
+        ("server SRV_2 127.0.0.1:1 disabled", "server SRV_2 10.0.0.2:80 weight 999", "not in 0-256"),
+        ("server SRV_1 10.0.0.1:8080 check", "server SRV_1 10.0.0.1:8080", "'check'"),
+        ("server SRV_1 10.0.0.1:8080 check", "server SRV_1 10.0.0.1:8080 check agent-port 1", "agent"),
+        ("server SRV_2 127.0.0.1:1 disabled", "server SRV_3 127.0.0.1:1 disabled", "name changed"),
+        ("balance roundrobin", "balance leastconn", "not a server line"),
+        ("backend other\n", "backend other\n    server SRV_2 10.0.1.2:80\n", "line count"),
+        ("backend other\n", "backend new\n", "not a server line"),
+    ],
+)
+def test_other_changes_need_haproxy(old: str, new: str, why: str) -> None:
+    verdict = structural_check(BASE, AuxFiles(maps=MAPS), _with(old, new), AuxFiles(maps=MAPS))
+    assert not verdict.proven
+    assert why in verdict.reason
+
+
+def test_a_new_backend_needs_haproxy() -> None:
+    added = BASE + "\nbackend fresh\n    server SRV_1 10.0.2.1:80\n"
+    verdict = structural_check(BASE, AuxFiles(), added, AuxFiles())
+    assert not verdict.proven
+    assert "line count" in verdict.reason
+
+
+def test_string_map_contents_may_change_when_well_formed() -> None:
+    new_maps = AuxFiles(maps={"host.map": "a.example app\nb.example other\n"})
+    assert structural_check(BASE, AuxFiles(maps=MAPS), BASE, new_maps).proven
+    bad = AuxFiles(maps={"host.map": "a.example app\x0bevil\n"})
+    verdict = structural_check(BASE, AuxFiles(maps=MAPS), BASE, bad)
+    assert not verdict.proven and "control character" in verdict.reason
+
+
+def test_maps_read_as_regex_or_added_need_haproxy() -> None:
+    regex = BASE.replace("map(/etc/haproxy/maps/host.map)", "map_reg(/etc/haproxy/maps/host.map)")
+    verdict = structural_check(regex, AuxFiles(maps=MAPS), regex, AuxFiles(maps={"host.map": "(unclosed app\n"}))
+    assert not verdict.proven and "map_reg" in verdict.reason
+    verdict = structural_check(BASE, AuxFiles(maps=MAPS), BASE, AuxFiles(maps={**MAPS, "more.map": "x y\n"}))
+    assert not verdict.proven and "set of map files" in verdict.reason
+
+
+def test_other_auxiliary_files_must_be_identical() -> None:
+    before = AuxFiles(maps=MAPS, files={"errors/503.http": "HTTP/1.0 503\n"})
+    after = AuxFiles(maps=MAPS, files={"errors/503.http": "HTTP/1.0 503 changed\n"})
+    verdict = structural_check(BASE, before, BASE, after)
+    assert not verdict.proven and "files changed" in verdict.reason
+
+
+class _CountingRunner:
+    """Stands in for haproxy -c: accepts everything and counts the runs."""
+
+    def __init__(self) -> None:
+        self.runs = 0
+
+    def run(self, argv: Sequence[str], *, cwd: str, time_limit: float) -> ProcessResult:
+        self.runs += 1
+        return ProcessResult(0, "", "")
+
+
+def test_validator_skips_haproxy_only_for_proven_changes_and_says_so() -> None:
+    runner = _CountingRunner()
+    validator = HAProxyValidator("haproxy", runner=runner, structural=True)
+    aux = AuxFiles(maps=MAPS)
+    first = validator.validate(BASE, aux)
+    assert first.valid and first.method == METHOD_HAPROXY and runner.runs == 1
+
+    moved = _with("server SRV_2 127.0.0.1:1 disabled", "server SRV_2 10.0.0.2:8080")
+    proven = validator.validate(moved, aux)
+    assert proven.valid and proven.method == METHOD_STRUCTURAL and runner.runs == 1
+    assert "1 server line" in proven.structural_reason
+
+    hostname = _with("server SRV_2 127.0.0.1:1 disabled", "server SRV_2 db.internal:8080")
+    checked = validator.validate(hostname, aux)
+    assert checked.method == METHOD_HAPROXY and runner.runs == 2
+    assert "not an IP literal" in checked.structural_reason
+
+
+def test_validator_without_structural_always_runs_haproxy() -> None:
+    runner = _CountingRunner()
+    validator = HAProxyValidator("haproxy", runner=runner)
+    validator.validate(BASE, AuxFiles())
+    moved = _with("server SRV_2 127.0.0.1:1 disabled", "server SRV_2 10.0.0.2:8080")
+    assert validator.validate(moved, AuxFiles()).method == METHOD_HAPROXY
+    assert runner.runs == 2
+
+
+def test_proofs_start_from_a_real_pass_not_from_a_failure() -> None:
+    class Failing(_CountingRunner):
+        def run(self, argv: Sequence[str], *, cwd: str, time_limit: float) -> ProcessResult:
+            self.runs += 1
+            return ProcessResult(1, "", "[ALERT] (1) : config : broken")
+
+    runner = Failing()
+    validator = HAProxyValidator("haproxy", runner=runner, structural=True)
+    assert not validator.validate(BASE, AuxFiles()).valid
+    moved = _with("server SRV_2 127.0.0.1:1 disabled", "server SRV_2 10.0.0.2:8080")
+    result = validator.validate(moved, AuxFiles())
+    assert not result.valid and result.method == METHOD_HAPROXY and runner.runs == 2
