@@ -261,6 +261,19 @@ class _QuietServer(uvicorn.Server):
         yield
 
 
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A non-blocking TCP listening socket for a uvicorn server (port 0 picks a free one)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # IPPROTO_TCP explicitly: asyncio only sets TCP_NODELAY on accepted sockets whose proto says TCP
+    # (with proto 0, small answers waited ~40 ms for delayed ACKs).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
 class DebugServer:
     """Serves the debug app on ``host:port`` (port 0 picks a free one) for the process's lifetime."""
 
@@ -295,15 +308,7 @@ class DebugServer:
     async def start(self) -> None:
         if self._task is not None:
             raise RuntimeError("debug server already started")
-        family = socket.AF_INET6 if ":" in self._host else socket.AF_INET
-        # IPPROTO_TCP explicitly: asyncio only sets TCP_NODELAY on accepted sockets whose proto says TCP
-        # (with proto 0, small answers waited ~40 ms for delayed ACKs).
-        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((self._host, self._requested_port))
-        sock.listen(128)
-        sock.setblocking(False)
-        self._socket = sock
+        sock = self._socket = listening_socket(self._host, self._requested_port)
         config = uvicorn.Config(self.app, log_level="warning", lifespan="off", access_log=False)
         self._server = _QuietServer(config)
         self._task = asyncio.create_task(self._server.serve(sockets=[sock]), name="debug-server")

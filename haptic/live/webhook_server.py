@@ -30,6 +30,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from haptic.controller.admission import AdmissionDecision, AdmissionReviewError
+from haptic.controller.debug_server import listening_socket
 from haptic.controller.metrics import ControllerMetrics
 
 ReviewFunction = Callable[[Any], Awaitable[AdmissionDecision]]
@@ -176,13 +177,7 @@ class WebhookServer:
     async def start(self) -> None:
         if self._task is not None:
             raise RuntimeError("webhook server already started")
-        family = socket.AF_INET6 if ":" in self._host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((self._host, self._requested_port))
-        sock.listen(128)
-        sock.setblocking(False)
-        self._socket = sock
+        sock = self._socket = listening_socket(self._host, self._requested_port)
         config = uvicorn.Config(
             self.app,
             log_level="warning",

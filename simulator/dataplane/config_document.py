@@ -8,28 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-SECTION_KEYWORDS = frozenset(
-    {
-        "global",
-        "defaults",
-        "frontend",
-        "backend",
-        "listen",
-        "peers",
-        "resolvers",
-        "userlist",
-        "mailers",
-        "cache",
-        "program",
-        "http-errors",
-        "ring",
-        "log-forward",
-        "fcgi-app",
-        "crt-store",
-        "traces",
-        "acme",
-    }
-)
+from haptic.dataplane.section_kinds import SECTION_KEYWORDS
+
 VERSION_PREFIX = "# _version="
 
 

@@ -13,6 +13,8 @@ from typing import Any
 from cryptography import x509
 from cryptography.x509.oid import NameOID
 
+from haptic.dataplane.aux_files import parse_map_entries
+
 KINDS = ("maps", "general", "ssl_certificates")
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_\-]+")
 
@@ -107,16 +109,7 @@ class Storage:
         ]
 
 
-def parse_map(content: str) -> list[tuple[str, str]]:
-    """``key value`` lines; blank and ``#`` lines skipped; the value is the rest of the line."""
-    entries = []
-    for line in content.splitlines():
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        key, _, value = stripped.partition(" ")
-        entries.append((key, value.strip()))
-    return entries
+parse_map = parse_map_entries
 
 
 def render_map(entries: list[tuple[str, str]]) -> str:
