@@ -1,6 +1,6 @@
 """Simulator figures: virtual-to-real time ratio, scenario library wall time, trace sizes.
 
-    python bench/simulator.py [--skip-library]
+    python bench/scenario_speed.py [--skip-library]
 
 1. the 10-minute drift scenario (scenarios/timing/drift-repair.yaml) on ``sim``: virtual seconds
    per wall second (target >= 500x);
