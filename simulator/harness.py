@@ -25,6 +25,7 @@ faults (``dataplane_errors``, ``kube_outage``, ...), ``kill_replica``/``restart_
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
 import logging
@@ -40,6 +41,7 @@ from haptic.controller.controller import Controller
 from haptic.controller.iteration import IterationSettings
 from haptic.controller.ports import ControllerIdentity, ControllerPorts
 from haptic.core import Event, SeededIds, VirtualClock
+from haptic.k8s.leaderelection import format_micro_time
 from haptic.validation.process import BlockingAsyncRunner
 from simulator.cluster_objects import credentials_secret, haproxy_pod, ingress_library_config, template_config
 from simulator.dataplane.app import create_app
@@ -49,6 +51,8 @@ from simulator.kube import FakeKubeAPI, InProcessKubeClient
 from simulator.kube.resources import ResourceType
 
 JSON = dict[str, Any]
+#: The controller's default credentials Secret (``ControllerIdentity.secret_name``).
+_SECRET_NAME = "haproxy-credentials"
 _log = logging.getLogger(__name__)
 
 
@@ -118,6 +122,7 @@ class Harness:
                 namespace=namespace)
         self._config = config
         self._next_ip = 10
+        self.settled = False
         # Discovery admits pods whose Dataplane reports the local haproxy's major.minor: by default the fake
         # Dataplanes report exactly that.
         self.dataplane_version = dataplane_version or local_api_version(haproxy_binary)
@@ -165,6 +170,7 @@ class Harness:
         body: JSON = json.loads(json.dumps(obj))
         rt = self.rt(body["apiVersion"], body["kind"])
         meta = body.setdefault("metadata", {})
+        self._follow_credentials(body)
         namespace = meta.get("namespace") if rt.namespaced else None
         try:
             old = self.api.get(rt, namespace, meta["name"])
@@ -203,10 +209,28 @@ class Harness:
 
     def rotate_credentials(self, password: str) -> None:
         """New password on every Dataplane API and in the Secret (as an operator rotating it would)."""
+        self.apply(credentials_secret(self.username, password, namespace=self.namespace))
+
+    def set_dataplane_password(self, password: str) -> None:
+        """Every fake Dataplane API (and pods added later) now accepts only ``password``."""
         self.password = password
         for pod in self.pods.values():
             pod.dataplane.options.password = password
-        self.apply(credentials_secret(self.username, password, namespace=self.namespace))
+
+    def _follow_credentials(self, body: Mapping[str, Any]) -> None:
+        """The fake pods read the credentials Secret too: applying a new one sets their password, as an
+        operator rotating it everywhere would (the controller must follow)."""
+        meta = body.get("metadata") or {}
+        if body.get("kind") != "Secret" or meta.get("name") != _SECRET_NAME:
+            return
+        if (meta.get("namespace") or "default") != self.namespace:
+            return
+        password = (body.get("stringData") or {}).get("dataplane_password")
+        encoded = (body.get("data") or {}).get("dataplane_password")
+        if password is None and encoded is not None:
+            password = base64.b64decode(str(encoded)).decode("utf-8")
+        if password is not None:
+            self.set_dataplane_password(str(password))
 
     # -- HAProxy pods ----------------------------------------------------------------------------
 
@@ -260,7 +284,8 @@ class Harness:
         self.pod(pod).dataplane.inject_errors(count, status, path)
 
     def kube_outage(self, seconds: float) -> None:
-        self.api.faults.outage(seconds)
+        """503 to every request for ``seconds``; the open watches are cut (see ``FakeKubeAPI.outage``)."""
+        self.api.outage(seconds)
 
     def drop_watches(self) -> int:
         return self.api.drop_watches()
@@ -310,6 +335,34 @@ class Harness:
         self._launch(replica)
         return replica
 
+    def take_lease(self, to: int | None = None) -> str | None:
+        """The Lease is taken away from the leader and handed to replica ``to`` (default: the first live
+        follower), as a foreign write would: the leader must notice on its next renew (or at once through
+        its Lease watch) and step down; the new holder takes over on its next campaign tick. Returns the
+        new holder's name, or None when nobody leads."""
+        leader = next((r for r in self.replicas if r.alive and r.controller.is_leader), None)
+        if leader is None or leader.controller.iteration is None:
+            return None
+        elector = leader.controller.iteration.leader.elector
+        if elector is None:
+            return None
+        followers = [r for r in self.replicas if r.alive and r is not leader]
+        if to is not None:
+            heir = self.replicas[to].name
+        elif followers:
+            heir = followers[0].name
+        else:
+            heir = "intruder"  # nobody to hand it to: held by a stranger until it expires
+        cfg = elector.config
+        rt = self.rt("coordination.k8s.io/v1", "Lease")
+        lease = self.api.get(rt, cfg.namespace, cfg.lease_name)
+        spec = dict(lease.get("spec") or {})
+        now = format_micro_time(self.clock.now())
+        spec.update(holderIdentity=heir, acquireTime=now, renewTime=now,
+                    leaseTransitions=int(spec.get("leaseTransitions") or 0) + 1)
+        self.api.update(rt, cfg.namespace, cfg.lease_name, {**lease, "spec": spec})
+        return heir
+
     def leaders(self) -> list[str]:
         return [r.name for r in self.replicas if r.alive and r.controller.is_leader]
 
@@ -319,22 +372,39 @@ class Harness:
         await asyncio.sleep(seconds)
 
     async def settle(self, quiet: float = 6.0, limit: float = 300.0, step: float = 0.5) -> float:
-        """Advance until nothing was published for ``quiet`` seconds and no reload is pending (at most
-        ``limit`` seconds). Returns the virtual time spent."""
+        """Advance until nothing was published for ``quiet`` seconds, no reload is pending and no leader
+        holds a deployment back (at most ``limit`` seconds). Returns the virtual time spent; ``settled``
+        says whether it converged (False: the limit was reached)."""
         loop = asyncio.get_running_loop()
         start = loop.time()
         last_len = len(self.trace)
         last_change = start
+        self.settled = False
         while loop.time() - start < limit:
-            await asyncio.sleep(step)
+            await asyncio.sleep(min(step, limit - (loop.time() - start)))
             if len(self.trace) != last_len:
                 last_len = len(self.trace)
                 last_change = loop.time()
                 continue
-            busy = any(p.dataplane.reloads.pending for p in self.pods.values())
-            if not busy and loop.time() - last_change >= quiet:
+            if not self.busy() and loop.time() - last_change >= quiet:
+                self.settled = True
                 break
         return loop.time() - start
+
+    def busy(self) -> str:
+        """What still has to happen before the cluster is quiet, or ``""``: a reload pending on a pod, or a
+        deployment the leader's scheduler holds back (minimum interval, pending, in flight, retry backoff)."""
+        for pod in self.pods.values():
+            if pod.dataplane.reloads.pending:
+                return f"reload pending on {pod.name}"
+        for replica in self.replicas:
+            iteration = replica.controller.iteration if replica.alive else None
+            if iteration is None or not iteration.is_leader:
+                continue
+            held = iteration.scheduler.held_back()
+            if held:
+                return f"deployment {held} on {replica.name}"
+        return ""
 
     # -- trace -----------------------------------------------------------------------------------
 

@@ -213,10 +213,16 @@ class PodRestart(_PodFault):
 
 
 class LeaderLoss(_Fault):
-    """The leader loses its Lease (it cannot renew it); another replica may take over."""
+    """The leader loses leadership: ``crash`` kills its replica (the Lease expires, another takes over;
+    restarted after ``duration``), ``lease`` takes the Lease away from it (handed to a follower): the
+    leader must notice and step down while its replica keeps running."""
 
     kind: Literal["leader_loss"]
-    replica: int | None = Field(default=None, ge=0, description="replica index; the current leader when absent")
+    mode: Literal["crash", "lease"] = Field(default="crash", description="crash the leader, or take its Lease")
+    replica: int | None = Field(
+        default=None, ge=0,
+        description="crash: the replica to kill (the current leader when absent); lease: the replica the Lease "
+                    "is handed to (the first live follower when absent)")
 
 
 FaultSpec = Annotated[
