@@ -29,7 +29,7 @@ import base64
 import contextlib
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -37,9 +37,19 @@ from typing import Any
 import httpx
 
 from haptic.config.crds import all_crds
+from haptic.controller.admission import (
+    AdmissionDecision,
+    AdmissionHandler,
+    GroupVersionResource,
+    decision_events,
+    webhook_resources,
+)
+from haptic.controller.config_loader import validate_config_object
 from haptic.controller.controller import Controller
 from haptic.controller.iteration import IterationSettings
 from haptic.controller.ports import ControllerIdentity, ControllerPorts
+from haptic.controller.webhook_binding import IterationValidators
+from haptic.controller.webhook_config import build_webhook_configuration
 from haptic.core import Event, SeededIds, VirtualClock
 from haptic.k8s.leaderelection import format_micro_time
 from haptic.validation.process import BlockingAsyncRunner
@@ -48,11 +58,15 @@ from simulator.dataplane.app import create_app
 from simulator.dataplane.instance import FakeDataplane, InstanceOptions
 from simulator.dataplane.local_version import local_api_version
 from simulator.kube import FakeKubeAPI, InProcessKubeClient
+from simulator.kube.admission import admitted, enable_admission
 from simulator.kube.resources import ResourceType
 
 JSON = dict[str, Any]
 #: The controller's default credentials Secret (``ControllerIdentity.secret_name``).
 _SECRET_NAME = "haproxy-credentials"
+#: Where the Harness's ValidatingWebhookConfiguration points; the fake API routes it in-process.
+_WEBHOOK_URL = "https://haptic-webhook.sim/validate"
+_WEBHOOK_NAME = "haptic-validating-webhook"
 _log = logging.getLogger(__name__)
 
 
@@ -102,6 +116,7 @@ class Harness:
         reload_delay: float = 0.5,
         ingress_library: bool = False,
         dataplane_version: str | None = None,
+        webhook: bool | None = None,
     ) -> None:
         self.seed = seed
         self.namespace = namespace
@@ -123,6 +138,9 @@ class Harness:
         self._config = config
         self._next_ip = 10
         self.settled = False
+        # None: the in-process webhook is on when the config enables it for some resource (as deployed).
+        self._webhook = webhook
+        self._reviewers: dict[int, AdmissionHandler] = {}
         # Discovery admits pods whose Dataplane reports the local haproxy's major.minor: by default the fake
         # Dataplanes report exactly that.
         self.dataplane_version = dataplane_version or local_api_version(haproxy_binary)
@@ -140,6 +158,8 @@ class Harness:
             self.add_pod()
         for _ in range(self._initial_replicas):
             self.add_replica()
+        if self._webhook or (self._webhook is None and self.webhook_resources()):
+            self.enable_webhook()
         return self
 
     async def stop(self) -> None:
@@ -184,6 +204,64 @@ class Harness:
             updated["status"] = status
             updated = self.api.update(rt, namespace, meta["name"], updated, subresource="status")
         return updated
+
+    async def apply_admitted(self, obj: Mapping[str, Any]) -> JSON:
+        """``apply`` as a client would do it: through admission, so an enabled webhook may refuse it
+        (``ApiError`` with the API server's message, e.g. ``admission webhook "..." denied the request``)."""
+        body: JSON = json.loads(json.dumps(obj))
+        rt = self.rt(body["apiVersion"], body["kind"])
+        meta = body.get("metadata") or {}
+        namespace = meta.get("namespace") if rt.namespaced else None
+        written: JSON = await admitted(self.api, rt, namespace, meta.get("name"), None, lambda: self.apply(body))
+        if body["kind"] == "HAProxyTemplateConfig" and self.api.admission is not None:
+            self._register_webhook()
+        return written
+
+    # -- admission webhook -----------------------------------------------------------------------
+
+    def webhook_resources(self) -> list[GroupVersionResource]:
+        """The resources the current HAProxyTemplateConfig enables the validating webhook for."""
+        try:
+            config, _ = validate_config_object(self.template_config(), "haproxy-config")
+        except Exception:
+            return []
+        return webhook_resources(config.spec.watched_resources) if config is not None else []
+
+    def enable_webhook(self) -> None:
+        """The fake API calls the controller's ``AdmissionHandler`` in-process (no socket) for the resources
+        the config enables the webhook for, through a ValidatingWebhookConfiguration as ``haptic run``
+        registers it; the leader's replica answers (any live one while nobody leads)."""
+        hook = self.api.admission or enable_admission(self.api)
+        hook.in_process[_WEBHOOK_URL] = self._review
+        self._register_webhook()
+
+    def _register_webhook(self) -> None:
+        resources = self.webhook_resources()
+        rt = self.rt("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration")
+        if not resources:
+            with contextlib.suppress(Exception):
+                self.api.delete(rt, None, _WEBHOOK_NAME)
+            return
+        self.apply(build_webhook_configuration(resources, "", name=_WEBHOOK_NAME, url=_WEBHOOK_URL))
+
+    async def _review(self, body: JSON) -> JSON:
+        live = [r for r in self.replicas if r.alive]
+        replica = next((r for r in live if r.controller.is_leader), live[0] if live else None)
+        if replica is None:
+            raise httpx.ConnectError("no controller replica serves the webhook")
+        handler = self._reviewers.get(id(replica.controller))
+        if handler is None:
+            handler = AdmissionHandler(source=IterationValidators(replica.controller))
+            handler.observers.append(self._decision_recorder(replica.name))
+            self._reviewers = {id(replica.controller): handler}
+        return (await handler.review(body)).response()  # the whole AdmissionReview
+
+    def _decision_recorder(self, replica: str) -> Callable[[AdmissionDecision], None]:
+        def record(decision: AdmissionDecision) -> None:
+            for event in decision_events(decision):
+                self._record(replica, event)
+
+        return record
 
     def delete(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> None:
         self.api.delete(self.rt(api_version, kind), namespace, name)

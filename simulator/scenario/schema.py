@@ -11,6 +11,7 @@ Paths (``file:``) are relative to the scenario file; the loader resolves and che
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -479,6 +480,20 @@ def _settle(value: Any) -> Any:
 
 class ApplyStep(_Strict):
     apply: Annotated[list[ObjectSource], BeforeValidator(_as_list), _Or()] = Field(min_length=1)
+    expect_error: str | None = Field(
+        default=None,
+        description="the apply must be refused (e.g. by the validating webhook) with an error whose message "
+                    "matches this regular expression (searched, not anchored); the step fails if it is accepted")
+
+    @field_validator("expect_error")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"expect_error is not a valid regular expression: {exc}") from None
+        return value
 
 
 def _delete_tag(value: Any) -> str:

@@ -117,7 +117,9 @@ class SimBackend:
 
     async def apply(self, objects: Sequence[Mapping[str, Any]]) -> None:
         for obj in objects:
-            self.h.apply(obj)  # the Harness also follows a new credentials Secret on the fake pods
+            # Through admission (the in-process webhook when the config enables it); the Harness also
+            # follows a new credentials Secret on the fake pods.
+            await self.h.apply_admitted(obj)
 
     def _api_version(self, key: ObjectKey) -> str:
         if key.api_version:
