@@ -4,7 +4,9 @@ Every run gets a fresh ``looptime`` loop (``VirtualClock.run``); ``haproxy -c`` 
 blocks the loop, so virtual time does not move while it works. Faults map onto the fakes:
 ``kube_outage`` (503 from the API), ``watch_drop``, ``compaction`` (410 on re-watch), the Dataplane
 faults per pod, ``pod_restart`` (the Dataplane API starts over at version 1), ``leader_loss`` (the
-leader crashes; it comes back as a new process after ``duration``, at once without one).
+leader crashes; it comes back as a new process after ``duration``, at once without one; with
+``mode: lease`` the Lease is handed to a follower instead, ``Harness.take_lease``). Outage watch cuts,
+credentials following and settling through held-back deployments are the Harness's own behaviour.
 
 "Desired config" is the render of the current stores by the leader's own engine (as its coordinator
 would render now); it counts as desired unless that exact content failed validation. A pod is in sync
