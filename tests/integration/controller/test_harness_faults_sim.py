@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from haptic.controller.context import SECRETS
-from haptic.k8s.api import WatchOptions
-from simulator.cluster_objects import credentials_secret, endpoint_slice
+from haptic.k8s.api import ApiError, NotFound, WatchOptions
+from simulator.cluster_objects import credentials_secret, endpoint_slice, ingress
 from simulator.kube import InProcessKubeClient
 from tests.integration.controller.conftest import web_cluster
 
@@ -70,3 +70,17 @@ async def test_taking_the_lease_makes_the_leader_step_down(make_harness: Any) ->
     assert h.leaders() == ["controller-1"]
     assert [e.replica for e in h.entries("leader.lost")] == ["controller-0"]
     assert all(r.alive for r in h.replicas), "a lease loss is not a crash"
+
+
+async def test_in_process_webhook_refuses_a_hostile_ingress(make_harness: Any) -> None:
+    h = await web_cluster(make_harness)  # the Ingress library config enables the webhook for Ingresses
+    assert h.api.admission is not None
+    with pytest.raises(ApiError, match=r'admission webhook ".*" denied the request: Ingress default/evil'):
+        await h.apply_admitted(ingress("evil", "evil.example\n    http-request deny", "web"))
+    with pytest.raises(NotFound):
+        h.get("networking.k8s.io/v1", "Ingress", "evil", "default")
+    await h.apply_admitted(ingress("fine", "fine.example", "web"))
+    assert h.get("networking.k8s.io/v1", "Ingress", "fine", "default")["metadata"]["name"] == "fine"
+    assert [e.event.type for e in h.trace if e.event.type.startswith("webhook.validation.")][-2:] == [
+        "webhook.validation.request", "webhook.validation.allowed"]
+    h.apply(ingress("direct", "x } y", "web"))  # h.apply() stays a direct store write, no admission
