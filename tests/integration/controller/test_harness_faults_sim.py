@@ -84,3 +84,26 @@ async def test_in_process_webhook_refuses_a_hostile_ingress(make_harness: Any) -
     assert [e.event.type for e in h.trace if e.event.type.startswith("webhook.validation.")][-2:] == [
         "webhook.validation.request", "webhook.validation.allowed"]
     h.apply(ingress("direct", "x } y", "web"))  # h.apply() stays a direct store write, no admission
+
+
+async def test_a_deposed_leaders_deployment_ends_with_deployment_cancelled(make_harness: Any) -> None:
+    """The leader loses its Lease mid-deployment: the deployment is cancelled and says so, so that
+    observers tracking "deploying" (the single_deployer invariant) see it end."""
+    h = await web_cluster(make_harness, replicas=2)
+    for pod in h.pods.values():
+        pod.dataplane.slow_down(5.0)
+    h.apply(endpoint_slice("web", ["10.1.0.9"]))
+    for _ in range(40):
+        await asyncio.sleep(0.5)
+        started = [e for e in h.entries("deployment.started") if e.replica == "controller-0"]
+        if len(started) >= 2:  # the initial one, then the one for the change
+            break
+    h.take_lease()
+    await h.advance(10)
+    for pod in h.pods.values():
+        pod.dataplane.clear_faults()
+    await h.settle()
+    mine = [e.event.type for e in h.trace if e.replica == "controller-0" and e.event.type.startswith("deployment.")
+            and e.event.type != "deployment.scheduled"]
+    assert mine[-2:] == ["deployment.started", "deployment.cancelled"], mine
+    assert "10.1.0.9" in h.deployed_config(0) and "10.1.0.9" in h.deployed_config(1), "the new leader deploys it"
