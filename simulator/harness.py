@@ -25,10 +25,11 @@ faults (``dataplane_errors``, ``kube_outage``, ...), ``kill_replica``/``restart_
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -36,19 +37,36 @@ from typing import Any
 import httpx
 
 from haptic.config.crds import all_crds
+from haptic.controller.admission import (
+    AdmissionDecision,
+    AdmissionHandler,
+    GroupVersionResource,
+    decision_events,
+    webhook_resources,
+)
+from haptic.controller.config_loader import validate_config_object
 from haptic.controller.controller import Controller
 from haptic.controller.iteration import IterationSettings
 from haptic.controller.ports import ControllerIdentity, ControllerPorts
+from haptic.controller.webhook_binding import IterationValidators
+from haptic.controller.webhook_config import build_webhook_configuration
 from haptic.core import Event, SeededIds, VirtualClock
+from haptic.k8s.leaderelection import format_micro_time
 from haptic.validation.process import BlockingAsyncRunner
 from simulator.cluster_objects import credentials_secret, haproxy_pod, ingress_library_config, template_config
 from simulator.dataplane.app import create_app
 from simulator.dataplane.instance import FakeDataplane, InstanceOptions
 from simulator.dataplane.local_version import local_api_version
 from simulator.kube import FakeKubeAPI, InProcessKubeClient
+from simulator.kube.admission import admitted, enable_admission
 from simulator.kube.resources import ResourceType
 
 JSON = dict[str, Any]
+#: The controller's default credentials Secret (``ControllerIdentity.secret_name``).
+_SECRET_NAME = "haproxy-credentials"
+#: Where the Harness's ValidatingWebhookConfiguration points; the fake API routes it in-process.
+_WEBHOOK_URL = "https://haptic-webhook.sim/validate"
+_WEBHOOK_NAME = "haptic-validating-webhook"
 _log = logging.getLogger(__name__)
 
 
@@ -98,6 +116,7 @@ class Harness:
         reload_delay: float = 0.5,
         ingress_library: bool = False,
         dataplane_version: str | None = None,
+        webhook: bool | None = None,
     ) -> None:
         self.seed = seed
         self.namespace = namespace
@@ -118,6 +137,10 @@ class Harness:
                 namespace=namespace)
         self._config = config
         self._next_ip = 10
+        self.settled = False
+        # None: the in-process webhook is on when the config enables it for some resource (as deployed).
+        self._webhook = webhook
+        self._reviewers: dict[int, AdmissionHandler] = {}
         # Discovery admits pods whose Dataplane reports the local haproxy's major.minor: by default the fake
         # Dataplanes report exactly that.
         self.dataplane_version = dataplane_version or local_api_version(haproxy_binary)
@@ -135,6 +158,8 @@ class Harness:
             self.add_pod()
         for _ in range(self._initial_replicas):
             self.add_replica()
+        if self._webhook or (self._webhook is None and self.webhook_resources()):
+            self.enable_webhook()
         return self
 
     async def stop(self) -> None:
@@ -165,6 +190,7 @@ class Harness:
         body: JSON = json.loads(json.dumps(obj))
         rt = self.rt(body["apiVersion"], body["kind"])
         meta = body.setdefault("metadata", {})
+        self._follow_credentials(body)
         namespace = meta.get("namespace") if rt.namespaced else None
         try:
             old = self.api.get(rt, namespace, meta["name"])
@@ -178,6 +204,64 @@ class Harness:
             updated["status"] = status
             updated = self.api.update(rt, namespace, meta["name"], updated, subresource="status")
         return updated
+
+    async def apply_admitted(self, obj: Mapping[str, Any]) -> JSON:
+        """``apply`` as a client would do it: through admission, so an enabled webhook may refuse it
+        (``ApiError`` with the API server's message, e.g. ``admission webhook "..." denied the request``)."""
+        body: JSON = json.loads(json.dumps(obj))
+        rt = self.rt(body["apiVersion"], body["kind"])
+        meta = body.get("metadata") or {}
+        namespace = meta.get("namespace") if rt.namespaced else None
+        written: JSON = await admitted(self.api, rt, namespace, meta.get("name"), None, lambda: self.apply(body))
+        if body["kind"] == "HAProxyTemplateConfig" and self.api.admission is not None:
+            self._register_webhook()
+        return written
+
+    # -- admission webhook -----------------------------------------------------------------------
+
+    def webhook_resources(self) -> list[GroupVersionResource]:
+        """The resources the current HAProxyTemplateConfig enables the validating webhook for."""
+        try:
+            config, _ = validate_config_object(self.template_config(), "haproxy-config")
+        except Exception:
+            return []
+        return webhook_resources(config.spec.watched_resources) if config is not None else []
+
+    def enable_webhook(self) -> None:
+        """The fake API calls the controller's ``AdmissionHandler`` in-process (no socket) for the resources
+        the config enables the webhook for, through a ValidatingWebhookConfiguration as ``haptic run``
+        registers it; the leader's replica answers (any live one while nobody leads)."""
+        hook = self.api.admission or enable_admission(self.api)
+        hook.in_process[_WEBHOOK_URL] = self._review
+        self._register_webhook()
+
+    def _register_webhook(self) -> None:
+        resources = self.webhook_resources()
+        rt = self.rt("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration")
+        if not resources:
+            with contextlib.suppress(Exception):
+                self.api.delete(rt, None, _WEBHOOK_NAME)
+            return
+        self.apply(build_webhook_configuration(resources, "", name=_WEBHOOK_NAME, url=_WEBHOOK_URL))
+
+    async def _review(self, body: JSON) -> JSON:
+        live = [r for r in self.replicas if r.alive]
+        replica = next((r for r in live if r.controller.is_leader), live[0] if live else None)
+        if replica is None:
+            raise httpx.ConnectError("no controller replica serves the webhook")
+        handler = self._reviewers.get(id(replica.controller))
+        if handler is None:
+            handler = AdmissionHandler(source=IterationValidators(replica.controller))
+            handler.observers.append(self._decision_recorder(replica.name))
+            self._reviewers = {id(replica.controller): handler}
+        return (await handler.review(body)).response()  # the whole AdmissionReview
+
+    def _decision_recorder(self, replica: str) -> Callable[[AdmissionDecision], None]:
+        def record(decision: AdmissionDecision) -> None:
+            for event in decision_events(decision):
+                self._record(replica, event)
+
+        return record
 
     def delete(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> None:
         self.api.delete(self.rt(api_version, kind), namespace, name)
@@ -203,10 +287,28 @@ class Harness:
 
     def rotate_credentials(self, password: str) -> None:
         """New password on every Dataplane API and in the Secret (as an operator rotating it would)."""
+        self.apply(credentials_secret(self.username, password, namespace=self.namespace))
+
+    def set_dataplane_password(self, password: str) -> None:
+        """Every fake Dataplane API (and pods added later) now accepts only ``password``."""
         self.password = password
         for pod in self.pods.values():
             pod.dataplane.options.password = password
-        self.apply(credentials_secret(self.username, password, namespace=self.namespace))
+
+    def _follow_credentials(self, body: Mapping[str, Any]) -> None:
+        """The fake pods read the credentials Secret too: applying a new one sets their password, as an
+        operator rotating it everywhere would (the controller must follow)."""
+        meta = body.get("metadata") or {}
+        if body.get("kind") != "Secret" or meta.get("name") != _SECRET_NAME:
+            return
+        if (meta.get("namespace") or "default") != self.namespace:
+            return
+        password = (body.get("stringData") or {}).get("dataplane_password")
+        encoded = (body.get("data") or {}).get("dataplane_password")
+        if password is None and encoded is not None:
+            password = base64.b64decode(str(encoded)).decode("utf-8")
+        if password is not None:
+            self.set_dataplane_password(str(password))
 
     # -- HAProxy pods ----------------------------------------------------------------------------
 
@@ -260,7 +362,8 @@ class Harness:
         self.pod(pod).dataplane.inject_errors(count, status, path)
 
     def kube_outage(self, seconds: float) -> None:
-        self.api.faults.outage(seconds)
+        """503 to every request for ``seconds``; the open watches are cut (see ``FakeKubeAPI.outage``)."""
+        self.api.outage(seconds)
 
     def drop_watches(self) -> int:
         return self.api.drop_watches()
@@ -310,6 +413,34 @@ class Harness:
         self._launch(replica)
         return replica
 
+    def take_lease(self, to: int | None = None) -> str | None:
+        """The Lease is taken away from the leader and handed to replica ``to`` (default: the first live
+        follower), as a foreign write would: the leader must notice on its next renew (or at once through
+        its Lease watch) and step down; the new holder takes over on its next campaign tick. Returns the
+        new holder's name, or None when nobody leads."""
+        leader = next((r for r in self.replicas if r.alive and r.controller.is_leader), None)
+        if leader is None or leader.controller.iteration is None:
+            return None
+        elector = leader.controller.iteration.leader.elector
+        if elector is None:
+            return None
+        followers = [r for r in self.replicas if r.alive and r is not leader]
+        if to is not None:
+            heir = self.replicas[to].name
+        elif followers:
+            heir = followers[0].name
+        else:
+            heir = "intruder"  # nobody to hand it to: held by a stranger until it expires
+        cfg = elector.config
+        rt = self.rt("coordination.k8s.io/v1", "Lease")
+        lease = self.api.get(rt, cfg.namespace, cfg.lease_name)
+        spec = dict(lease.get("spec") or {})
+        now = format_micro_time(self.clock.now())
+        spec.update(holderIdentity=heir, acquireTime=now, renewTime=now,
+                    leaseTransitions=int(spec.get("leaseTransitions") or 0) + 1)
+        self.api.update(rt, cfg.namespace, cfg.lease_name, {**lease, "spec": spec})
+        return heir
+
     def leaders(self) -> list[str]:
         return [r.name for r in self.replicas if r.alive and r.controller.is_leader]
 
@@ -319,22 +450,39 @@ class Harness:
         await asyncio.sleep(seconds)
 
     async def settle(self, quiet: float = 6.0, limit: float = 300.0, step: float = 0.5) -> float:
-        """Advance until nothing was published for ``quiet`` seconds and no reload is pending (at most
-        ``limit`` seconds). Returns the virtual time spent."""
+        """Advance until nothing was published for ``quiet`` seconds, no reload is pending and no leader
+        holds a deployment back (at most ``limit`` seconds). Returns the virtual time spent; ``settled``
+        says whether it converged (False: the limit was reached)."""
         loop = asyncio.get_running_loop()
         start = loop.time()
         last_len = len(self.trace)
         last_change = start
+        self.settled = False
         while loop.time() - start < limit:
-            await asyncio.sleep(step)
+            await asyncio.sleep(min(step, limit - (loop.time() - start)))
             if len(self.trace) != last_len:
                 last_len = len(self.trace)
                 last_change = loop.time()
                 continue
-            busy = any(p.dataplane.reloads.pending for p in self.pods.values())
-            if not busy and loop.time() - last_change >= quiet:
+            if not self.busy() and loop.time() - last_change >= quiet:
+                self.settled = True
                 break
         return loop.time() - start
+
+    def busy(self) -> str:
+        """What still has to happen before the cluster is quiet, or ``""``: a reload pending on a pod, or a
+        deployment the leader's scheduler holds back (minimum interval, pending, in flight, retry backoff)."""
+        for pod in self.pods.values():
+            if pod.dataplane.reloads.pending:
+                return f"reload pending on {pod.name}"
+        for replica in self.replicas:
+            iteration = replica.controller.iteration if replica.alive else None
+            if iteration is None or not iteration.is_leader:
+                continue
+            held = iteration.scheduler.held_back()
+            if held:
+                return f"deployment {held} on {replica.name}"
+        return ""
 
     # -- trace -----------------------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ from haptic.controller.metrics import ControllerMetrics
 from haptic.controller.ports import ControllerPorts
 from haptic.controller.publisher import decode_content
 from haptic.controller.status_writer import write_invalid_status
-from haptic.core import ComponentHealth, Event, HealthReport, Status
+from haptic.core import ComponentHealth, Event, HealthReport, Status, cancel_and_wait
 from haptic.k8s.api import JSON, ApiError, NotFound, ResourceRef
 
 RETRY_DELAY = 5.0
@@ -78,9 +78,7 @@ class Controller:
                 await asyncio.shield(task)
         except TimeoutError:
             self.log.warning("shutdown took longer than %.0fs: cancelling", self.shutdown_timeout)
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await cancel_and_wait(task)
 
     @property
     def is_leader(self) -> bool:

@@ -17,6 +17,7 @@ from haptic.controller.context import IterationContext
 from haptic.controller.events import (
     ConfigAppliedToPod,
     DataplaneEndpoint,
+    DeploymentCancelled,
     DeploymentCancelRequest,
     DeploymentCompleted,
     DeploymentScheduled,
@@ -86,6 +87,9 @@ class Deployer(IterationComponent):
             await self.deploy(event)
         except asyncio.CancelledError:
             self.logger.warning("deployment of %s cancelled", event.content_checksum)
+            # A deployment spawned just before leadership was lost publishes its start after the loss;
+            # without an end event observers would count this replica as deploying forever.
+            self.publish(DeploymentCancelled(content_checksum=event.content_checksum), cause=event)
             raise
         nxt, self._next = self._next, None
         if nxt is not None:

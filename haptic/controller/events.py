@@ -331,6 +331,15 @@ class DeploymentCompleted(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class DeploymentCancelled(Event):
+    """A started deployment ended without completing (cancel request, watchdog, leadership lost, stop):
+    observers that track "deploying" must not wait for a ``DeploymentCompleted`` that never comes."""
+
+    type: ClassVar[str] = "deployment.cancelled"
+    content_checksum: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class DeploymentCancelRequest(Event):
     type: ClassVar[str] = "deployment.cancel.request"
     reason: str

@@ -102,6 +102,21 @@ class DeploymentScheduler(IterationComponent):
         elif isinstance(event, LostLeadership):
             self._reset()
 
+    def held_back(self) -> str:
+        """Why a deployment is still to come, or ``""`` when none is: ``"in flight"``, ``"pending"``
+        (waiting for the minimum interval or the running deployment), ``"retry backoff"``.
+
+        For observers that wait for quiescence (the simulator's ``settle``): a quiet event stream alone
+        does not mean converged while the scheduler holds a deployment back.
+        """
+        if self.deploying:
+            return "in flight"
+        if self.pending is not None:
+            return "pending"
+        if self._retry.active:
+            return "retry backoff"
+        return ""
+
     # -- decisions -----------------------------------------------------------------------------
 
     def _pod_set(self) -> tuple[str, ...]:

@@ -64,6 +64,7 @@ from haptic.core.lifecycle import (
     StartError,
     Status,
 )
+from haptic.core.tasks import cancel_and_wait
 
 __all__ = [
     "ALL_EVENTS",
@@ -97,6 +98,7 @@ __all__ = [
     "Timer",
     "UuidIds",
     "VirtualClock",
+    "cancel_and_wait",
     "event_types",
     "to_json_safe",
 ]

@@ -36,6 +36,7 @@ from typing import Any, ClassVar, Final
 from haptic.core.bus import EventBus, EventSelector, Subscription, SubscriptionClosed
 from haptic.core.event import Event
 from haptic.core.logging import get_logger
+from haptic.core.tasks import cancel_and_wait
 
 #: Put in ``subscribes`` to receive every event.
 ALL_EVENTS: Final = "*"
@@ -172,10 +173,9 @@ class Component:
     async def stop(self) -> None:
         """Cancel the loop and wait for it to end; leader-only queues are discarded."""
         task = self._task
-        if task is not None and not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        if task is not None:
+            # Not ``suppress(CancelledError)``: a stop() that is itself cancelled must end (issue: leader kill hang).
+            await cancel_and_wait(task)
         if self.leader_only and self.subscription is not None:
             self.subscription.deactivate()
 

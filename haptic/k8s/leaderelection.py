@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal, Protocol
 
+from haptic.core.tasks import cancel_and_wait
 from haptic.k8s.api import JSON, ApiError, Conflict, KubeAPI, NotFound, ResourceRef, Selectors, WatchOptions
 
 __all__ = [
@@ -246,9 +247,7 @@ class LeaderElector:
                     await self._release()
         finally:
             if watcher is not None:
-                watcher.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await watcher
+                await cancel_and_wait(watcher)
             self._running = False
             self._finished.set()
             for queue in self._subscribers.queues:
@@ -355,11 +354,11 @@ class LeaderElector:
         try:
             await asyncio.wait([sleeper, waker], return_when=asyncio.FIRST_COMPLETED)
         finally:
+            # A cancellation of this task that lands while the loser is reaped must end the pause (with
+            # ``suppress(CancelledError)`` here, a crash-kill of the leader was swallowed and the elector
+            # renewed on forever: the leader-killed-mid-deployment finding).
             for task in (sleeper, waker):
-                if not task.done():
-                    task.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await task
+                await cancel_and_wait(task)
         self._wake.clear()
 
     def _next_acquire_delay(self) -> float:

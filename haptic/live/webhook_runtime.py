@@ -16,7 +16,6 @@ Wiring in ``haptic run`` (a few lines)::
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +24,7 @@ from haptic.controller.admission import DEFAULT_TIMEOUT, AdmissionDecision, Admi
 from haptic.controller.metrics import ControllerMetrics
 from haptic.controller.webhook_binding import IterationValidators
 from haptic.controller.webhook_config import DEFAULT_NAME, ServiceEndpoint, sync_webhook_configuration
+from haptic.core import cancel_and_wait
 from haptic.k8s.api import ApiError, KubeAPI
 from haptic.live.webhook_server import DEFAULT_PORT, WebhookServer
 
@@ -118,8 +118,6 @@ class WebhookRuntime:
 
     async def stop(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_and_wait(self._task)
             self._task = None
         await self.server.stop()

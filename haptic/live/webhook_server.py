@@ -32,6 +32,7 @@ from starlette.routing import Route
 from haptic.controller.admission import AdmissionDecision, AdmissionReviewError
 from haptic.controller.debug_server import listening_socket
 from haptic.controller.metrics import ControllerMetrics
+from haptic.core import cancel_and_wait
 
 ReviewFunction = Callable[[Any], Awaitable[AdmissionDecision]]
 
@@ -216,9 +217,7 @@ class WebhookServer:
 
     async def stop(self) -> None:
         if self._watcher is not None:
-            self._watcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._watcher
+            await cancel_and_wait(self._watcher)
             self._watcher = None
         if self._server is None or self._task is None:
             return

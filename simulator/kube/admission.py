@@ -9,6 +9,10 @@ a call failure), and only then performs the write. A denial becomes the API serv
 ``admission webhook "<name>" denied the request: <message>`` with the webhook's status code. A call
 failure fails the write under ``failurePolicy: Fail`` and is ignored under ``Ignore``. Deletes,
 ``namespaceSelector``/``objectSelector`` and mutating webhooks are not modelled.
+
+``WebhookAdmission.in_process`` maps a ``clientConfig.url`` to a coroutine function that answers the
+``AdmissionReview`` directly (no socket, no TLS): the simulator's Harness routes its controller
+replicas' webhook there, so admission stays deterministic under virtual time.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import base64
 import binascii
 import itertools
 import ssl
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -79,6 +83,8 @@ class WebhookAdmission:
         self.api = api
         self.calls = 0
         self._uids = itertools.count(1)
+        #: ``clientConfig.url`` -> an in-process reviewer (AdmissionReview in, AdmissionReview out).
+        self.in_process: dict[str, Callable[[JSON], Awaitable[Mapping[str, Any]]]] = {}
 
     def webhooks_for(self, attempt: AdmissionAttempt) -> list[Mapping[str, Any]]:
         try:
@@ -154,6 +160,9 @@ class WebhookAdmission:
         url = client.get("url")
         if not url:
             raise ValueError("the fake API reaches webhooks by clientConfig.url only")
+        reviewer = self.in_process.get(str(url))
+        if reviewer is not None:
+            return _response_of(await reviewer(body), body)
         verify: ssl.SSLContext | bool = True
         bundle = client.get("caBundle")
         if bundle:
@@ -167,11 +176,14 @@ class WebhookAdmission:
             answer = await http.post(url, json=body)
         if answer.status_code != 200:
             raise ValueError(f"webhook answered HTTP {answer.status_code}: {answer.text[:200]}")
-        review = answer.json()
-        response = review.get("response") if isinstance(review, Mapping) else None
-        if not isinstance(response, Mapping) or response.get("uid") != body["request"]["uid"]:
-            raise ValueError("webhook response is not an AdmissionReview answering this request")
-        return response
+        return _response_of(answer.json(), body)
+
+
+def _response_of(review: Any, body: JSON) -> Mapping[str, Any]:
+    response = review.get("response") if isinstance(review, Mapping) else None
+    if not isinstance(response, Mapping) or response.get("uid") != body["request"]["uid"]:
+        raise ValueError("webhook response is not an AdmissionReview answering this request")
+    return response
 
 
 def enable_admission(api: FakeKubeAPI) -> WebhookAdmission:

@@ -728,8 +728,11 @@ class FakeKubeAPI:
         return len(watchers)
 
     def outage(self, seconds: float) -> None:
-        """Answer 503 to every request for ``seconds`` of loop time."""
+        """Answer 503 to every request for ``seconds`` of loop time, and cut the open watch streams:
+        an apiserver that is down (or restarting) does not keep serving the watches it had open, so
+        clients must re-watch (and meet the 503s) like every other caller."""
         self.faults.outage(seconds)
+        self.drop_watches()
 
     def refuse_connections(self, seconds: float) -> None:
         """The server is down for ``seconds``: open watch streams are cut and new calls fail with a

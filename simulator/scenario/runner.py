@@ -12,6 +12,7 @@ report consequences.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -227,10 +228,32 @@ class _Run:
             self.fail(index, kind, CheckFailure(f"invariant {v.invariant}", f"t={v.t:.3f}s: {v.message}"), "invariant")
         return not violations
 
+    async def _apply_error(self, step: ApplyStep) -> str | None:
+        """The message the cluster refused the apply with, or None when it accepted it."""
+        try:
+            await self.backend.apply(self.cell.objects(step.apply))
+        except Exception as exc:  # backend-neutral: each backend raises its API client's error
+            return str(exc)
+        self.monitor.changed(self.backend.now())
+        return None
+
+    def _apply_refused(self, index: int, kind: str, pattern: str, message: str | None) -> None:
+        if message is None:
+            self.fail(index, kind, CheckFailure("expect_error", f"the apply was accepted; expected it refused "
+                                                                f"with an error matching {pattern!r}"))
+        elif re.search(pattern, message) is None:
+            self.fail(index, kind, CheckFailure("expect_error", f"the apply was refused, but the error does not "
+                                                                f"match {pattern!r}: {message}"))
+        else:
+            self.note("apply.refused", step=index, message=message)
+
     async def _step(self, index: int, kind: str, step: BaseModel) -> bool:
         """Runs one step; returns whether it ended settled (for the settled-state invariants)."""
         backend = self.backend
         if isinstance(step, ApplyStep):
+            if step.expect_error is not None:
+                self._apply_refused(index, kind, step.expect_error, await self._apply_error(step))
+                return False
             await backend.apply(self.cell.objects(step.apply))
             self.monitor.changed(backend.now())
         elif isinstance(step, DeleteStep):

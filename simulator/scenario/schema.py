@@ -11,6 +11,7 @@ Paths (``file:``) are relative to the scenario file; the loader resolves and che
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -213,10 +214,16 @@ class PodRestart(_PodFault):
 
 
 class LeaderLoss(_Fault):
-    """The leader loses its Lease (it cannot renew it); another replica may take over."""
+    """The leader loses leadership: ``crash`` kills its replica (the Lease expires, another takes over;
+    restarted after ``duration``), ``lease`` takes the Lease away from it (handed to a follower): the
+    leader must notice and step down while its replica keeps running."""
 
     kind: Literal["leader_loss"]
-    replica: int | None = Field(default=None, ge=0, description="replica index; the current leader when absent")
+    mode: Literal["crash", "lease"] = Field(default="crash", description="crash the leader, or take its Lease")
+    replica: int | None = Field(
+        default=None, ge=0,
+        description="crash: the replica to kill (the current leader when absent); lease: the replica the Lease "
+                    "is handed to (the first live follower when absent)")
 
 
 FaultSpec = Annotated[
@@ -473,6 +480,20 @@ def _settle(value: Any) -> Any:
 
 class ApplyStep(_Strict):
     apply: Annotated[list[ObjectSource], BeforeValidator(_as_list), _Or()] = Field(min_length=1)
+    expect_error: str | None = Field(
+        default=None,
+        description="the apply must be refused (e.g. by the validating webhook) with an error whose message "
+                    "matches this regular expression (searched, not anchored); the step fails if it is accepted")
+
+    @field_validator("expect_error")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"expect_error is not a valid regular expression: {exc}") from None
+        return value
 
 
 def _delete_tag(value: Any) -> str:

@@ -4,7 +4,9 @@ Every run gets a fresh ``looptime`` loop (``VirtualClock.run``); ``haproxy -c`` 
 blocks the loop, so virtual time does not move while it works. Faults map onto the fakes:
 ``kube_outage`` (503 from the API), ``watch_drop``, ``compaction`` (410 on re-watch), the Dataplane
 faults per pod, ``pod_restart`` (the Dataplane API starts over at version 1), ``leader_loss`` (the
-leader crashes; it comes back as a new process after ``duration``, at once without one).
+leader crashes; it comes back as a new process after ``duration``, at once without one; with
+``mode: lease`` the Lease is handed to a follower instead, ``Harness.take_lease``). Outage watch cuts,
+credentials following and settling through held-back deployments are the Harness's own behaviour.
 
 "Desired config" is the render of the current stores by the leader's own engine (as its coordinator
 would render now); it counts as desired unless that exact content failed validation. A pod is in sync
@@ -14,7 +16,6 @@ when the planner finds no operation between what it runs and the desired config.
 from __future__ import annotations
 
 import asyncio
-import base64
 import shutil
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -118,25 +119,9 @@ class SimBackend:
 
     async def apply(self, objects: Sequence[Mapping[str, Any]]) -> None:
         for obj in objects:
-            self._follow_credentials(obj)
-            self.h.apply(obj)
-
-    def _follow_credentials(self, obj: Mapping[str, Any]) -> None:
-        """The fake pods read the credentials Secret too: applying a new one rotates their password,
-        as an operator rotating it everywhere would (the controller must follow)."""
-        meta = obj.get("metadata") or {}
-        if obj.get("kind") != "Secret" or meta.get("name") != "haproxy-credentials":
-            return
-        if (meta.get("namespace") or "default") != self.h.namespace:
-            return
-        password = (obj.get("stringData") or {}).get("dataplane_password")
-        encoded = (obj.get("data") or {}).get("dataplane_password")
-        if password is None and encoded is not None:
-            password = base64.b64decode(str(encoded)).decode("utf-8")
-        if password is not None:
-            self.h.password = str(password)
-            for pod in self.h.pods.values():
-                pod.dataplane.options.password = str(password)
+            # Through admission (the in-process webhook when the config enables it); the Harness also
+            # follows a new credentials Secret on the fake pods.
+            await self.h.apply_admitted(obj)
 
     def _api_version(self, key: ObjectKey) -> str:
         if key.api_version:
@@ -159,28 +144,9 @@ class SimBackend:
         await self.h.advance(seconds)
 
     async def settle(self, timeout: float) -> bool:  # noqa: ASYNC109 - a virtual-time bound
-        """Quiet trace and no reload pending (the Harness's notion), and no deployment held back by the
-        leader's scheduler (minimum interval, retry backoff) or in flight."""
-        loop = asyncio.get_running_loop()
-        end = loop.time() + timeout
-        while True:
-            remaining = end - loop.time()
-            if remaining <= 0:
-                return False
-            spent = await self.h.settle(limit=remaining)
-            if spent >= remaining:
-                return False
-            if not self._scheduler_busy():
-                return True
-            await self.h.advance(min(1.0, end - loop.time()))
-
-    def _scheduler_busy(self) -> bool:
-        found = self._iteration()
-        if found is None:
-            return False
-        scheduler = found[1].scheduler
-        retry = getattr(scheduler, "_retry", None)
-        return bool(scheduler.pending is not None or scheduler.deploying or (retry is not None and retry.active))
+        """The Harness's notion: quiet trace, no reload pending, no deployment held back by the leader."""
+        await self.h.settle(limit=timeout)
+        return self.h.settled
 
     def _later(self, delay: float | None, action: Callable[[], object]) -> None:
         if delay is not None:
@@ -200,12 +166,13 @@ class SimBackend:
         h = self.h
         if fault.kind == "kube_outage":
             h.kube_outage(fault.duration if fault.duration is not None else _NO_OUTAGE_END)
-            h.drop_watches()  # a down apiserver also ends the open watch streams
         elif fault.kind == "watch_drop":
             h.drop_watches()
         elif fault.kind == "compaction":
             h.compact()
             h.drop_watches()  # clients re-watch from their last resourceVersion, now compacted away
+        elif fault.kind == "leader_loss" and fault.mode == "lease":
+            h.take_lease(fault.replica)
         elif fault.kind == "leader_loss":
             await self._leader_loss(fault.replica, fault.duration)
         elif fault.kind == "pod_restart":

@@ -76,7 +76,10 @@ async def test_create_sets_metadata_and_bumps_one_global_version(kube: InProcess
     assert generated["metadata"]["name"].startswith("gen-") and len(generated["metadata"]["name"]) == 9
 
 
+@pytest.mark.looptime
 async def test_same_seed_gives_identical_objects() -> None:
+    # Under virtual time: creationTimestamp is the loop clock on a fixed epoch. On a real loop the two
+    # runs straddled a second boundary now and then, and their timestamps differed (the flake).
     async def run() -> list[Any]:
         kube = InProcessKubeClient(FakeKubeAPI(seed=7))
         return [await kube.create(CM, {"metadata": {"generateName": "x-"}}, "default") for _ in range(3)]

@@ -171,3 +171,21 @@ def test_explore_prints_failing_seeds_with_replay(scenario_dir: Path) -> None:
     assert again.returncode == 1
     report = done.stdout.split(f"FAILED tight [sim, seed {seed}]\n", 1)[1].splitlines()[0]
     assert report in again.stdout, "a failing seed replays exactly"
+
+
+def test_expect_error_fails_when_the_apply_is_accepted(scenario_dir: Path) -> None:
+    """Without a webhook nothing refuses the object: the step must fail, naming the expected error."""
+    (scenario_dir / "accepted.yaml").write_text(textwrap.dedent("""\
+        name: accepted
+        description: expects a refusal that does not come
+        setup:
+          pods: 1
+          config: {file: configs/slots.yaml}
+        steps:
+          - apply: {file: objects/api.yaml}
+            expect_error: "denied the request"
+        """))
+    done = run([*SIM, "run", "accepted.yaml"], scenario_dir)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "expect_error: the apply was accepted; expected it refused with an error matching 'denied the request'" \
+        in done.stdout, done.stdout
