@@ -7,8 +7,6 @@ from .backend import BackendFactory, UnavailableFactory
 BACKENDS: tuple[str, ...] = ("sim", "local", "kind")
 
 _NOT_BUILT = {
-    "local": "the 'local' backend (HTTP fakes + real HAProxy + the controller as a subprocess) is not available "
-             "in this build; run scenarios with --backend sim",
     "kind": "the 'kind' backend (a Kind cluster with real HAProxy and dataplaneapi) is not available in this build; "
             "run scenarios with --backend sim",
 }
@@ -23,6 +21,10 @@ def get_factory(name: str) -> BackendFactory:
             reason = f"the 'sim' backend needs simulator.harness, which failed to import: {exc}"
             return UnavailableFactory("sim", reason)
         return SimFactory()
+    if name == "local":
+        from .local_backend import LocalFactory
+
+        return LocalFactory()
     if name in _NOT_BUILT:
         return UnavailableFactory(name, _NOT_BUILT[name])
     raise ValueError(f"unknown backend {name!r} (known: {', '.join(BACKENDS)})")
