@@ -466,4 +466,7 @@ class LocalFactory:
         return LocalBackend(self.haproxy_binary)
 
     def run(self, main: Callable[[], Awaitable[T]]) -> T:
-        return asyncio.run(main())
+        async def wrapped() -> T:
+            return await main()
+
+        return asyncio.run(wrapped())

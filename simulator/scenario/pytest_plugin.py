@@ -3,9 +3,10 @@
 One test item per scenario x matrix cell x backend, named ``<id>[<backend>]``. Only ``sim`` runs by
 default; ``--scenario-backend local`` (repeatable) runs the named backends instead, which report
 themselves as skipped when not available in this build. Without the option, a scenario that
-declares ``backends:`` explicitly (``backends: [sim, local]``) also runs on each backend it lists
-besides ``sim`` except ``kind``: this is how a small, fast selection runs on ``local`` in ``make test``. A file that does not load is one failing item showing every
-problem with its line. A failing item shows the runner's report (step, check, diff, trace).
+declares ``backends:`` explicitly and lists ``local`` (``backends: [sim, local]``) also runs on
+``local``: this is how a small, fast selection runs on ``local`` in ``make test``. A file that does
+not load is one failing item showing every problem with its line. A failing item shows the
+runner's report (step, check, diff, trace).
 
 Items are independent (each builds its own simulated cluster), so pytest-xdist distributes them.
 ``--scenario-report DIR`` writes each cell's JSONL trace there.
