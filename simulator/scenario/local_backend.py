@@ -20,24 +20,28 @@ waits). A scenario whose steps advance more than ``HAPTIC_LOCAL_MAX_ADVANCE`` se
 (default 120) is reported as unavailable on ``local`` ("too slow"); a scenario can also say so
 itself by leaving ``local`` out of its ``backends``.
 
-Not observable here, reported not applicable: ``events`` expectations (the controller process does
-not log its domain events yet), the rendered config of the leader (the published ``HAProxyCfg``
-stands for it).
+Events: each replica's domain events are polled from its debug server (``/debug/events``, the
+controller's ring of recent events) and appended to the trace as ``controller-<i>`` records, with
+the time of the event relative to the start. The leader's rendered config is not observable: the
+published ``HAProxyCfg`` stands for it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import shutil
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from copy import deepcopy
+from datetime import datetime
 from typing import Any, TypeVar
+
+import httpx
 
 from haptic.k8s.api import JSON, NotFound
 from simulator.local.echo import EchoServer
-from simulator.local.events import events_from_log
 from simulator.local.pod import POD_LABELS
 from simulator.local.stack import LocalStack, StackOptions
 from simulator.local.traffic import probe
@@ -110,9 +114,14 @@ def slice_pairs(obj: Mapping[str, Any]) -> list[tuple[str, int]]:
             for port in ports]
 
 
+_EVENT_POLL = 0.25
+_EVENT_LIMIT = 1000
+_ENVELOPE = ("event_id", "timestamp", "correlation_id", "causation_id")
+
+
 class LocalBackend:
     #: the runner reports ``events`` expectations not applicable when a backend has no event trace
-    observes_events = False
+    observes_events = True
 
     def __init__(self, haproxy_binary: str) -> None:
         self.haproxy_binary = haproxy_binary
@@ -125,6 +134,10 @@ class LocalBackend:
         self._killed: list[int] = []
         self._advanced = 0.0
         self._namespace = "haptic"
+        self._wall0 = 0.0
+        self._seen: set[tuple[int, str]] = set()
+        self._poller: asyncio.Task[None] | None = None
+        self._client: httpx.AsyncClient | None = None
 
     @property
     def s(self) -> LocalStack:
@@ -137,6 +150,7 @@ class LocalBackend:
     async def start(self, setup: BackendSetup) -> None:
         loop = asyncio.get_running_loop()
         self._t0 = loop.time()
+        self._wall0 = datetime.now().timestamp()  # events carry wall timestamps; the trace shows seconds since start
         meta = setup.config.get("metadata") or {}
         self._namespace = str(meta.get("namespace") or "haptic")
         ref = ((setup.config.get("spec") or {}).get("credentialsSecretRef") or {}).get("name")
@@ -155,8 +169,52 @@ class LocalBackend:
         for replica in range(setup.replicas):
             await stack.start_controller(replica)
         self._note("local.started", pods=setup.pods, replicas=setup.replicas, network=stack.network.prefix)
+        self._client = httpx.AsyncClient(timeout=2.0, trust_env=False)
+        self._poller = asyncio.create_task(self._poll_forever(), name="local-events")
+
+    async def _poll_forever(self) -> None:
+        while True:
+            await self.poll_events()
+            await asyncio.sleep(_EVENT_POLL)
+
+    async def poll_events(self) -> None:
+        """Appends the replicas' events not seen yet (by event id) to the trace."""
+        if self.stack is None or self._client is None:
+            return
+        for index, process in enumerate(self.stack.controllers):
+            if process is None or not process.running:
+                continue
+            url = f"http://127.0.0.1:{self.stack.debug_ports[index]}/debug/events?limit={_EVENT_LIMIT}"
+            try:
+                response = await self._client.get(url)
+                items = response.json().get("events") or [] if response.status_code == 200 else []
+            except (httpx.HTTPError, ValueError):
+                continue  # starting or stopping: the next poll catches up (the ring keeps 1000)
+            pid = process.process.pid if process.process is not None else 0
+            for item in items:
+                self._add_event(index, pid, item)
+
+    def _add_event(self, replica: int, pid: int, item: Mapping[str, Any]) -> None:
+        details = dict(item.get("details") or {})
+        # a restarted replica is a new process whose event ids may start over
+        event_id = f"{pid}/{details.get('event_id') or item.get('timestamp')}/{item.get('type')}"
+        if (replica, event_id) in self._seen:
+            return
+        self._seen.add((replica, event_id))
+        try:
+            t = datetime.fromisoformat(str(item.get("timestamp"))).timestamp() - self._wall0
+        except ValueError:
+            t = self.now()
+        data = {k: v for k, v in details.items() if k not in _ENVELOPE}
+        self._records.append(TraceRecord(round(t, 6), f"controller-{replica}", str(item.get("type")), data))
 
     async def stop(self) -> None:
+        if self._poller is not None:
+            self._poller.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._poller
+        if self._client is not None:
+            await self._client.aclose()
         for timer in self._timers:
             timer.cancel()
         for task in list(self._tasks):
@@ -220,6 +278,7 @@ class LocalBackend:
             raise NotApplicable(f"too slow for local: the scenario advances more than {max_advance():g}s of wall "
                                 "time (HAPTIC_LOCAL_MAX_ADVANCE)")
         await asyncio.sleep(max(seconds * time_scale(), 0.0))
+        await self.poll_events()
 
     async def settle(self, timeout: float) -> bool:  # noqa: ASYNC109 - the scenario's bound, in wall seconds
         """Every pod runs the published config, nothing changed for a quiet second, and the leader's
@@ -235,6 +294,7 @@ class LocalBackend:
             if state != last:
                 last, since = state, loop.time()
             elif loop.time() - since >= 1.0 and stack.out_of_sync() == []:
+                await self.poll_events()
                 return True
             await asyncio.sleep(0.1)
         return False
@@ -398,15 +458,8 @@ class LocalBackend:
         return counters["runtime_server_updates"] + counters["runtime_map_updates"]
 
     def trace(self) -> Sequence[TraceRecord]:
-        """The backend's own notes, then the domain events found in the replicas' logs (if they log them)."""
-        events: list[TraceRecord] = []
-        if self.stack is not None:
-            for index, process in enumerate(self.stack.controllers):
-                if process is None:
-                    continue
-                for event in events_from_log(process.lines):
-                    events.append(TraceRecord(self.now(), f"replica-{index}", event.type, dict(event.fields)))
-        return [*self._records, *events]
+        """The backend's notes and the replicas' events, in the order they were seen (append-only)."""
+        return self._records
 
     def metrics(self) -> str:
         raise NotApplicable("use metrics_async: the controller's /metrics is read over HTTP")

@@ -43,12 +43,23 @@ def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False)
 
 
-def test_traffic_passes_and_events_are_reported_not_applicable(scenario_dir: Path) -> None:
+def test_traffic_and_the_controllers_events_are_checked(scenario_dir: Path) -> None:
     (scenario_dir / "ok.yaml").write_text(SCENARIO.format(backend="10.2.0.1"))
     done = run([*SIM, "run", "--backend", "local", "ok.yaml"], scenario_dir)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "PASS  local-traffic [local]" in done.stdout
-    assert "1 check(s) not applicable" in done.stdout
+    assert "not applicable" not in done.stdout  # events come from the replica's /debug/events
+
+
+def test_an_event_that_did_not_happen_fails_the_local_run(scenario_dir: Path) -> None:
+    text = SCENARIO.format(backend="10.2.0.1").replace("present: [deployment.completed]",
+                                                       "present: [validation.failed]")
+    (scenario_dir / "no-event.yaml").write_text(text)
+    done = run([*SIM, "run", "--backend", "local", "no-event.yaml"], scenario_dir)
+    assert done.returncode == 1, done.stdout + done.stderr
+    output = done.stdout + done.stderr
+    assert "events.present" in output and "no validation.failed since the start" in output
+    assert "controller-0" in output  # the listing shows what the replica did publish
 
 
 def test_traffic_to_the_wrong_backend_fails_with_what_answered(scenario_dir: Path) -> None:
