@@ -273,7 +273,10 @@ class LocalBackend:
         self.s.patch(self._api_version(key), key.kind, self._namespace_of(key), key.name, patch_type, patch)
 
     async def advance(self, seconds: float) -> None:
-        self._advanced += seconds
+        # the runner polls ``within`` bounds by advancing at most 1 s at a time: only longer advances
+        # (``advance`` steps) count, so a slow failure is still reported as a failure
+        if seconds > 1.0:
+            self._advanced += seconds
         if self._advanced > max_advance():
             raise NotApplicable(f"too slow for local: the scenario advances more than {max_advance():g}s of wall "
                                 "time (HAPTIC_LOCAL_MAX_ADVANCE)")
@@ -289,6 +292,9 @@ class LocalBackend:
         last: tuple[object, ...] | None = None
         since = loop.time()
         while loop.time() < deadline:
+            if self._crashed():
+                self._note("local.controllers.exited", codes=[c.returncode for c in stack.controllers if c])
+                return False
             state = (stack.published_config(), tuple(p.fake.version for p in stack.pods),
                      sum(len(c.lines) for c in stack.controllers if c is not None))
             if state != last:
@@ -298,6 +304,11 @@ class LocalBackend:
                 return True
             await asyncio.sleep(0.1)
         return False
+
+    def _crashed(self) -> bool:
+        """Every replica exited on its own (none was stopped by a fault): nothing can settle any more."""
+        processes = [c for c in self.s.controllers if c is not None]
+        return bool(processes) and not self._killed and all(c.returncode is not None for c in processes)
 
     def _pod_indexes(self, selector: str | int | None) -> list[int]:
         names = [p.name for p in self.s.pods]
