@@ -115,6 +115,7 @@ def slice_pairs(obj: Mapping[str, Any]) -> list[tuple[str, int]]:
 
 
 _EVENT_POLL = 0.25
+_FIRST_LEADER_WAIT = 30.0
 _EVENT_LIMIT = 1000
 _ENVELOPE = ("event_id", "timestamp", "correlation_id", "causation_id")
 
@@ -166,7 +167,15 @@ class LocalBackend:
                                                      secret_name=options.secret_name)
         stack.apply(stack.template_config())
         await self.apply(setup.objects)
-        for replica in range(setup.replicas):
+        await stack.start_controller(0)
+        if setup.replicas > 1:
+            # as on sim, replica 0 leads first: the others start once it holds the Lease (a race otherwise)
+            deadline = loop.time() + _FIRST_LEADER_WAIT
+            while loop.time() < deadline:
+                if self.leader() == 0:
+                    break
+                await asyncio.sleep(0.1)
+        for replica in range(1, setup.replicas):
             await stack.start_controller(replica)
         self._note("local.started", pods=setup.pods, replicas=setup.replicas, network=stack.network.prefix)
         self._client = httpx.AsyncClient(timeout=2.0, trust_env=False)
