@@ -293,8 +293,9 @@ class LocalBackend:
         await self.poll_events()
 
     async def settle(self, timeout: float) -> bool:  # noqa: ASYNC109 - the scenario's bound, in wall seconds
-        """Every pod runs the published config, nothing changed for a quiet second, and the leader's
-        log stayed quiet meanwhile (no reconciliation in progress)."""
+        """Every pod runs the published config, nothing changed for a quiet second (published config,
+        pods' versions, controllers' output) and no store change waits for its reconciliation
+        (the debounce window: a ``resource.index.updated`` event with no ``reconciliation.triggered`` after it)."""
         stack = self.s
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
@@ -308,11 +309,21 @@ class LocalBackend:
                      sum(len(c.lines) for c in stack.controllers if c is not None))
             if state != last:
                 last, since = state, loop.time()
-            elif loop.time() - since >= 1.0 and stack.out_of_sync() == []:
-                await self.poll_events()
+            elif loop.time() - since >= 1.0 and stack.out_of_sync() == [] and not self._reconcile_pending():
                 return True
             await asyncio.sleep(0.1)
+            await self.poll_events()
         return False
+
+    def _reconcile_pending(self) -> bool:
+        """A store change the controller has not reconciled yet (its debounce window holds it back)."""
+        last_change = last_trigger = -1
+        for position, record in enumerate(self._records):
+            if record.type == "resource.index.updated" and not record.data.get("initial_sync"):
+                last_change = position
+            elif record.type == "reconciliation.triggered":
+                last_trigger = position
+        return last_change > last_trigger
 
     def _crashed(self) -> bool:
         """Every replica exited on its own (none was stopped by a fault): nothing can settle any more."""
