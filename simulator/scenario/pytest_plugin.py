@@ -1,9 +1,12 @@
 """pytest plugin (entry point ``haptic-scenarios``): every ``scenarios/**/*.yaml`` is a test file.
 
 One test item per scenario x matrix cell x backend, named ``<id>[<backend>]``. Only ``sim`` runs by
-default; ``--scenario-backend local`` (repeatable) adds others, which report themselves as skipped
-when not available in this build. A file that does not load is one failing item showing every
-problem with its line. A failing item shows the runner's report (step, check, diff, trace).
+default; ``--scenario-backend local`` (repeatable) runs the named backends instead, which report
+themselves as skipped when not available in this build. Without the option, a scenario that
+declares ``backends:`` explicitly and lists ``local`` (``backends: [sim, local]``) also runs on
+``local``: this is how a small, fast selection runs on ``local`` in ``make test``. A file that does
+not load is one failing item showing every problem with its line. A failing item shows the
+runner's report (step, check, diff, trace).
 
 Items are independent (each builds its own simulated cluster), so pytest-xdist distributes them.
 ``--scenario-report DIR`` writes each cell's JSONL trace there.
@@ -42,15 +45,24 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 class ScenarioFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
-        backends: list[str] = self.config.getoption("--scenario-backend") or ["sim"]
+        chosen: list[str] | None = self.config.getoption("--scenario-backend")
         try:
             cells = load_cells(self.path, root=self.config.rootpath)
         except ScenarioLoadError as exc:
             yield BrokenScenarioItem.from_parent(self, name=self.path.stem, error=exc)
             return
         for cell in cells:
+            backends = chosen or default_backends(cell)
             for backend in backends:
                 yield ScenarioItem.from_parent(self, name=f"{cell.id}[{backend}]", cell=cell, backend=backend)
+
+
+def default_backends(cell: ScenarioCell) -> list[str]:
+    """``sim``, plus ``local`` when the scenario opts in by listing it in an explicit ``backends:``."""
+    scenario = cell.scenario
+    if "backends" in scenario.model_fields_set and "local" in scenario.backends:
+        return ["sim", "local"]
+    return ["sim"]
 
 
 class ScenarioFailed(Exception):

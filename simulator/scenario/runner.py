@@ -366,13 +366,17 @@ class _Run:
         if isinstance(check, CounterExpectation):
             return self._counter(name, check)
         if isinstance(check, EventsExpectation):
+            if not getattr(backend, "observes_events", True):
+                raise NotApplicable("this backend has no domain-event trace")
             self._flush()
             start = {"start": 0, "previous_expect": self.expect_mark, "previous_step": self.step_mark}[check.since]
             span = {"start": "since the start", "previous_expect": "since the previous expect",
                     "previous_step": "since the previous step"}[check.since]
             return check_events(check, self.combined[start:], span)
         if isinstance(check, MetricExpectation):
-            return check_metric(check, backend.metrics())
+            read_async = getattr(backend, "metrics_async", None)  # optional: a backend reading /metrics over HTTP
+            exposition = await read_async() if read_async is not None else backend.metrics()
+            return check_metric(check, exposition)
         if isinstance(check, StatusExpectation):
             kind = "HAProxyCfg" if name == "haproxycfg" else "HAProxyTemplateConfig"
             if kind == "HAProxyTemplateConfig" and check.name is None:
