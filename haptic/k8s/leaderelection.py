@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal, Protocol
@@ -407,21 +407,7 @@ class LeaderElector:
         updated = dict(lease)
         updated["metadata"] = dict(lease.get("metadata") or {})
         updated["spec"] = new.to_spec()
-        try:
-            stored = await self._api.replace(LEASES, updated)
-        except Conflict:
-            # Someone else wrote in between: re-read so expiry is measured from their write.
-            await self._reread()
-            return False
-        except ApiError as exc:
-            self._failed("leader election: cannot update lease %s: %s", cfg.lease_name, exc)
-            return False
-        except OSError as exc:
-            self._failed("leader election: cannot reach the API for lease %s: %s", cfg.lease_name, exc)
-            return False
-        self._observe(stored)
-        self._succeeded()
-        return True
+        return await self._write("update", self._api.replace(LEASES, updated))
 
     async def _create(self) -> bool:
         cfg = self._config
@@ -433,16 +419,21 @@ class LeaderElector:
             "metadata": {"name": cfg.lease_name, "namespace": cfg.namespace},
             "spec": record.to_spec(),
         }
+        return await self._write("create", self._api.create(LEASES, body, cfg.namespace))
+
+    async def _write(self, verb: str, write: Awaitable[JSON]) -> bool:
+        """Awaits one Lease write; True when it was stored (and observed)."""
         try:
-            stored = await self._api.create(LEASES, body, cfg.namespace)
+            stored = await write
         except Conflict:
+            # Someone else wrote in between: re-read so expiry is measured from their write.
             await self._reread()
             return False
         except ApiError as exc:
-            self._failed("leader election: cannot create lease %s: %s", cfg.lease_name, exc)
+            self._failed("leader election: cannot %s lease %s: %s", verb, self._config.lease_name, exc)
             return False
         except OSError as exc:
-            self._failed("leader election: cannot reach the API for lease %s: %s", cfg.lease_name, exc)
+            self._failed("leader election: cannot reach the API for lease %s: %s", self._config.lease_name, exc)
             return False
         self._observe(stored)
         self._succeeded()
