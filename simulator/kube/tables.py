@@ -38,9 +38,13 @@ def age(created: str | None, now: datetime) -> str:
 
 
 def _columns(rt: ResourceType) -> list[JSON]:
+    # As the API server does for CRDs: declared additionalPrinterColumns replace the default Age
+    # column (a CRD that wants an age declares a date column for creationTimestamp).
+    if not rt.printer_columns:
+        return [_NAME, _AGE]
     extra = [{"name": c.get("name", ""), "type": c.get("type", "string"), "format": "", "priority": 0,
               "description": c.get("description", "")} for c in rt.printer_columns]
-    return [_NAME, *extra, _AGE]
+    return [_NAME, *extra]
 
 
 def _row(rt: ResourceType, obj: JSON, now: datetime) -> JSON:
@@ -49,8 +53,13 @@ def _row(rt: ResourceType, obj: JSON, now: datetime) -> JSON:
     for column in rt.printer_columns:
         path = str(column.get("jsonPath", "")).lstrip(".")
         value = field_value(obj, path) if path else None
-        cells.append("" if value is None else value)
-    cells.append(age(meta.get("creationTimestamp"), now))
+        if column.get("type") == "date":
+            # Date columns are served as relative ages ("5m"), as kubectl shows them.
+            cells.append(age(str(value), now) if value else "<unknown>")
+        else:
+            cells.append("" if value is None else value)
+    if not rt.printer_columns:
+        cells.append(age(meta.get("creationTimestamp"), now))
     partial = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
                "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
     return {"cells": cells, "object": partial}

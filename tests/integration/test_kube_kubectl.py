@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -216,13 +217,16 @@ def test_custom_resources_after_their_crd(kubectl: Kubectl, tmp_path: Path) -> N
     crd = dict(WIDGET_CRD)
     crd["spec"] = {**WIDGET_CRD["spec"], "versions": [{
         **WIDGET_CRD["spec"]["versions"][0],
-        "additionalPrinterColumns": [{"name": "Size", "type": "integer", "jsonPath": ".spec.size"}]}]}
+        "additionalPrinterColumns": [{"name": "Size", "type": "integer", "jsonPath": ".spec.size"},
+                                     {"name": "Created", "type": "date", "jsonPath": ".metadata.creationTimestamp"}]}]}
     (tmp_path / "crd.yaml").write_text(yaml.safe_dump(crd))
     kubectl("apply", "-f", str(tmp_path / "crd.yaml"))
     kubectl("apply", "-f", "-", stdin=WIDGETS)
     table = kubectl("get", "wd").stdout.split("\n")
-    assert table[0].split() == ["NAME", "SIZE", "AGE"]
+    # Declared columns replace the default Age, as on a real API server; date columns show ages.
+    assert table[0].split() == ["NAME", "SIZE", "CREATED"]
     assert table[1].split()[:2] == ["sprocket", "3"]
+    assert re.fullmatch(r"\d+[smhd]", table[1].split()[2])
     kubectl("apply", "-f", "-", stdin=WIDGETS.replace("size: 3", "size: 4"))
     assert kubectl.stored("example.com/v1", "widgets", "default", "sprocket")["spec"] == {"size": 4}
     kubectl("patch", "widget", "sprocket", "--subresource", "status", "--type", "merge", "-p",
