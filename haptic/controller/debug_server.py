@@ -21,11 +21,8 @@ The app is plain ASGI (Starlette): the simulator calls it in-process through ``h
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import logging
-import socket
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +37,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from haptic.controller.redaction import Redactor
+from haptic.controller.socket_server import SocketServer
 from haptic.core import Event, HealthReport, to_json_safe
 from haptic.k8s.jsonpath import JSONPathError, compile_jsonpath
 
@@ -254,36 +252,12 @@ def build_debug_app(providers: DebugProviders) -> Starlette:
     return app
 
 
-class _QuietServer(uvicorn.Server):
-    # The controller owns signal handling; uvicorn must not install its own handlers.
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
-
-
-def listening_socket(host: str, port: int) -> socket.socket:
-    """A non-blocking TCP listening socket for a uvicorn server (port 0 picks a free one)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # IPPROTO_TCP explicitly: asyncio only sets TCP_NODELAY on accepted sockets whose proto says TCP
-    # (with proto 0, small answers waited ~40 ms for delayed ACKs).
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(128)
-    sock.setblocking(False)
-    return sock
-
-
 class DebugServer:
     """Serves the debug app on ``host:port`` (port 0 picks a free one) for the process's lifetime."""
 
     def __init__(self, providers: DebugProviders, host: str = "127.0.0.1", port: int = 0) -> None:
         self.app = build_debug_app(providers)
-        self._host = host
-        self._requested_port = port
-        self._server: _QuietServer | None = None
-        self._task: asyncio.Task[None] | None = None
-        self._socket: socket.socket | None = None
+        self._serving = SocketServer("debug-server", host, port)
 
     @property
     def providers(self) -> DebugProviders:
@@ -297,33 +271,14 @@ class DebugServer:
 
     @property
     def port(self) -> int:
-        if self._socket is None:
-            raise RuntimeError("debug server is not started")
-        return int(self._socket.getsockname()[1])
+        return self._serving.port
 
     @property
     def url(self) -> str:
-        return f"http://{self._host}:{self.port}"
+        return f"http://{self._serving.host}:{self.port}"
 
     async def start(self) -> None:
-        if self._task is not None:
-            raise RuntimeError("debug server already started")
-        sock = self._socket = listening_socket(self._host, self._requested_port)
-        config = uvicorn.Config(self.app, log_level="warning", lifespan="off", access_log=False)
-        self._server = _QuietServer(config)
-        self._task = asyncio.create_task(self._server.serve(sockets=[sock]), name="debug-server")
-        while not self._server.started:
-            if self._task.done():
-                await self._task
-                raise RuntimeError("debug server stopped while starting")
-            await asyncio.sleep(0.01)
+        await self._serving.start(uvicorn.Config(self.app, log_level="warning", lifespan="off", access_log=False))
 
     async def stop(self) -> None:
-        if self._server is None or self._task is None:
-            return
-        self._server.should_exit = True
-        await self._task
-        self._task = None
-        self._server = None
-        if self._socket is not None:
-            self._socket.close()
+        await self._serving.stop()

@@ -13,13 +13,11 @@ The server knows nothing of templates or stores: it hands the parsed JSON to ``r
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import os
-import socket
 import ssl
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +28,8 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from haptic.controller.admission import AdmissionDecision, AdmissionReviewError
-from haptic.controller.debug_server import listening_socket
 from haptic.controller.metrics import ControllerMetrics
+from haptic.controller.socket_server import SocketServer
 from haptic.core import cancel_and_wait
 
 ReviewFunction = Callable[[Any], Awaitable[AdmissionDecision]]
@@ -112,13 +110,6 @@ def build_webhook_app(
     return Starlette(routes=[Route("/validate", validate, methods=["POST"]), Route("/healthz", healthz)])
 
 
-class _QuietServer(uvicorn.Server):
-    # The controller owns signal handling; uvicorn must not install its own handlers.
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
-
-
 class WebhookServer:
     """Serves the webhook app over HTTPS on ``host:port`` (port 0 picks a free one)."""
 
@@ -140,19 +131,14 @@ class WebhookServer:
         self.request_timeout = request_timeout
         self.cert_check_interval = cert_check_interval
         self._host = host
-        self._requested_port = port
-        self._socket: socket.socket | None = None
-        self._server: _QuietServer | None = None
-        self._task: asyncio.Task[None] | None = None
+        self._serving = SocketServer("webhook-server", host, port)
         self._watcher: asyncio.Task[None] | None = None
         self._ssl: ssl.SSLContext | None = None
         self._stamp: tuple[float, float] | None = None
 
     @property
     def port(self) -> int:
-        if self._socket is None:
-            raise RuntimeError("webhook server is not started")
-        return int(self._socket.getsockname()[1])
+        return self._serving.port
 
     @property
     def url(self) -> str:
@@ -176,9 +162,8 @@ class WebhookServer:
         self._stamp = self._files_stamp()
 
     async def start(self) -> None:
-        if self._task is not None:
+        if self._serving.started:
             raise RuntimeError("webhook server already started")
-        sock = self._socket = listening_socket(self._host, self._requested_port)
         config = uvicorn.Config(
             self.app,
             log_level="warning",
@@ -194,13 +179,7 @@ class WebhookServer:
         config.ssl.minimum_version = ssl.TLSVersion.TLSv1_2
         self._ssl = config.ssl
         self._stamp = self._files_stamp()
-        self._server = _QuietServer(config)
-        self._task = asyncio.create_task(self._server.serve(sockets=[sock]), name="webhook-server")
-        while not self._server.started:
-            if self._task.done():
-                await self._task
-                raise RuntimeError("webhook server stopped while starting")
-            await asyncio.sleep(0.01)
+        await self._serving.start(config)
         if self.cert_check_interval:
             self._watcher = asyncio.create_task(self._watch_certificates(self.cert_check_interval))
 
@@ -219,12 +198,4 @@ class WebhookServer:
         if self._watcher is not None:
             await cancel_and_wait(self._watcher)
             self._watcher = None
-        if self._server is None or self._task is None:
-            return
-        self._server.should_exit = True
-        await self._task
-        self._task = None
-        self._server = None
-        if self._socket is not None:
-            self._socket.close()
-            self._socket = None
+        await self._serving.stop()
