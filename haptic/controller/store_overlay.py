@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from haptic.k8s.jsonpath import format_value
-from haptic.k8s.store import AmbiguousLookupError, Identity, Objects, ResourceStore, identity_of
+from haptic.k8s.store import Identity, Objects, ResourceStore, identity_of, single_match
 
 
 class OverlayStore:
@@ -77,14 +77,7 @@ class OverlayStore:
         return self._merged(tuple(format_value(k) for k in keys), found)
 
     def get_single(self, *keys: Any) -> Mapping[str, Any] | None:
-        found = self.fetch(*keys)
-        if not found:
-            return None
-        if len(found) > 1:
-            raise AmbiguousLookupError(
-                f"store {self.name!r}: {len(found)} objects match keys {list(keys)!r}; use fetch() for several"
-            )
-        return found[0]
+        return single_match(self.name, keys, self.fetch(*keys))
 
     def get(self, namespace: str | None, name: str) -> Mapping[str, Any] | None:
         if (namespace or "", name) == self._hidden:

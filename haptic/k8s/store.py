@@ -55,6 +55,17 @@ def identity_of(obj: Mapping[str, Any]) -> Identity:
     return str(metadata.get("namespace") or ""), str(metadata["name"])
 
 
+def single_match(store: str, keys: Sequence[Any], found: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The one object of a lookup; ``None`` for none; ``AmbiguousLookupError`` for several."""
+    if not found:
+        return None
+    if len(found) > 1:
+        raise AmbiguousLookupError(
+            f"store {store!r}: {len(found)} objects match keys {list(keys)!r}; use fetch() for several"
+        )
+    return found[0]
+
+
 class ResourceStore:
     """An indexed in-memory store for one watched resource type."""
 
@@ -209,14 +220,7 @@ class ResourceStore:
 
     def get_single(self, *keys: Any) -> Mapping[str, Any] | None:
         """The one object under ``keys``; ``None`` when there is none; ``AmbiguousLookupError`` for several."""
-        found = self.fetch(*keys)
-        if not found:
-            return None
-        if len(found) > 1:
-            raise AmbiguousLookupError(
-                f"store {self.name!r}: {len(found)} objects match keys {list(keys)!r}; use fetch() for several"
-            )
-        return found[0]
+        return single_match(self.name, keys, self.fetch(*keys))
 
     def get(self, namespace: str | None, name: str) -> Mapping[str, Any] | None:
         """The object with this identity, whatever the index."""

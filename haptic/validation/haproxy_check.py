@@ -105,17 +105,23 @@ class HAProxyValidator:
         # The last config (and aux files) that haproxy -c itself accepted: the base of structural proofs.
         self._last_passed: tuple[str, AuxFiles] | None = None
 
+    def _without_haproxy(self, config: str, aux: AuxFiles) -> tuple[str, ValidationResult | None, str]:
+        """The content checksum, and a result when the cache or a structural proof answers without
+        ``haproxy -c`` (else the reason it must run)."""
+        checksum = content_checksum(config, aux)
+        hit = self._cached(checksum, config, aux)
+        if hit is not None:
+            return checksum, hit, ""
+        proven, reason = self._structural(checksum, config, aux)
+        return checksum, proven, reason
+
     # -- public API ---------------------------------------------------------------------------------
 
     def validate(self, config: str, aux: AuxFiles | None = None) -> ValidationResult:
         aux = aux or AuxFiles()
-        checksum = content_checksum(config, aux)
-        hit = self._cached(checksum, config, aux)
-        if hit is not None:
-            return hit
-        proven, reason = self._structural(checksum, config, aux)
-        if proven is not None:
-            return proven
+        checksum, known, reason = self._without_haproxy(config, aux)
+        if known is not None:
+            return known
         with self._prepared(config, aux) as prepared:
             result = self.runner.run(self._argv(prepared), cwd=str(prepared.root), time_limit=self.timeout)
             return self._remember(self._interpret(result, checksum, config, aux, prepared), config, aux, reason)
@@ -124,13 +130,9 @@ class HAProxyValidator:
         self, config: str, aux: AuxFiles | None = None, *, runner: AsyncProcessRunner
     ) -> ValidationResult:
         aux = aux or AuxFiles()
-        checksum = content_checksum(config, aux)
-        hit = self._cached(checksum, config, aux)
-        if hit is not None:
-            return hit
-        proven, reason = self._structural(checksum, config, aux)
-        if proven is not None:
-            return proven
+        checksum, known, reason = self._without_haproxy(config, aux)
+        if known is not None:
+            return known
         with self._prepared(config, aux) as prepared:
             result = await runner.run(self._argv(prepared), cwd=str(prepared.root), time_limit=self.timeout)
             return self._remember(self._interpret(result, checksum, config, aux, prepared), config, aux, reason)
