@@ -43,12 +43,36 @@ class TraceRecord:
     data: Mapping[str, Any] = field(default_factory=dict)
 
 
+#: The apiVersion of the kinds scenarios name without one.
+KIND_API_VERSIONS: Mapping[str, str] = {
+    "Ingress": "networking.k8s.io/v1",
+    "IngressClass": "networking.k8s.io/v1",
+    "EndpointSlice": "discovery.k8s.io/v1",
+    "Service": "v1",
+    "Secret": "v1",
+    "ConfigMap": "v1",
+    "Pod": "v1",
+    "Namespace": "v1",
+    "Lease": "coordination.k8s.io/v1",
+    "HAProxyTemplateConfig": "haproxy-haptic.org/v1alpha1",
+    "HAProxyCfg": "haproxy-haptic.org/v1alpha1",
+}
+
+
 @dataclass(frozen=True)
 class ObjectKey:
     kind: str
     name: str
     namespace: str | None = None
     api_version: str | None = None
+
+    def resolved_api_version(self) -> str:
+        """The key's apiVersion, or the known one of its kind."""
+        if self.api_version:
+            return self.api_version
+        if self.kind in KIND_API_VERSIONS:
+            return KIND_API_VERSIONS[self.kind]
+        raise ValueError(f"give apiVersion for kind {self.kind!r}")
 
 
 @dataclass(frozen=True)

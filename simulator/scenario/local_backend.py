@@ -46,24 +46,19 @@ from simulator.local.pod import POD_LABELS
 from simulator.local.stack import LocalStack, StackOptions
 from simulator.local.traffic import probe
 
-from .backend import BackendSetup, BackendUnavailable, NotApplicable, ObjectKey, TraceRecord, TrafficResult
+from .backend import (
+    KIND_API_VERSIONS,
+    BackendSetup,
+    BackendUnavailable,
+    NotApplicable,
+    ObjectKey,
+    TraceRecord,
+    TrafficResult,
+)
 from .schema import FaultSpec, TrafficExpectation
 
 T = TypeVar("T")
 
-_API_VERSIONS = {
-    "Ingress": "networking.k8s.io/v1",
-    "IngressClass": "networking.k8s.io/v1",
-    "EndpointSlice": "discovery.k8s.io/v1",
-    "Service": "v1",
-    "Secret": "v1",
-    "ConfigMap": "v1",
-    "Pod": "v1",
-    "Namespace": "v1",
-    "Lease": "coordination.k8s.io/v1",
-    "HAProxyTemplateConfig": "haproxy-haptic.org/v1alpha1",
-    "HAProxyCfg": "haproxy-haptic.org/v1alpha1",
-}
 _DATAPLANE_FAULTS = ("dataplane_5xx", "dataplane_slow", "dataplane_409_storm", "reload_failure")
 _WILDCARD_PORT = re.compile(r"^[ \t]*bind[ \t]+(?:\*|0\.0\.0\.0|\[::\]|::)?:(\d+)", re.MULTILINE)
 
@@ -259,27 +254,20 @@ class LocalBackend:
         copy["ports"] = [{**p, "port": stack.echo_port} for p in copy.get("ports") or [{"port": 80}]]
         return copy
 
-    def _api_version(self, key: ObjectKey) -> str:
-        if key.api_version:
-            return key.api_version
-        if key.kind in _API_VERSIONS:
-            return _API_VERSIONS[key.kind]
-        raise ValueError(f"give apiVersion for kind {key.kind!r}")
-
     def _namespace_of(self, key: ObjectKey) -> str | None:
-        rt = self.s.kube.types.by_kind(self._api_version(key), key.kind)
+        rt = self.s.kube.types.by_kind(key.resolved_api_version(), key.kind)
         if rt is None:
             raise ValueError(f"the local API serves no {key.kind}")
         return (key.namespace or "default") if rt.namespaced else None
 
     async def delete(self, key: ObjectKey) -> None:
-        self.s.delete(self._api_version(key), key.kind, self._namespace_of(key), key.name)
+        self.s.delete(key.resolved_api_version(), key.kind, self._namespace_of(key), key.name)
 
     async def patch(self, key: ObjectKey, patch_type: str, patch: Any) -> None:
         if key.kind == "EndpointSlice":
             raise NotApplicable("patching an EndpointSlice is not supported on local (apply the whole slice: "
                                 "its addresses are promoted to echo servers)")
-        self.s.patch(self._api_version(key), key.kind, self._namespace_of(key), key.name, patch_type, patch)
+        self.s.patch(key.resolved_api_version(), key.kind, self._namespace_of(key), key.name, patch_type, patch)
 
     async def advance(self, seconds: float) -> None:
         # the runner polls ``within`` bounds by advancing at most 1 s at a time: only longer advances
@@ -501,7 +489,7 @@ class LocalBackend:
 
     async def list_objects(self, kind: str, namespace: str | None = None) -> Sequence[Mapping[str, Any]]:
         stack = self.s
-        rt = stack.kube.types.by_kind(_API_VERSIONS.get(kind, "haproxy-haptic.org/v1alpha1"), kind)
+        rt = stack.kube.types.by_kind(KIND_API_VERSIONS.get(kind, "haproxy-haptic.org/v1alpha1"), kind)
         if rt is None:
             return []
         try:

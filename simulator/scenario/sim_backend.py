@@ -31,24 +31,12 @@ from haptic.validation.checksum import content_checksum
 from simulator.dataplane.storage import parse_map, sanitize_name
 from simulator.harness import Harness, Replica
 
-from .backend import BackendSetup, NotApplicable, ObjectKey, TraceRecord, TrafficResult
+from .backend import KIND_API_VERSIONS, BackendSetup, NotApplicable, ObjectKey, TraceRecord, TrafficResult
 from .schema import FaultSpec, TrafficExpectation
 
 T = TypeVar("T")
 
 _DATAPLANE_FAULTS = ("dataplane_5xx", "dataplane_slow", "dataplane_409_storm", "reload_failure")
-_API_VERSIONS = {
-    "Ingress": "networking.k8s.io/v1",
-    "IngressClass": "networking.k8s.io/v1",
-    "EndpointSlice": "discovery.k8s.io/v1",
-    "Service": "v1",
-    "Secret": "v1",
-    "ConfigMap": "v1",
-    "Pod": "v1",
-    "Namespace": "v1",
-    "HAProxyTemplateConfig": "haproxy-haptic.org/v1alpha1",
-    "HAProxyCfg": "haproxy-haptic.org/v1alpha1",
-}
 _NO_OUTAGE_END = 10.0**9
 _STOP_BOUND = 30.0
 
@@ -123,20 +111,13 @@ class SimBackend:
             # follows a new credentials Secret on the fake pods.
             await self.h.apply_admitted(obj)
 
-    def _api_version(self, key: ObjectKey) -> str:
-        if key.api_version:
-            return key.api_version
-        if key.kind in _API_VERSIONS:
-            return _API_VERSIONS[key.kind]
-        raise ValueError(f"give apiVersion for kind {key.kind!r}")
-
     async def delete(self, key: ObjectKey) -> None:
-        rt = self.h.rt(self._api_version(key), key.kind)
+        rt = self.h.rt(key.resolved_api_version(), key.kind)
         namespace = (key.namespace or "default") if rt.namespaced else None
-        self.h.delete(self._api_version(key), key.kind, key.name, namespace)
+        self.h.delete(key.resolved_api_version(), key.kind, key.name, namespace)
 
     async def patch(self, key: ObjectKey, patch_type: str, patch: Any) -> None:
-        rt = self.h.rt(self._api_version(key), key.kind)
+        rt = self.h.rt(key.resolved_api_version(), key.kind)
         namespace = (key.namespace or "default") if rt.namespaced else None
         self.h.api.patch(rt, namespace, key.name, patch_type, patch, None)
 
@@ -369,7 +350,7 @@ class SimBackend:
         return generate_latest(found[0].controller.metrics.registry).decode("utf-8")
 
     async def list_objects(self, kind: str, namespace: str | None = None) -> Sequence[Mapping[str, Any]]:
-        rt = self.h.rt(_API_VERSIONS.get(kind, "haproxy-haptic.org/v1alpha1"), kind)
+        rt = self.h.rt(KIND_API_VERSIONS.get(kind, "haproxy-haptic.org/v1alpha1"), kind)
         return list(self.h.api.list(rt, namespace).items)
 
     async def traffic(self, check: TrafficExpectation) -> TrafficResult:
