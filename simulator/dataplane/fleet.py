@@ -13,6 +13,7 @@ from haptic.dataplane.client import DataplaneClient, SleepFn
 from simulator.dataplane.haproxy_driver import HAProxyDriver
 from simulator.dataplane.inprocess import client_for
 from simulator.dataplane.instance import Counters, FakeDataplane, InstanceOptions
+from simulator.dataplane.local_version import local_api_version
 from simulator.dataplane.process_runner import BlockingProcessRunner, ProcessRunner
 from simulator.dataplane.storage import Storage
 
@@ -38,6 +39,10 @@ class DataplaneFleet:
         if name in self.instances:
             raise ValueError(f"instance {name!r} already exists")
         opts = options or InstanceOptions(reload_delay=self.reload_delay)
+        if options is None and self.haproxy_bin is not None:
+            # Like a real sidecar, a fake driving haproxy reports that haproxy's version (the
+            # controller admits only its own major.minor).
+            opts.api_version = local_api_version(self.haproxy_bin)
         opts.name = name
         driver, storage = None, Storage()
         if self.haproxy_bin is not None and self.workdir is not None:

@@ -9,6 +9,7 @@ import pytest
 
 from haptic.dataplane.aux_files import AuxFiles
 from haptic.dataplane.synchronizer import VersionCache, sync
+from haptic.validation.capabilities import detect_capabilities
 from simulator.dataplane.fleet import DataplaneFleet
 from tests.integration.dataplane_harness import free_port
 
@@ -33,6 +34,10 @@ async def test_fleet_of_real_haproxies_on_virtual_time(haproxy_bin: str, tmp_pat
             await fleet.add(name)
             ports[name] = free_port()
             async with fleet.client(name) as client:
+                # The controller admits only Dataplanes reporting its own haproxy's major.minor.
+                info = await client.info()
+                local = detect_capabilities(haproxy_bin)
+                assert (info.major, info.minor) == (local["version_major"], local["version_minor"])
                 cache = VersionCache()
                 result = await sync(client, config(ports[name], 9), AuxFiles(), cache=cache)
                 assert result.ok, result.errors
