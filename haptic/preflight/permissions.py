@@ -17,7 +17,7 @@ from haptic.config.haproxycfg import runtime_config_name
 from haptic.config.models import HAProxyTemplateConfigSpec
 
 CONFIG_GROUP = "haproxy-haptic.org"
-#: The ValidatingWebhookConfiguration the controller applies (``haptic.controller.webhook_config``).
+#: The ValidatingWebhookConfiguration the controller applies (``haptic.webhook.configuration``).
 WEBHOOK_CONFIGURATION_NAME = "haptic-validating-webhook"
 _READ = ("list", "watch")
 

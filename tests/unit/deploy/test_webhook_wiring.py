@@ -84,7 +84,7 @@ def test_the_cert_manager_example_issues_the_same_secret() -> None:
 
 
 def test_the_rbac_names_the_configuration_the_controller_applies() -> None:
-    from haptic.controller.webhook_config import DEFAULT_NAME
+    from haptic.webhook.configuration import DEFAULT_NAME
     from haptic.preflight.permissions import WEBHOOK_CONFIGURATION_NAME
 
     assert WEBHOOK_CONFIGURATION_NAME == DEFAULT_NAME
