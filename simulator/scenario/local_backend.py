@@ -109,6 +109,18 @@ def slice_pairs(obj: Mapping[str, Any]) -> list[tuple[str, int]]:
             for port in ports]
 
 
+def reconcile_pending(records: Sequence[TraceRecord]) -> bool:
+    """A store change the controller has not reconciled yet (its debounce window holds it back): a
+    ``resource.index.updated`` event with no ``reconciliation.triggered`` after it."""
+    last_change = last_trigger = -1
+    for position, record in enumerate(records):
+        if record.type == "resource.index.updated" and not record.data.get("initial_sync"):
+            last_change = position
+        elif record.type == "reconciliation.triggered":
+            last_trigger = position
+    return last_change > last_trigger
+
+
 _EVENT_POLL = 0.25
 _FIRST_LEADER_WAIT = 30.0
 _EVENT_LIMIT = 1000
@@ -304,14 +316,7 @@ class LocalBackend:
         return False
 
     def _reconcile_pending(self) -> bool:
-        """A store change the controller has not reconciled yet (its debounce window holds it back)."""
-        last_change = last_trigger = -1
-        for position, record in enumerate(self._records):
-            if record.type == "resource.index.updated" and not record.data.get("initial_sync"):
-                last_change = position
-            elif record.type == "reconciliation.triggered":
-                last_trigger = position
-        return last_change > last_trigger
+        return reconcile_pending(self._records)
 
     def _crashed(self) -> bool:
         """Every replica exited on its own (none was stopped by a fault): nothing can settle any more."""
