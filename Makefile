@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export PATH := $(CURDIR)/$(BIN):/usr/sbin:$(PATH)
 
-.PHONY: test demo lint typecheck unit integration scenarios crds bench tools clean
+.PHONY: test demo lint typecheck unit integration scenarios crds bench tools clean e2e local-tier
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -28,6 +28,17 @@ test: $(STAMP) tools lint typecheck
 
 unit: $(STAMP)
 	$(BIN)/pytest -q tests/unit
+
+# The local tier alone: every scenario that opts in to `local` (real haproxy, controller subprocesses).
+local-tier: $(STAMP) tools
+	$(BIN)/pytest -q -p no:cacheprovider scenarios -k local
+
+# Kind: create the cluster (kind-config.yaml), build the image with the docker SDK, kind load it, apply
+# deploy/, run the promoted scenarios with --backend cluster; `make e2e E2E_ARGS=--keep-cluster` keeps it.
+# Skipped, with the reason printed, where kind, kubectl or a Docker engine is missing.
+e2e: $(STAMP)
+	$(BIN)/pip install -q -e '.[e2e]'
+	$(BIN)/pytest -rs -v tests/e2e $(E2E_ARGS)
 
 demo: $(STAMP) tools
 	$(BIN)/haptic-sim demo
