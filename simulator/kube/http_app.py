@@ -82,6 +82,7 @@ class KubeHTTPServer:
         # (method, path with query, status) of the last API requests, for tests to assert on.
         self.request_log: deque[tuple[str, str, int]] = deque(maxlen=10_000)
         self._watches: set[Watch] = set()
+        self._listening = asyncio.Event()
 
     @property
     def url(self) -> str:
@@ -98,6 +99,7 @@ class KubeHTTPServer:
         await self._site.start()
         if self.port == 0:
             self.port = int(self._runner.addresses[0][1])
+        self._listening.set()
 
     async def stop(self) -> None:
         if self._reopen is not None:
@@ -112,6 +114,7 @@ class KubeHTTPServer:
         """Stops listening for ``seconds`` (clients get "connection refused"), then listens again.
         Open watch streams are cut, as a server going down would."""
         self.api.refuse_connections(seconds)
+        self._listening.clear()
         if self._site is not None:
             await self._site.stop()
             self._site = None
@@ -123,6 +126,18 @@ class KubeHTTPServer:
     def _listen_again(self) -> None:
         if self._site is None and self._runner is not None:
             self._reopening = asyncio.get_running_loop().create_task(self._listen())
+
+    async def listening(self) -> None:
+        """Returns once the server accepts connections (at once, unless a ``refuse`` window is open)."""
+        await self._listening.wait()
+
+    async def reopen(self) -> None:
+        """Ends a ``refuse`` window now: clears the fault and listens again."""
+        if self._reopen is not None:
+            self._reopen.cancel()
+        self.api.faults.refuse_until = float("-inf")
+        if self._site is None and self._runner is not None:
+            await self._listen()
 
     # -- dispatch -------------------------------------------------------------------------------------
 
@@ -253,7 +268,7 @@ class KubeHTTPServer:
             if t.name is not None:
                 obj = api.get(t.rt, t.namespace, t.name)
                 if t.subresource is not None:
-                    api._check_subresource(t.rt, t.subresource)
+                    api.check_subresource(t.rt, t.subresource)
                 if wants_table(request.headers.get("Accept", "")):
                     return _json_response(to_table(t.rt, [obj], str(api.resource_version), None, self._now()))
                 return self._object_response(t.rt, obj)

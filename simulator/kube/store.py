@@ -10,11 +10,10 @@ import builtins
 import contextlib
 import json
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from haptic.k8s.api import JSON, ApiError, Conflict, Gone, Invalid, NotFound
 
@@ -29,13 +28,17 @@ from .typestore import Event, Key, TypeStore, decode_continue, encode_continue
 from .validation import bad_request, check_body, check_name
 from .watch import Watch
 
-if TYPE_CHECKING:
-    from .admission import WebhookAdmission
-    from .http_app import KubeHTTPServer
-
 _DEFAULTED = {("", "secrets"), ("", "services"), ("discovery.k8s.io", "endpointslices")}
 _ENCODER = json.JSONEncoder(separators=(",", ":"))  # one instance: json.dumps builds one per call
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+class AdmissionHook(Protocol):
+    """What the store holds to let front-ends run admission (``simulator.kube.admission`` implements it)."""
+
+    def wants(self, rt: ResourceType) -> bool: ...
+
+    async def __call__(self, attempt: Any) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -78,7 +81,7 @@ class FakeKubeAPI:
         self._cluster_ips = ClusterIPs()
         self.writes = 0
         # Validating webhooks are called only when enabled (``admission.enable_admission``).
-        self.admission: WebhookAdmission | None = None
+        self.admission: AdmissionHook | None = None
         for name in namespaces:
             self.create(self.types.resolve("v1", "namespaces"), None, {"metadata": {"name": name}})
 
@@ -183,6 +186,10 @@ class FakeKubeAPI:
             return  # a dry run allocates no version: the answer keeps the one it had (none on create)
         self._rv += 1
         obj["metadata"]["resourceVersion"] = str(self._rv)
+
+    @property
+    def in_dry_run(self) -> bool:
+        return self._dry
 
     @contextlib.contextmanager
     def dry_run(self) -> Iterator[None]:
@@ -423,7 +430,7 @@ class FakeKubeAPI:
     def update(self, rt: ResourceType, namespace: str | None, name: str, body: Any,
                subresource: str | None = None, manager: str | None = None) -> JSON:
         """PUT: replace the object (or only its status), with a resourceVersion precondition."""
-        self._check_subresource(rt, subresource)
+        self.check_subresource(rt, subresource)
         check_body(rt, body, name, namespace)
         old = self.get(rt, namespace, name)
         wanted_rv = (body.get("metadata") or {}).get("resourceVersion")
@@ -440,7 +447,7 @@ class FakeKubeAPI:
                         "please apply your changes to the latest version and try again",
                         {"name": name, "group": rt.group, "kind": rt.plural})
 
-    def _check_subresource(self, rt: ResourceType, subresource: str | None) -> None:
+    def check_subresource(self, rt: ResourceType, subresource: str | None) -> None:
         if subresource is None:
             return
         if subresource != "status" or not rt.has_status:
@@ -543,7 +550,7 @@ class FakeKubeAPI:
     def patch(self, rt: ResourceType, namespace: str | None, name: str, patch_type: str, body: Any,
               subresource: str | None = None, manager: str | None = None, force: bool = False) -> JSON:
         """PATCH with ``merge``, ``json``, ``strategic`` or ``apply`` (server-side apply)."""
-        self._check_subresource(rt, subresource)
+        self.check_subresource(rt, subresource)
         if patch_type == "apply":
             return self._apply(rt, namespace, name, body, subresource, manager, force)
         old = self.get(rt, namespace, name)
@@ -758,12 +765,6 @@ class FakeKubeAPI:
     def clear_faults(self) -> None:
         self.faults.clear()
 
-    def apply_fault(self, spec: Mapping[str, Any]) -> JSON:
-        """A fault as data, e.g. ``{"fault": "throttle", "seconds": 10, "retryAfter": 2}`` (see ``admin``)."""
-        from .admin import apply_fault
-
-        return apply_fault(self, spec)
-
     def type_of(self, api_version: str, kind: str) -> ResourceType:
         """The served type of a kind (what manifests name), or 404."""
         rt = self.types.by_kind(api_version, kind)
@@ -788,18 +789,6 @@ class FakeKubeAPI:
         rt = self.type_of(api_version, kind)
         obj, gone = self.delete(rt, namespace if rt.namespaced else None, name)
         return None if gone else obj
-
-    def load_yaml(self, text_or_path: str | Path) -> builtins.list[JSON]:
-        """Creates the objects of a YAML file or text (see ``simulator.kube.loading``)."""
-        from .loading import load_yaml
-
-        return load_yaml(self, text_or_path)
-
-    async def serve(self, host: str = "127.0.0.1", port: int = 0) -> KubeHTTPServer:
-        """Starts an HTTP server for this store on the running loop."""
-        from .http_app import serve
-
-        return await serve(self, host, port)
 
     def watcher_count(self) -> int:
         return sum(len(ts.watchers) for ts in self._stores.values())

@@ -25,7 +25,7 @@ from haptic.k8s.api import ApiError, ResourceRef
 from haptic.k8s.store import ResourceStore
 from haptic.live.certs import generate_webhook_certs
 from haptic.live.webhook_server import WebhookServer
-from simulator.kube import FakeKubeAPI, InProcessKubeClient, write_kubeconfig
+from simulator.kube import FakeKubeAPI, InProcessKubeClient, serve, write_kubeconfig
 from simulator.kube.admission import WebhookAdmission, enable_admission
 from tests.unit.controller.admission_helpers import ingress, ingress_example
 
@@ -75,7 +75,7 @@ async def cluster(kubectl_bin: str, haproxy_bin: str, tmp_path: Path) -> AsyncIt
     validator = AdmissionValidator.from_spec(config.spec, stores, DryRunCheck.from_spec(config.spec, haproxy_bin))
     webhook = WebhookServer(validator.review, certfile=certs.cert_path, keyfile=certs.key_path, port=0)
     await webhook.start()
-    http = await api.serve()
+    http = await serve(api)
     try:
         await sync_webhook_configuration(InProcessKubeClient(api), config.spec.watched_resources, certs.ca_bundle,
                                          url=webhook.url)
