@@ -17,7 +17,9 @@ from haptic.k8s.api import JSON, ApiError, NotFound
 
 from . import admin, discovery, protobuf
 from .admission import admitted
+from .gofmt import go_json
 from .resources import ResourceType
+from .status_body import status_bytes
 from .store import FakeKubeAPI, ListResult
 from .tables import to_table, wants_table, watch_table
 from .validation import bad_request, yaml_error
@@ -36,7 +38,7 @@ log = logging.getLogger(__name__)
 
 
 def _json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
-    return web.Response(body=json.dumps(body, separators=(",", ":")).encode(), status=status,
+    return web.Response(body=json.dumps(body, separators=(",", ":")).encode() + b"\n", status=status,
                         content_type="application/json", headers=headers)
 
 
@@ -44,7 +46,7 @@ def error_response(err: ApiError) -> web.Response:
     headers = {}
     if err.retry_after is not None:
         headers["Retry-After"] = str(int(err.retry_after + 0.999))
-    return _json_response(err.status(), err.code, headers)
+    return web.Response(body=status_bytes(err), status=err.code, content_type="application/json", headers=headers)
 
 
 def _flag(value: str | None) -> bool:
@@ -349,7 +351,8 @@ class KubeHTTPServer:
         return self.api.encoded(obj)
 
     def _object_response(self, rt: ResourceType, obj: JSON, status: int = 200) -> web.Response:
-        return web.Response(body=self._encode(rt, obj), status=status, content_type="application/json")
+        # The API server's JSON encoder ends every body with a newline.
+        return web.Response(body=self._encode(rt, obj) + b"\n", status=status, content_type="application/json")
 
     def _list_response(self, rt: ResourceType, result: ListResult) -> web.Response:
         meta: JSON = {"resourceVersion": result.resource_version}
@@ -357,7 +360,7 @@ class KubeHTTPServer:
             meta["continue"] = result.continue_token
         head = json.dumps({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta},
                           separators=(",", ":")).encode()
-        body = b"".join((head[:-1], b',"items":[', b",".join(self._encode(rt, o) for o in result.items), b"]}"))
+        body = b"".join((head[:-1], b',"items":[', b",".join(self._encode(rt, o) for o in result.items), b"]}\n"))
         return web.Response(body=body, content_type="application/json")
 
     async def _watch(self, request: web.Request, t: _Target) -> web.StreamResponse:
@@ -384,7 +387,7 @@ class KubeHTTPServer:
                     if table and etype not in ("BOOKMARK", "ERROR"):
                         payload = json.dumps(watch_table(t.rt, obj, self._now()), separators=(",", ":")).encode()
                     elif etype in ("BOOKMARK", "ERROR"):
-                        payload = json.dumps(obj, separators=(",", ":")).encode()
+                        payload = go_json(obj).encode()
                     else:
                         payload = self._encode(t.rt, obj)
                     lines.append(b'{"type":"' + etype.encode() + b'","object":' + payload + b"}\n")

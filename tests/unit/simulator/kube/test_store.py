@@ -484,7 +484,7 @@ async def test_secret_string_data_and_service_defaults(kube: InProcessKubeClient
     assert (spec["clusterIP"], second["spec"]["clusterIP"]) == ("10.96.0.2", "10.96.0.3")
     replaced = await kube.replace(SVC, {**first, "spec": {"ports": [{"port": 8080}]}})
     assert replaced["spec"]["clusterIP"] == "10.96.0.2"
-    with pytest.raises(Invalid, match="immutable"):
+    with pytest.raises(Invalid, match="may not change once set"):
         await kube.patch(SVC, "a", {"spec": {"clusterIP": "10.96.9.9"}}, namespace="default")
 
 
