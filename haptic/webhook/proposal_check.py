@@ -23,6 +23,7 @@ from haptic.templating.engine import RenderInputs, TemplateEngine, TemplateSet
 from haptic.templating.errors import TemplatingError
 from haptic.validation.haproxy_check import ConfigProblem, HAProxyValidator
 from haptic.validation.process import AsyncProcessRunner, AsyncSubprocessRunner
+from haptic.validation.render_check import render_and_validate
 from haptic.validation.testrunner import TestReport, TestResult, ValidationTestRunner
 from haptic.webhook.admission import DEFAULT_TIMEOUT, AdmissionValidator, ProposalOutcome
 
@@ -130,11 +131,11 @@ class DryRunCheck:
             dirs=StorageDirs.from_spec(self.spec.dataplane),
         )
         try:
-            result = self.engine.render(inputs)
+            checked = await render_and_validate(self.engine, inputs, self.validator, runner=self.runner)
         except TemplatingError as exc:
             return ProposalOutcome((f"rendering failed: {exc}",))
         problems: list[str] = []
-        validation = await self.validator.avalidate(result.config, result.aux, runner=self.runner)
+        result, validation = checked.render, checked.validation
         if not validation.valid:
             errors = [_problem_text(e) for e in validation.errors] or [validation.summary()]
             problems.append("haproxy -c: " + "; ".join(errors[:_MAX_PROBLEMS]))

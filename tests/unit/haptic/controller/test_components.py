@@ -31,6 +31,7 @@ from haptic.controller.publish.publisher import decode_content, encode_content
 from haptic.controller.reconcile.coordinator import merged_reason
 from haptic.controller.reconcile.reconciler import Reconciler
 from haptic.core import EventBus, SequentialIds, VirtualClock
+from haptic.dataplane.aux_files import AuxFiles
 from haptic.templating.engine import compile_templates
 from haptic.validation.haproxy_check import HAProxyValidator
 from simulator.cluster_objects import haproxy_pod, template_config
@@ -115,8 +116,11 @@ EP = (DataplaneEndpoint("http://10.0.0.1:5555/v3", "p0", "haptic"),)
 
 
 async def validated(bus: EventBus, checksum: str, reason: str = "resource_change") -> None:
-    bus.publish(TemplateRendered(haproxy_config=f"# {checksum}\n", content_checksum=checksum, trigger_reason=reason))
-    bus.publish(ValidationCompleted(content_checksum=checksum, trigger_reason=reason))
+    config, aux = f"# {checksum}\n", AuxFiles()
+    bus.publish(TemplateRendered(haproxy_config=config, content_checksum=checksum, trigger_reason=reason,
+                                 auxiliary_files=aux))
+    bus.publish(ValidationCompleted(content_checksum=checksum, haproxy_config=config, auxiliary_files=aux,
+                                    trigger_reason=reason))
     await VirtualClock().sleep(0)
     await VirtualClock().sleep(0)
 
@@ -163,7 +167,8 @@ async def test_scheduler_falls_back_to_last_good_on_failed_drift_validation() ->
     assert len(out.drain()) == 1
     bus.publish(DeploymentCompleted(total=1, succeeded=1, failed=0))
     await VirtualClock().sleep(3)
-    bus.publish(TemplateRendered(haproxy_config="bad", content_checksum="bad", trigger_reason="drift_prevention"))
+    bus.publish(TemplateRendered(haproxy_config="bad", content_checksum="bad", trigger_reason="drift_prevention",
+                                 auxiliary_files=AuxFiles()))
     bus.publish(ValidationFailed(errors=("nope",), content_checksum="bad", trigger_reason="drift_prevention"))
     await VirtualClock().sleep(0.01)
     again = out.drain()
