@@ -2,7 +2,7 @@
 
 The one render-then-validate sequence, shared by the controller's coordinator (live stores) and the
 admission webhook's dry-run check (stores with the proposed change). Pure: the caller hands in the
-engine, the inputs, the validator and the process runner; it knows no event bus and reads no clock
+engine, the inputs, the validator and the command runner; it knows no event bus and reads no clock
 (``on_rendered`` lets the caller time and announce the render before validation starts).
 """
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from haptic.templating.engine import RenderInputs, RenderResult, TemplateEngine
 from haptic.validation.checksum import content_checksum
 from haptic.validation.haproxy_check import HAProxyValidator, ValidationResult
-from haptic.validation.process import AsyncProcessRunner
+from haptic.validation.process import AsyncCommandRunner
 
 __all__ = ["CheckedRender", "render_and_validate"]
 
@@ -37,7 +37,7 @@ async def render_and_validate(
     inputs: RenderInputs,
     validator: HAProxyValidator,
     *,
-    runner: AsyncProcessRunner,
+    runner: AsyncCommandRunner,
     on_rendered: Callable[[RenderResult, str], None] | None = None,
 ) -> CheckedRender:
     """Renders ``inputs`` and validates the result. A failed render raises ``TemplatingError``;

@@ -18,16 +18,16 @@ from typing import Any
 
 from haptic.config.models import HAProxyTemplateConfigSpec
 from haptic.k8s.store import ResourceStore
+from haptic.names import HAPROXY_PODS
 from haptic.templating.context import StorageDirs, StoreLike
 from haptic.templating.engine import RenderInputs, TemplateEngine, TemplateSet
 from haptic.templating.errors import TemplatingError
 from haptic.validation.haproxy_check import ConfigProblem, HAProxyValidator
-from haptic.validation.process import AsyncProcessRunner, AsyncSubprocessRunner
+from haptic.validation.process import AsyncCommandRunner, AsyncSubprocessRunner
 from haptic.validation.render_check import render_and_validate
 from haptic.validation.testrunner import TestReport, TestResult, ValidationTestRunner
 from haptic.webhook.admission import DEFAULT_TIMEOUT, AdmissionValidator, ProposalOutcome
 
-HAPROXY_PODS = "haproxy-pods"
 TESTS_TIMEOUT = 60.0
 _MAX_PROBLEMS = 8
 
@@ -63,7 +63,7 @@ class DryRunCheck:
         engine: TemplateEngine,
         validator: HAProxyValidator,
         *,
-        runner: AsyncProcessRunner | None = None,
+        runner: AsyncCommandRunner | None = None,
         tests: ValidationTestRunner | None = None,
         tests_timeout: float = TESTS_TIMEOUT,
         capabilities: Mapping[str, Any] | None = None,
@@ -71,7 +71,7 @@ class DryRunCheck:
         self.spec = spec
         self.engine = engine
         self.validator = validator
-        self.runner: AsyncProcessRunner = runner or AsyncSubprocessRunner()
+        self.runner: AsyncCommandRunner = runner or AsyncSubprocessRunner()
         self.tests = tests
         self.tests_timeout = tests_timeout
         self.capabilities = dict(capabilities or {})
@@ -84,7 +84,7 @@ class DryRunCheck:
         haproxy_binary: str = "haproxy",
         *,
         timeout: float = DEFAULT_TIMEOUT,
-        runner: AsyncProcessRunner | None = None,
+        runner: AsyncCommandRunner | None = None,
         capabilities: Mapping[str, Any] | None = None,
     ) -> DryRunCheck:
         """Compiles the templates twice (webhook renders and validationTests never share an engine)."""
@@ -150,7 +150,7 @@ def admission_validator(
     *,
     timeout: float = DEFAULT_TIMEOUT,
     capabilities: Mapping[str, Any] | None = None,
-    runner: AsyncProcessRunner | None = None,
+    runner: AsyncCommandRunner | None = None,
 ) -> AdmissionValidator:
     """The validator for one configuration over its live stores, with the standard dry-run check.
 

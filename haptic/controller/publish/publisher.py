@@ -14,7 +14,6 @@ from typing import Any
 
 import zstandard
 
-from haptic.config.haproxycfg import TEMPLATE_CONFIG_LABEL
 from haptic.controller.component import IterationComponent
 from haptic.controller.context import HAPROXY_CFGS, IterationContext
 from haptic.controller.events import (
@@ -28,6 +27,7 @@ from haptic.controller.events import (
 )
 from haptic.core import Event, EventBus
 from haptic.k8s.api import JSON, ApiError, NotFound
+from haptic.names import TEMPLATE_CONFIG_LABEL
 
 
 def encode_content(text: str, threshold: int) -> tuple[str, bool]:

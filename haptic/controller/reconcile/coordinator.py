@@ -9,7 +9,7 @@ and nothing else happens: the last good config stays deployed.
 from __future__ import annotations
 
 from haptic.controller.component import IterationComponent
-from haptic.controller.context import HAPROXY_PODS, IterationContext
+from haptic.controller.context import IterationContext
 from haptic.controller.events import (
     ReconciliationCompleted,
     ReconciliationFailed,
@@ -22,6 +22,7 @@ from haptic.controller.events import (
     ValidationFailed,
 )
 from haptic.core import Event, EventBus
+from haptic.names import HAPROXY_PODS
 from haptic.templating.current_config_cache import CurrentConfigCache
 from haptic.templating.engine import RenderInputs, RenderResult
 from haptic.templating.errors import TemplatingError
