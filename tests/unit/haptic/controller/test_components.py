@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 import pytest
 
 from haptic.config.credentials import Credentials
-from haptic.config.models import load_config
-from haptic.controller.context import IterationContext
 from haptic.controller.deploy.discovery import endpoint_url, pod_endpoint
 from haptic.controller.deploy.scheduler import DeploymentScheduler
 from haptic.controller.events import (
@@ -24,41 +21,16 @@ from haptic.controller.events import (
     ValidationCompleted,
     ValidationFailed,
 )
-from haptic.controller.metrics import ControllerMetrics
 from haptic.controller.observe.commentator import level_of, summarize
-from haptic.controller.ports import ControllerIdentity, ControllerPorts
 from haptic.controller.publish.publisher import decode_content, encode_content
 from haptic.controller.reconcile.coordinator import merged_reason
 from haptic.controller.reconcile.reconciler import Reconciler
-from haptic.core import EventBus, SequentialIds, VirtualClock
+from haptic.core import EventBus, VirtualClock
 from haptic.dataplane.aux_files import AuxFiles
-from haptic.templating.engine import compile_templates
-from haptic.validation.haproxy_check import HAProxyValidator
-from simulator.cluster_objects import haproxy_pod, template_config
+from simulator.cluster_objects import haproxy_pod
+from tests.support.controller import make_ctx, started_bus
 
 pytestmark = pytest.mark.looptime
-
-
-def make_ctx(**spec_overrides: Any) -> IterationContext:
-    obj = template_config(min_deployment_interval="2s")
-    obj["metadata"]["generation"] = 1
-    obj["spec"]["dataplane"].update(spec_overrides)
-    config = load_config(obj)
-    ports = ControllerPorts(kube=object(), identity=ControllerIdentity("haptic", "c0"),  # type: ignore[arg-type]
-                            clock=VirtualClock(), ids=SequentialIds())
-    from pydantic import SecretStr
-
-    return IterationContext(ports=ports, config=config, config_version="1",
-                            credentials=Credentials(username="u", password=SecretStr("p")), credentials_version="v1",
-                            engine=compile_templates(config.spec), validator=HAProxyValidator(),
-                            metrics=ControllerMetrics(),
-                            stores=config.spec.make_stores())
-
-
-def started_bus() -> EventBus:
-    bus = EventBus(VirtualClock(), SequentialIds())
-    bus.start()
-    return bus
 
 
 # -- reconciler ------------------------------------------------------------------------------------
