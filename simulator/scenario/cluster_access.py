@@ -55,7 +55,6 @@ class ClusterOptions:
     echo_image: str = "haptic:dev"
     echo_namespace: str = "default"
     kubectl: str = "kubectl"
-    extra: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> ClusterOptions:

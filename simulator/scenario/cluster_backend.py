@@ -175,6 +175,7 @@ class ClusterBackend:
         adapted = adapt_to_installation(setup.config, self._original)
         await self._apply_one(adapted, track=False)
         await self.apply(setup.objects)
+        await self._number_by_leadership()
         self._note("cluster.started", pods=len(self._pods), replicas=len(self._controllers))
         self._poller = asyncio.create_task(self._poll_forever(), name="cluster-events")
 
@@ -221,6 +222,29 @@ class ClusterBackend:
             raise NotApplicable(f"the scenario needs {wanted} controller replica(s), the cluster has {len(urls)}")
         self._controllers = [ControllerView(i, url, self._http) for i, url in enumerate(urls)]
 
+    async def _number_by_leadership(self, within: float = 60.0) -> None:
+        """Replica numbers are the backend's: the replica that leads once the scenario's config runs is
+        ``controller-0``, as on sim and local (which let replica 0 take the Lease first). On a cluster
+        the config change restarts every replica's iteration and whichever campaigns first wins."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + within
+        leader: int | None = None
+        while leader is None and loop.time() < deadline and len(self._controllers) > 1:
+            await self._poll_events()
+            if any(r.type == "leader.became" for r in self._records):  # the scenario's iteration elected one
+                leading = [await c.is_leader() for c in self._controllers]
+                leader = leading.index(True) if leading.count(True) == 1 else None
+            if leader is None:
+                await asyncio.sleep(_POLL)
+        if not leader:
+            return
+        order = [leader, *(i for i in range(len(self._controllers)) if i != leader)]
+        renumber = {f"controller-{old}": f"controller-{new}" for new, old in enumerate(order)}
+        urls = [self._controllers[i].base_url for i in order]
+        self._controllers = [ControllerView(i, url, self._http) for i, url in enumerate(urls)]
+        self._records = [TraceRecord(r.t, renumber.get(r.source, r.source), r.type, r.data) for r in self._records]
+        self._note("cluster.replicas.numbered", leader=urls[0])
+
     async def stop(self) -> None:
         if self._poller is not None:
             self._poller.cancel()
@@ -265,11 +289,11 @@ class ClusterBackend:
     async def _poll_events(self) -> None:
         for controller in self._controllers:
             for item in await controller.events():
-                self._add_event(controller.index, item)
+                self._add_event(controller, item)
 
-    def _add_event(self, replica: int, item: Mapping[str, Any]) -> None:
+    def _add_event(self, controller: ControllerView, item: Mapping[str, Any]) -> None:
         details = dict(item.get("details") or {})
-        event_id = f"{replica}/{details.get('event_id') or item.get('timestamp')}/{item.get('type')}"
+        event_id = f"{controller.base_url}/{details.get('event_id') or item.get('timestamp')}/{item.get('type')}"
         if event_id in self._seen:
             return
         self._seen.add(event_id)
@@ -280,7 +304,7 @@ class ClusterBackend:
         if t < 0:
             return  # the installation's history before this scenario started: not part of its trace
         data = {k: v for k, v in details.items() if k not in _ENVELOPE}
-        self._records.append(TraceRecord(round(t, 6), f"controller-{replica}", str(item.get("type")), data))
+        self._records.append(TraceRecord(round(t, 6), f"controller-{controller.index}", str(item.get("type")), data))
 
     async def _refresh(self) -> None:
         """Reads every pod, the published config and the replicas' events (the synchronous views show this)."""

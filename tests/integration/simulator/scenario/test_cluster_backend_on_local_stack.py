@@ -7,10 +7,12 @@ found it. Steps a real cluster cannot perform are not applicable, with their rea
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 
 import pytest
 
+from haptic.k8s.api import NotFound
 from simulator.local.stack import LocalStack, StackOptions
 from simulator.scenario.cluster_access import ClusterOptions
 from simulator.scenario.cluster_backend import ClusterBackend, ClusterFactory
@@ -72,7 +74,7 @@ async def test_promoted_scenarios_pass_on_the_cluster_backend(stack: LocalStack)
         "within-slots-runtime-only[size=3]", "within-slots-runtime-only[size=6]", "within-slots-runtime-only[size=9]"]
     unavailable = {i: r.message for i, r in results.items() if r.status == "unavailable"}
     assert "dataplane_5xx" in unavailable["dataplane-5xx"] and "fake Dataplane API" in unavailable["dataplane-5xx"]
-    assert "2 controller replica(s)" in unavailable["leader-failover"]
+    assert "2 controller replica(s)" in unavailable["leader-failover"]  # this installation runs one
     # the installation is left as it was found: its own config back, no scenario object left
     rt = stack.kube.types.by_kind("haproxy-haptic.org/v1alpha1", "HAProxyTemplateConfig")
     assert rt is not None
@@ -94,3 +96,59 @@ async def test_a_failing_expectation_fails_on_the_cluster_backend(stack: LocalSt
     assert result.status == "failed", result.report()
     assert "10.9.9.9" in result.report() and "server SRV_1 10.2.0.1:8080" in result.report()
     await asyncio.sleep(0)
+
+
+CONTROLLER_LABELS = {"app.kubernetes.io/name": "haptic-controller"}
+
+
+async def kubelet(stack: LocalStack) -> None:
+    """What a kubelet and the controller's Deployment do for the stack's controller processes: each runs
+    as a Pod named after its identity; a deleted Pod's process is stopped (SIGTERM, then SIGKILL) and a
+    replacement starts under the same name (a StatefulSet would keep names too)."""
+    rt = stack.kube.types.by_kind("v1", "Pod")
+    assert rt is not None
+
+    def pod(index: int) -> dict[str, object]:
+        return {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": f"haptic-controller-{index}", "namespace": NAMESPACE,
+                             "labels": dict(CONTROLLER_LABELS)},
+                "spec": {"containers": [{"name": "controller", "image": "haptic:local"}]},
+                "status": {"phase": "Running", "podIP": "127.0.0.1"}}
+
+    for index in range(len(stack.controllers)):
+        stack.apply(pod(index))
+    while True:
+        await asyncio.sleep(0.1)
+        for index in range(len(stack.controllers)):
+            try:
+                stack.kube.get(rt, NAMESPACE, f"haptic-controller-{index}")
+            except NotFound:
+                await stack.stop_controller(index)
+                await stack.start_controller(index)
+                stack.apply(pod(index))
+
+
+@pytest.fixture
+async def two_replicas(haproxy_bin: str) -> AsyncIterator[LocalStack]:
+    options = StackOptions(pods=2, replicas=2, haproxy_bin=haproxy_bin, namespace=NAMESPACE, config_name=CONFIG,
+                           log_level="warning")
+    async with LocalStack(options) as running:
+        assert await running.settle(60.0), "the local installation did not come up"
+        task = asyncio.create_task(kubelet(running))
+        try:
+            yield running
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+async def test_leader_failover_deletes_the_leaders_pod(two_replicas: LocalStack) -> None:
+    """On a cluster a leader loss is its Pod deleted; the follower takes over and keeps deploying."""
+    cell = next(c for c in promoted() if c.id == "leader-failover")
+    result = await run_cell(cell, ClusterBackend(options_for(two_replicas)), "cluster")
+    assert result.status == "passed", result.report()
+    killed = [line for line in result.trace_lines if '"replica.killed"' in line]
+    # the leader (replica 0: the one that led once the scenario's config ran) lost its Pod
+    assert len(killed) == 1 and '"replica":0' in killed[0]
+    assert '"pod":"haptic-controller-0"' in killed[0] or '"pod":"haptic-controller-1"' in killed[0]
