@@ -160,24 +160,55 @@ class Setup(_Strict):
 
 
 class _Fault(_Strict):
-    duration: Seconds | None = Field(default=None, description="clear automatically after this virtual time")
+    """A fault is active from its ``fault`` step until ``duration`` passes (then it clears by itself) or a
+    ``fault: {clear: ...}`` step clears it; without ``duration``, until cleared. While active it affects
+    every request it applies to; ``count`` (where a fault has one) caps that at the first N."""
+
+    duration: Seconds | None = Field(default=None, description="active for this time, then cleared by itself; "
+                                                                "absent: until a `clear` step")
+
+
+def _signed_seconds(value: Any) -> Any:
+    if isinstance(value, str) and value.startswith("-"):
+        return -float(_seconds(value[1:]))
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return _seconds(value)
+
+
+#: a signed duration (``"-30s"``, ``"1h"``, ``-5``): a clock offset
+SignedSeconds = Annotated[
+    float,
+    BeforeValidator(_signed_seconds),
+    WithJsonSchema({"anyOf": [{"type": "string", "pattern": "^-?(?:" + DURATION_PATTERN.strip("^$") + ")$"},
+                              {"type": "number"}]}),
+]
+
+_COUNT_DOC = "at most the first N {what} while active fail; absent: every one while active"
 
 
 class KubeOutage(_Fault):
-    """The Kubernetes API answers 503 to every request."""
+    """The Kubernetes API answers 503 to every request (and cuts open watches)."""
 
     kind: Literal["kube_outage"]
 
 
+class KubeLatency(_Fault):
+    """Every Kubernetes API answer is delayed by ``delay`` (watch events already streaming are not)."""
+
+    kind: Literal["kube_latency"]
+    delay: Seconds = Field(description="added to every Kubernetes API answer")
+
+
 class WatchDrop(_Fault):
-    """Open watches are closed by the server (clients must re-watch)."""
+    """Open watches are closed by the server (clients must re-watch). Instant: ``duration`` has no effect."""
 
     kind: Literal["watch_drop"]
     resource: str | None = Field(default=None, description="plural resource name; all when absent")
 
 
 class Compaction(_Fault):
-    """The API compacts its history: re-watching from an old resourceVersion gets 410 Gone."""
+    """The API compacts its history: re-watching from an old resourceVersion gets 410 Gone. Instant."""
 
     kind: Literal["compaction"]
 
@@ -187,9 +218,11 @@ class _PodFault(_Fault):
 
 
 class Dataplane5xx(_PodFault):
+    """The pod's Dataplane API answers ``status`` to its requests."""
+
     kind: Literal["dataplane_5xx"]
     status: int = Field(default=503, ge=500, le=599)
-    count: int = Field(default=1, ge=1, description="the next N requests fail")
+    count: int | None = Field(default=None, ge=1, description=_COUNT_DOC.format(what="requests"))
 
 
 class DataplaneSlow(_PodFault):
@@ -197,18 +230,35 @@ class DataplaneSlow(_PodFault):
     delay: Seconds = Field(description="every Dataplane answer is delayed by this much virtual time")
 
 
+class DataplaneUnreachable(_PodFault):
+    """Connections to the pod's Dataplane API are refused (the pod's haproxy keeps serving traffic)."""
+
+    kind: Literal["dataplane_unreachable"]
+
+
+class HAProxyDown(_PodFault):
+    """The pod's haproxy process dies while its Dataplane API stays up: runtime calls and reloads fail and
+    traffic to the pod is refused; when the fault clears, haproxy starts again from the config on disk."""
+
+    kind: Literal["haproxy_down"]
+
+
 class Dataplane409Storm(_PodFault):
+    """Version-checked writes to the pod's Dataplane API answer 409 (version conflict)."""
+
     kind: Literal["dataplane_409_storm"]
-    count: int = Field(default=5, ge=1, description="the next N version-checked writes answer 409")
+    count: int | None = Field(default=None, ge=1, description=_COUNT_DOC.format(what="version-checked writes"))
 
 
 class ReloadFailure(_PodFault):
+    """The pod's reloads fail (haproxy keeps the previous configuration)."""
+
     kind: Literal["reload_failure"]
-    count: int = Field(default=1, ge=1, description="the next N reloads fail")
+    count: int | None = Field(default=None, ge=1, description=_COUNT_DOC.format(what="reloads"))
 
 
 class PodRestart(_PodFault):
-    """The HAProxy pod restarts: its Dataplane version counter starts again at 1, its config is empty."""
+    """The HAProxy pod restarts: its Dataplane version counter starts again at 1, its config is empty. Instant."""
 
     kind: Literal["pod_restart"]
 
@@ -226,29 +276,46 @@ class LeaderLoss(_Fault):
                     "is handed to (the first live follower when absent)")
 
 
+class ClockSkew(_Fault):
+    """Replica ``replica``'s wall clock runs ``offset`` ahead (negative: behind) of the others, as with an
+    unsynchronized node; its monotonic clock, which times Lease expiry, is unaffected."""
+
+    kind: Literal["clock_skew"]
+    replica: int = Field(ge=0, description="the controller replica whose clock is off")
+    offset: SignedSeconds = Field(description="how far ahead its wall clock is ('-30s': behind)")
+
+
 FaultSpec = Annotated[
     KubeOutage
+    | KubeLatency
     | WatchDrop
     | Compaction
     | Dataplane5xx
     | DataplaneSlow
+    | DataplaneUnreachable
+    | HAProxyDown
     | Dataplane409Storm
     | ReloadFailure
     | PodRestart
-    | LeaderLoss,
+    | LeaderLoss
+    | ClockSkew,
     Field(discriminator="kind"),
 ]
 
 FAULT_KINDS: tuple[str, ...] = (
     "kube_outage",
+    "kube_latency",
     "watch_drop",
     "compaction",
     "dataplane_5xx",
     "dataplane_slow",
+    "dataplane_unreachable",
+    "haproxy_down",
     "dataplane_409_storm",
     "reload_failure",
     "pod_restart",
     "leader_loss",
+    "clock_skew",
 )
 
 
@@ -335,11 +402,68 @@ class CounterExpectation(_Strict):
         return self
 
 
+_VALUE_MATCHER_SCHEMA: dict[str, Any] = {
+    "type": "object", "additionalProperties": False, "minProperties": 1,
+    "properties": {"not": {"description": "holds when the value is absent or differs"},
+                   "in": {"type": "array", "description": "holds when the value equals one of these"}},
+}
+
+
+def _value_matcher(value: Any, where: str) -> Any:
+    if isinstance(value, dict) and {"not", "in"} & set(value):
+        extra = sorted(set(value) - {"not", "in"})
+        if extra:
+            raise ValueError(f"{where}: a value matcher has only 'not' and 'in', got also {', '.join(extra)}")
+        if "in" in value and not isinstance(value["in"], list):
+            raise ValueError(f"{where}: 'in' takes a list of values")
+    return value
+
+
+def _field_matchers(value: Any) -> Any:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _value_matcher(item, str(key))
+    return value
+
+
+#: a field value: a literal, ``{not: v}`` (absent or different) or ``{in: [a, b]}`` (one of them)
+FieldPatterns = Annotated[
+    dict[str, Any],
+    BeforeValidator(_field_matchers),
+    WithJsonSchema({"type": "object", "additionalProperties": {"anyOf": [_VALUE_MATCHER_SCHEMA, {}]}}),
+]
+
+
+def _except(value: Any) -> Any:
+    value = [value] if isinstance(value, dict) else value
+    if isinstance(value, list):
+        for item in value:
+            _field_matchers(item)
+    return value
+
+
 class EventMatch(_Strict):
-    """A domain event by ``type``, optionally with field values (compared as rendered in the trace)."""
+    """A domain event by ``type``, optionally with field values (compared as rendered in the trace).
+
+    ``source`` (the emitter, e.g. ``controller-1``) and each ``fields`` value is a literal, ``{not: v}``
+    or ``{in: [a, b]}``; ``except`` excludes the events matching all the fields of one of its mappings.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     type: str = Field(min_length=1)
-    fields: dict[str, Any] = Field(default_factory=dict)
+    source: Annotated[
+        str | dict[str, Any],
+        BeforeValidator(lambda v: _value_matcher(v, "source")),
+        WithJsonSchema({"anyOf": [{"type": "string"}, _VALUE_MATCHER_SCHEMA]}),
+    ] | None = Field(default=None, description="the emitter (controller-0, pod/haproxy-1, ...): literal or matcher")
+    fields: FieldPatterns = Field(default_factory=dict, description="dotted path -> literal, {not: v} or {in: [..]}")
+    except_: Annotated[
+        list[FieldPatterns],
+        BeforeValidator(_except),
+        WithJsonSchema({"anyOf": [{"type": "array", "items": {"type": "object"}}, {"type": "object"}]}),
+    ] = Field(default_factory=list, alias="except",
+              description="exclude events matching every field of one of these mappings (a mapping or a list)")
 
 
 def _event_match(value: Any) -> Any:
