@@ -44,6 +44,7 @@ from .schema import (
     ExpectStep,
     FaultStep,
     FileRef,
+    GenerateSource,
     MetricExpectation,
     ObjectRef,
     PatchStep,
@@ -71,9 +72,12 @@ class Failure:
     diff: str = ""
     trace: tuple[str, ...] = ()
     category: Literal["expectation", "invariant", "error"] = "expectation"
+    origin: str = ""  # the repeat a step was expanded from
 
     def render(self, source: str) -> str:
         where = "setup" if self.step_index is None else f"step {self.step_index + 1} ({self.step_kind})"
+        if self.origin:
+            where += f" [{self.origin}]"
         lines = [f"{source}:{self.step_line}: {where}: {self.category} {self.check}: {self.message}"]
         if self.diff:
             lines.append(self.diff.rstrip("\n"))
@@ -97,6 +101,7 @@ class CellResult:
     wall_seconds: float = 0.0
     trace_lines: list[str] = field(default_factory=list)
     message: str = ""
+    generated: list[str] = field(default_factory=list)  # what the file's generators made
 
     def report(self) -> str:
         """The human report of this cell: status line, then every failure in full."""
@@ -104,6 +109,7 @@ class CellResult:
         parts = [head + (f": {self.message}" if self.message else "")]
         parts.extend(f.render(self.source) for f in self.failures)
         parts.extend(f"  not applicable: {n}" for n in self.not_applicable)
+        parts.extend(f"  generated: {g}" for g in self.generated)
         return "\n".join(parts)
 
 
@@ -166,8 +172,9 @@ class _Run:
     def fail(self, index: int | None, kind: str, failure: CheckFailure, category: str = "expectation") -> None:
         line = self.cell.step_line(index) if index is not None else self.cell.marks.line_of(("setup",))
         self.note("check.failed", step=index, check=failure.check, message=failure.message)
+        origin = self.cell.step_origin(index) if index is not None else ""
         self.result.failures.append(Failure(index, line, kind, failure.check, failure.message, failure.diff(),
-                                            self.excerpt(), category))  # type: ignore[arg-type]
+                                            self.excerpt(), category, origin))  # type: ignore[arg-type]
 
     def pods(self, selector: str | int, check: str) -> list[str] | CheckFailure:
         names = list(self.backend.pod_names())
@@ -212,7 +219,9 @@ class _Run:
             kind = step_kind(step)
             self._flush()
             self.step_mark, self.current_step_mark = self.current_step_mark, len(self.combined)
-            self.note("step.started", index=index, kind=kind, line=self.cell.step_line(index))
+            origin = self.cell.step_origin(index)
+            self.note("step.started", index=index, kind=kind, line=self.cell.step_line(index),
+                      **({"origin": origin} if origin else {}))
             before = len(self.result.failures)
             settled = await self._step(index, kind, step)
             self.result.steps_run = index + 1
@@ -258,8 +267,8 @@ class _Run:
             self.monitor.changed(backend.now())
         elif isinstance(step, DeleteStep):
             for target in step.delete:
-                if isinstance(target, FileRef):
-                    for obj in self.cell.object_files[target.file]:
+                if isinstance(target, FileRef | GenerateSource):
+                    for obj in self.cell.objects([target]):
                         meta = obj.get("metadata") or {}
                         await backend.delete(ObjectKey(str(obj["kind"]), str(meta["name"]), meta.get("namespace"),
                                                        str(obj.get("apiVersion"))))
@@ -455,7 +464,8 @@ async def run_cell(cell: ScenarioCell, backend: ScenarioBackend, backend_name: s
     """Runs ``cell`` on ``backend`` (already created, not started). Never raises for scenario failures."""
     options = options or RunOptions()
     seed = cell.scenario.seed if options.seed is None else options.seed
-    result = CellResult(id=cell.id, backend=backend_name, source=str(cell.source), seed=seed)
+    result = CellResult(id=cell.id, backend=backend_name, source=str(cell.source), seed=seed,
+                        generated=[f"{where}: {what}" for where, what in cell.generated])
     run = _Run(cell, backend, result, options)
     try:
         await run.run()

@@ -103,22 +103,49 @@ class KubeObject(BaseModel):
     metadata: ObjectMeta
 
 
+_IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+
+class Generate(_Strict):
+    """``count`` objects from ``template`` (one object or a list), expanded when the file loads.
+
+    In the template, ``${i}`` is the index (``start``, ``start + 1``, ...) and ``${name}`` a value of
+    ``vars``: a list is cycled through (object n gets item ``n % len``), anything else is itself a
+    template (``"shop-${i}.example"``). ``${...}`` may hold integer arithmetic (``${i % 250}``,
+    ``${i // 250 + 1}``) over those names and the matrix variables. A whole-string ``${...}`` keeps its
+    type (``port: ${port}`` stays a number).
+    """
+
+    count: int = Field(ge=0, le=100_000, description="how many copies")
+    start: int = Field(default=0, description="the first value of ${i}")
+    vars: dict[Annotated[str, Field(pattern=_IDENTIFIER)], Any] = Field(
+        default_factory=dict, description="name -> list (cycled) or template value")
+    template: dict[str, Any] | list[dict[str, Any]] = Field(
+        description="a Kubernetes object (or a list of them) with ${i} and ${var} references")
+
+
+class GenerateSource(_Strict):
+    generate: Generate
+
+
 def _object_source_tag(value: Any) -> str | None:
     if isinstance(value, dict):
-        return "file" if "file" in value else "object"
+        return "file" if "file" in value else "generate" if "generate" in value else "object"
     if isinstance(value, FileRef):
         return "file"
+    if isinstance(value, GenerateSource):
+        return "generate"
     if isinstance(value, KubeObject):
         return "object"
     return None
 
 
 ObjectSource = Annotated[
-    Annotated[FileRef, Tag("file")] | Annotated[KubeObject, Tag("object")],
+    Annotated[FileRef, Tag("file")] | Annotated[GenerateSource, Tag("generate")] | Annotated[KubeObject, Tag("object")],
     Discriminator(
         _object_source_tag,
         custom_error_type="object_source",
-        custom_error_message="expected a Kubernetes object or {file: path}",
+        custom_error_message="expected a Kubernetes object, {file: path} or {generate: {...}}",
     ),
 ]
 
@@ -622,12 +649,13 @@ class ApplyStep(_Strict):
 
 def _delete_tag(value: Any) -> str:
     if isinstance(value, dict):
-        return "file" if "file" in value else "ref"
-    return "file" if isinstance(value, FileRef) else "ref"
+        return "file" if "file" in value else "generate" if "generate" in value else "ref"
+    return "file" if isinstance(value, FileRef) else "generate" if isinstance(value, GenerateSource) else "ref"
 
 
 DeleteTarget = Annotated[
-    Annotated[FileRef, Tag("file")] | Annotated[ObjectRef, Tag("ref")], Discriminator(_delete_tag)
+    Annotated[FileRef, Tag("file")] | Annotated[GenerateSource, Tag("generate")] | Annotated[ObjectRef, Tag("ref")],
+    Discriminator(_delete_tag),
 ]
 
 
@@ -664,7 +692,26 @@ class ExpectStep(_Strict):
     expect: Expect
 
 
-STEP_KINDS: tuple[str, ...] = ("apply", "delete", "patch", "advance", "settle", "fault", "restart", "expect")
+class RepeatHead(_Strict):
+    times: int = Field(ge=1, le=10_000)
+    every: Seconds | None = Field(default=None, description="advance this much between iterations")
+    var: str = Field(default="iteration", pattern=_IDENTIFIER, description="the name of the iteration number")
+
+
+class RepeatSpec(RepeatHead):
+    """``steps`` ``times`` times, expanded when the file loads. ``${iteration}`` (or the name ``var`` gives)
+    is 0, 1, ... in the repeated steps; ``every`` is an ``advance`` inserted between iterations (so on
+    ``sim``, where apply/patch/delete take no time, iteration k starts at k * every)."""
+
+    steps: list[Step] = Field(min_length=1)
+
+
+class RepeatStep(_Strict):
+    repeat: RepeatSpec
+
+
+STEP_KINDS: tuple[str, ...] = ("apply", "delete", "patch", "advance", "settle", "fault", "restart", "expect",
+                               "repeat")
 
 
 def _step_tag(value: Any) -> str | None:
@@ -685,13 +732,17 @@ Step = Annotated[
     | Annotated[SettleStep, Tag("settle")]
     | Annotated[FaultStep, Tag("fault")]
     | Annotated[RestartStep, Tag("restart")]
-    | Annotated[ExpectStep, Tag("expect")],
+    | Annotated[ExpectStep, Tag("expect")]
+    | Annotated[RepeatStep, Tag("repeat")],
     Discriminator(
         _step_tag,
         custom_error_type="unknown_step",
         custom_error_message="a step is a mapping with exactly one of: " + ", ".join(STEP_KINDS),
     ),
 ]
+
+
+RepeatSpec.model_rebuild()
 
 
 def step_kind(step: BaseModel) -> str:
