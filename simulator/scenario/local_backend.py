@@ -56,6 +56,7 @@ from .backend import (
     TraceRecord,
     TrafficResult,
 )
+from .backend_capabilities import local_max_advance
 from .schema import FaultSpec, TrafficExpectation
 
 T = TypeVar("T")
@@ -68,7 +69,7 @@ def time_scale() -> float:
 
 
 def max_advance() -> float:
-    return float(os.environ.get("HAPTIC_LOCAL_MAX_ADVANCE", "120"))
+    return local_max_advance()
 
 
 def adapt_config(config: Mapping[str, Any], *, dataplane_port: int, secret_name: str) -> JSON:

@@ -21,6 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from .backend import BackendFactory, BackendSetup, NotApplicable, ObjectKey, ScenarioBackend, TraceRecord
+from .backend_capabilities import blocking, capabilities, limitations
 from .checks import (
     CheckFailure,
     check_count,
@@ -496,6 +497,8 @@ def run_cell_with(cell: ScenarioCell, factory: BackendFactory, options: RunOptio
     """Runs one cell in the loop ``factory`` provides; an unavailable backend gives an ``unavailable`` result."""
     reason = factory.unavailable_reason()
     seed = cell.scenario.seed if options is None or options.seed is None else options.seed
+    if reason is None:
+        reason = cannot_run(cell, factory.name)
     if reason is not None:
         return CellResult(id=cell.id, backend=factory.name, source=str(cell.source), seed=seed,
                           status="unavailable", message=reason)
@@ -508,6 +511,18 @@ def run_cell_with(cell: ScenarioCell, factory: BackendFactory, options: RunOptio
     result = factory.run(main)
     result.wall_seconds = time.perf_counter() - started
     return result
+
+
+def cannot_run(cell: ScenarioCell, backend: str) -> str | None:
+    """Why ``backend`` cannot run ``cell`` (steps it cannot perform, with their lines), found before it starts."""
+    caps = capabilities(backend)
+    if caps is None:
+        return None
+    found = blocking(limitations(cell, caps))
+    if not found:
+        return None
+    return "; ".join(f"step {f.step_index + 1 if f.step_index is not None else '-'} (line {f.line}): {f.message}"
+                     for f in found)
 
 
 def summarize(results: Sequence[CellResult]) -> Mapping[str, int]:
