@@ -37,8 +37,21 @@ class GeneratorError(ValueError):
         self.path = path
 
 
+_FORMAT_SPEC = re.compile(r"^[<>^=]?[+\- ]?#?0?\d*[,_]?(?:\.\d+)?[bdoxXs]?$")
+
+
 def evaluate(expression: str, values: Mapping[str, Any]) -> Any:
-    """The value of ``${expression}``: a name, or integer arithmetic over names and literals."""
+    """The value of ``${expression}``: a name, or integer arithmetic over names and literals, optionally
+    followed by a format spec (``${i:04d}`` gives ``0007``; the result is then text)."""
+    if ":" in expression:
+        expression, spec = expression.split(":", 1)
+        if not _FORMAT_SPEC.match(spec):
+            raise GeneratorError(f"${{{expression}:{spec}}}: {spec!r} is not a format spec like 04d, x or >6")
+        value = evaluate(expression, values)
+        try:
+            return format(value, spec)
+        except ValueError as exc:
+            raise GeneratorError(f"${{{expression}:{spec}}}: {exc}") from None
     text = expression.strip()
     if text in values:
         return values[text]
@@ -90,7 +103,7 @@ def render(value: Any, values: Mapping[str, Any], path: tuple[str | int, ...] = 
         return value
 
     def resolve(expression: str) -> Any:
-        if only is not None and not (set(re.findall(r"[A-Za-z_]\w*", expression)) & only):
+        if only is not None and not (set(re.findall(r"[A-Za-z_]\w*", expression.split(":", 1)[0])) & only):
             return None
         try:
             return evaluate(expression, values)

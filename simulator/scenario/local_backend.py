@@ -516,9 +516,10 @@ class LocalBackend:
         index = self.leader()
         return await self.s.metrics(index if index is not None else 0)
 
-    async def list_objects(self, kind: str, namespace: str | None = None) -> Sequence[Mapping[str, Any]]:
+    async def list_objects(self, kind: str, namespace: str | None = None,
+                           api_version: str | None = None) -> Sequence[Mapping[str, Any]]:
         stack = self.s
-        rt = stack.kube.types.by_kind(KIND_API_VERSIONS.get(kind, "haproxy-haptic.org/v1alpha1"), kind)
+        rt = stack.kube.types.by_kind(api_version or KIND_API_VERSIONS.get(kind, "haproxy-haptic.org/v1alpha1"), kind)
         if rt is None:
             return []
         try:

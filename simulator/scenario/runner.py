@@ -31,6 +31,7 @@ from .checks import (
     check_text,
 )
 from .invariants import InvariantMonitor, Violation
+from .k8s_events import EVENT_API_VERSIONS, KubeEvent, check_conditions, check_k8s_events, collect, fresh
 from .loader import ScenarioCell
 from .schema import (
     AdvanceStep,
@@ -46,7 +47,9 @@ from .schema import (
     FaultStep,
     FileRef,
     GenerateSource,
+    KubeEventsExpectation,
     MetricExpectation,
+    ObjectExpectation,
     ObjectRef,
     PatchStep,
     RestartStep,
@@ -152,6 +155,10 @@ class _Run:
         self.step_mark = 0  # trace index at the start of the previous step
         self.current_step_mark = 0
         self.started = False  # setup done, steps running
+        self.k8s_event_marks: dict[str, int] = {}  # Kubernetes Events (uid -> count) at the previous expect
+        self.watches_k8s_events = any(
+            isinstance(s, ExpectStep) and s.expect.k8s_events is not None and s.expect.k8s_events.since ==
+            "previous_expect" for s in cell.scenario.steps)
 
     # -- trace
 
@@ -213,6 +220,8 @@ class _Run:
         if not self._invariants(None, "setup", settled=setup.settle):
             return
         self.snapshot_counters()
+        if self.watches_k8s_events:
+            self.k8s_event_marks = {e.uid: e.count for e in await self._kube_events()}
         self._flush()
         self.expect_mark = self.step_mark = len(self.combined)
         self.started = True
@@ -319,6 +328,8 @@ class _Run:
             self._flush()
             self.expect_mark = len(self.combined)
             self.snapshot_counters()
+            if self.watches_k8s_events:
+                self.k8s_event_marks = {e.uid: e.count for e in await self._kube_events()}
         return False
 
     # -- expectations
@@ -387,6 +398,8 @@ class _Run:
             read_async = getattr(backend, "metrics_async", None)  # optional: a backend reading /metrics over HTTP
             exposition = await read_async() if read_async is not None else backend.metrics()
             return check_metric(check, exposition)
+        if isinstance(check, ObjectExpectation):
+            return await self._object(check)
         if isinstance(check, StatusExpectation):
             kind = "HAProxyCfg" if name == "haproxycfg" else "HAProxyTemplateConfig"
             if kind == "HAProxyTemplateConfig" and check.name is None:
@@ -394,11 +407,34 @@ class _Run:
                 check = check.model_copy(update={"name": meta.get("name"), "namespace": meta.get("namespace")})
             objects = await backend.list_objects(kind, check.namespace)
             return check_object(name, check, objects, _yaml)
+        if isinstance(check, KubeEventsExpectation):
+            events = await self._kube_events()
+            if check.since == "previous_expect":
+                return check_k8s_events(check, fresh(events, self.k8s_event_marks), "since the previous expect")
+            return check_k8s_events(check, events, "in the cluster")
         if isinstance(check, ConvergedExpectation):
             return await self._converged(check)
         if isinstance(check, TrafficExpectation):
             return await self._traffic(check)
         raise TypeError(f"unknown check {name}")
+
+    async def _object(self, check: ObjectExpectation) -> list[CheckFailure]:
+        key = ObjectKey(check.kind, check.name or "", check.namespace, check.apiVersion)
+        try:
+            api_version = key.resolved_api_version()
+        except ValueError as exc:
+            return [CheckFailure(f"object[{check.kind}]", str(exc))]
+        objects = await self.backend.list_objects(check.kind, check.namespace, api_version)
+        label = f"object[{check.kind}/{check.namespace + '/' if check.namespace else ''}{check.name or '*'}]"
+        failures = check_object(label, check, objects, _yaml)
+        chosen = [o for o in objects if check.name is None or (o.get("metadata") or {}).get("name") == check.name]
+        if check.exists and len(chosen) == 1:
+            failures.extend(check_conditions(label, check, chosen[0], _yaml))
+        return failures
+
+    async def _kube_events(self) -> list[KubeEvent]:
+        listings = [await self.backend.list_objects("Event", None, version) for version in EVENT_API_VERSIONS]
+        return collect(listings)
 
     def _counter(self, name: str, check: CounterExpectation) -> list[CheckFailure]:
         pods = self.pods(check.pod, name)

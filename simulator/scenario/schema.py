@@ -112,8 +112,8 @@ class Generate(_Strict):
     In the template, ``${i}`` is the index (``start``, ``start + 1``, ...) and ``${name}`` a value of
     ``vars``: a list is cycled through (object n gets item ``n % len``), anything else is itself a
     template (``"shop-${i}.example"``). ``${...}`` may hold integer arithmetic (``${i % 250}``,
-    ``${i // 250 + 1}``) over those names and the matrix variables. A whole-string ``${...}`` keeps its
-    type (``port: ${port}`` stays a number).
+    ``${i // 250 + 1}``) over those names and the matrix variables, and a format spec after a colon
+    (``${i:04d}`` is ``0007``). A whole-string ``${...}`` keeps its type (``port: ${port}`` stays a number).
     """
 
     count: int = Field(ge=0, le=100_000, description="how many copies")
@@ -531,6 +531,67 @@ class StatusExpectation(_Strict):
     contains: dict[str, str] = Field(default_factory=dict, description="dotted path -> substring of the value")
 
 
+class ConditionMatch(_Strict):
+    """A ``status.conditions`` entry: its ``type``, and optionally ``status``, ``reason`` and a substring of
+    its ``message``."""
+
+    type: str = Field(min_length=1)
+    status: Literal["True", "False", "Unknown"] | None = None
+    reason: str | None = None
+    message: str | None = Field(default=None, description="a substring of the condition's message")
+
+
+class ObjectExpectation(StatusExpectation):
+    """Any object by ``kind`` (+ ``apiVersion`` when the kind is not a common one): dotted ``fields``,
+    ``contains``, and ``conditions`` that must be in its ``status.conditions`` (``absent_conditions``:
+    condition types that must not be)."""
+
+    kind: str = Field(min_length=1)
+    apiVersion: str | None = None
+    conditions: list[ConditionMatch] = Field(default_factory=list)
+    absent_conditions: StrList = Field(default_factory=list, description="condition types that must not be set")
+
+
+_OBJECT_REF = r"^[A-Za-z][A-Za-z0-9]*/[a-z0-9.-]+(/[a-z0-9.-]+)?$"
+
+
+class KubeEventMatch(_Strict):
+    """A Kubernetes Event (core/v1 or events.k8s.io/v1): the ``object`` it is about (``Kind/namespace/name``
+    or ``Kind/name``), ``reason``, ``type``, a substring of its message (``message``) or a regular
+    expression (``regex``), the component that reported it (``source``). Absent keys match anything."""
+
+    object: str | None = Field(default=None, pattern=_OBJECT_REF, description="Kind/namespace/name or Kind/name")
+    reason: str | None = None
+    type: Literal["Normal", "Warning"] | None = None
+    message: str | None = Field(default=None, description="a substring of the message (core/v1) or note")
+    regex: str | None = Field(default=None, description="searched in the message")
+    source: str | None = Field(default=None, description="reportingController / source.component")
+
+    @field_validator("regex")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"not a valid regular expression: {exc}") from None
+        return value
+
+
+KubeEventList = Annotated[list[KubeEventMatch], BeforeValidator(_as_list), _Or()]
+
+
+class KubeEventsExpectation(_Strict):
+    """Kubernetes Events in the cluster: every ``present`` pattern matches one, no ``absent`` pattern does.
+
+    ``since: start`` looks at every Event there is; ``previous_expect`` at those created (or repeated, a
+    higher ``count``) since the previous ``expect`` step."""
+
+    since: Literal["start", "previous_expect"] = "start"
+    present: KubeEventList = Field(default_factory=list)
+    absent: KubeEventList = Field(default_factory=list)
+
+
 class ConvergedExpectation(_Strict):
     """Every pod runs the config desired for the current objects, at most ``within`` virtual seconds
     after the last change (mutating step or fault clear); the runner advances time up to that bound."""
@@ -563,6 +624,8 @@ class Expect(_Strict):
     metric: MetricExpectation | None = None
     haproxycfg: StatusExpectation | None = None
     config_status: StatusExpectation | None = None
+    object: ObjectExpectation | None = None
+    k8s_events: KubeEventsExpectation | None = None
     converged: ConvergedExpectation | None = None
     traffic: TrafficExpectation | None = None
 
@@ -594,6 +657,8 @@ EXPECTATION_KINDS: tuple[str, ...] = (
     "metric",
     "haproxycfg",
     "config_status",
+    "object",
+    "k8s_events",
     "traffic",
 )
 

@@ -393,8 +393,9 @@ class SimBackend:
             return ""
         return generate_latest(found[0].controller.metrics.registry).decode("utf-8")
 
-    async def list_objects(self, kind: str, namespace: str | None = None) -> Sequence[Mapping[str, Any]]:
-        rt = self.h.rt(KIND_API_VERSIONS.get(kind, "haproxy-haptic.org/v1alpha1"), kind)
+    async def list_objects(self, kind: str, namespace: str | None = None,
+                           api_version: str | None = None) -> Sequence[Mapping[str, Any]]:
+        rt = self.h.rt(api_version or KIND_API_VERSIONS.get(kind, "haproxy-haptic.org/v1alpha1"), kind)
         return list(self.h.api.list(rt, namespace).items)
 
     async def traffic(self, check: TrafficExpectation) -> TrafficResult:
