@@ -14,7 +14,6 @@ class Faults:
     delay: float = 0.0  # every API answer is delayed by this many seconds (loop clock)
     conflict_count: int = 0  # the next N version-checked writes answer 409
     fail_reloads: int = 0  # the next N reloads fail (status ``failed``, previous config kept)
-    haproxy_down: bool = False  # the haproxy process is dead; the API itself keeps answering
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)

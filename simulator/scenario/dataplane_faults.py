@@ -74,15 +74,22 @@ class Arming:
             del self._current[key]
 
 
+def supports_haproxy_down() -> bool:
+    """Whether the fake Dataplane API can lose its haproxy (``FakeDataplane.haproxy_down``/``haproxy_up``)."""
+    return hasattr(FakeDataplane, "haproxy_down") and hasattr(FakeDataplane, "haproxy_up")
+
+
 def haproxy_down(dataplane: FakeDataplane) -> None:
-    """The pod's haproxy process dies; its Dataplane API keeps answering (``Faults.haproxy_down``)."""
-    dataplane.faults.haproxy_down = True
-    if dataplane.driver is not None:
-        dataplane.driver.stop()
+    """The pod's haproxy process dies; its Dataplane API keeps answering (runtime calls and reloads fail)."""
+    stop = getattr(dataplane, "haproxy_down", None)
+    if stop is None:
+        raise NotImplementedError("the fake Dataplane API has no haproxy_down()")
+    stop()
 
 
 async def haproxy_up(dataplane: FakeDataplane) -> None:
     """haproxy starts again, as its container would, from the configuration on disk (the current one)."""
-    dataplane.faults.haproxy_down = False
-    if dataplane.driver is not None:
-        await dataplane.driver.start(dataplane.document.body())
+    start = getattr(dataplane, "haproxy_up", None)
+    if start is None:
+        raise NotImplementedError("the fake Dataplane API has no haproxy_up()")
+    await start()
