@@ -563,13 +563,14 @@ class ClusterBackend:
         index = await self._leader()
         return await self._controllers[index if index is not None else 0].metrics()
 
-    async def list_objects(self, kind: str, namespace: str | None = None) -> Sequence[Mapping[str, Any]]:
+    async def list_objects(self, kind: str, namespace: str | None = None,
+                           api_version: str | None = None) -> Sequence[Mapping[str, Any]]:
         """Objects of ``kind``; the scenario's config and HAProxyCfg under the scenario's names."""
         o = self.options
         name, scenario_ns = self._scenario_meta
         ours = kind in ("HAProxyTemplateConfig", "HAProxyCfg")
         ref = TEMPLATE_CONFIGS if kind == "HAProxyTemplateConfig" else HAPROXY_CFGS if kind == "HAProxyCfg" \
-            else ref_of(_api_version(kind), kind)
+            else ref_of(api_version or _api_version(kind), kind)
         listed = o.namespace if ours and namespace in (None, scenario_ns) else namespace
         try:
             items = list((await self.k.list(ref, listed)).items)
