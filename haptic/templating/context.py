@@ -402,8 +402,9 @@ def current_render() -> RenderState:
 
 @dataclass
 class RenderState:
-    """Per-render bookkeeping behind ``first_seen`` and ``warn``."""
+    """Per-render bookkeeping behind ``first_seen`` and ``warn``, and the render's wall time (``now()``)."""
 
+    wall_time: float | None = None
     seen: dict[tuple[str, ...], None] = field(default_factory=dict)
     warnings: dict[str, None] = field(default_factory=dict)
 

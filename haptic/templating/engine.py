@@ -44,6 +44,7 @@ from haptic.templating.errors import (
     TemplatingError,
 )
 from haptic.templating.filters import FILTERS, GLOBALS, TESTS
+from haptic.templating.functions import FUNCTION_FILTERS, FUNCTIONS
 from haptic.templating.ingress_helpers import ingress_paths
 from haptic.templating.postprocess import RegexReplace, post_processor_from
 from haptic.templating.safety import parse_cidrs, parse_request_headers
@@ -117,6 +118,8 @@ class RenderInputs:
     current_config: Any = None
     capabilities: Mapping[str, Any] = field(default_factory=dict)
     dirs: StorageDirs = field(default_factory=StorageDirs)
+    wall_time: float | None = None
+    """Seconds since the epoch from the caller's clock: what ``now()`` returns (None: ``now()`` fails)."""
 
 
 @dataclass(frozen=True)
@@ -189,8 +192,10 @@ class TemplateEngine:
         self._snippet_names = sorted(templates.snippets)
         self.env = HapticSandbox(sources, clock=clock)
         self.env.filters.update(FILTERS)
+        self.env.filters.update(FUNCTION_FILTERS)
         self.env.tests.update(TESTS)
         self.env.globals.update(GLOBALS)
+        self.env.globals.update(FUNCTIONS)
         self.env.globals.update(
             {
                 "snippets": self._snippets_matching,
@@ -255,7 +260,7 @@ class TemplateEngine:
     def build_context(self, inputs: RenderInputs) -> tuple[dict[str, Any], RenderState, FileRegistry]:
         resolver = PathResolver(inputs.dirs)
         registry = FileRegistry(resolver)
-        state = RenderState()
+        state = RenderState(wall_time=inputs.wall_time)
         current = self._current(inputs.current_config)
         pods = StoreView(inputs.haproxy_pods if inputs.haproxy_pods is not None else EMPTY_STORE)
         context: dict[str, Any] = {
