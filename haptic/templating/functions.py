@@ -8,7 +8,8 @@ The original's camelCase names (``hmacSHA256``, ``unixTime``, ``parseTime``) are
 Every function is deterministic and bounded: format widths and precisions are capped, results
 longer than ``MAX_OUTPUT`` characters are refused, and time never comes from ``datetime.now()``:
 ``now()`` reads the wall time ``TemplateEngine.render`` was handed (``RenderInputs.wall_time``).
-Imports nothing from ``haptic`` but the templating errors and render state.
+``sha256``/``md5`` are the filters of ``filters``, also offered as functions (``sha256(x)``).
+Imports nothing from ``haptic`` but the templating errors, filters and render state.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any, Final
 
 from haptic.templating.context import current_render
 from haptic.templating.errors import TemplateFailure
+from haptic.templating.filters import md5, sha256
 
 MAX_OUTPUT: Final = 1_000_000
 """Longest string ``sprintf``/``hex``/``format_time`` may return."""
@@ -39,14 +41,6 @@ def _bytes(value: Any) -> bytes:
 def sha1(value: Any) -> str:
     """Hex SHA-1 of the string's UTF-8 bytes (not for security: for stable identifiers)."""
     return hashlib.sha1(_bytes(value), usedforsecurity=False).hexdigest()
-
-
-def sha256(value: Any) -> str:
-    return hashlib.sha256(_bytes(value)).hexdigest()
-
-
-def md5(value: Any) -> str:
-    return hashlib.md5(_bytes(value), usedforsecurity=False).hexdigest()
 
 
 def hmac_sha1(message: Any, key: Any) -> str:
