@@ -15,8 +15,9 @@ from aiohttp import web
 
 from haptic.k8s.api import JSON, ApiError, NotFound
 
-from . import admin, discovery, protobuf
+from . import admin, builtin_apis, discovery, protobuf
 from .admission import admitted
+from .authorization import Authorization, request_attributes
 from .resources import ResourceType
 from .store import FakeKubeAPI, ListResult
 from .tables import to_table, wants_table, watch_table
@@ -82,6 +83,8 @@ class KubeHTTPServer:
         # (method, path with query, status) of the last API requests, for tests to assert on.
         self.request_log: deque[tuple[str, str, int]] = deque(maxlen=10_000)
         self._watches: set[Watch] = set()
+        # Authentication always; RBAC enforcement once ``auth.enable()`` is called.
+        self.auth = Authorization(api)
 
     @property
     def url(self) -> str:
@@ -148,6 +151,9 @@ class KubeHTTPServer:
         return response
 
     async def _serve(self, request: web.Request, path: str) -> web.StreamResponse:
+        user = request["user"] = self.auth.identify(request.headers)
+        if self.auth.enforcing:
+            self.auth.check(user, request_attributes(request.method, path, request.query))
         parts = [p for p in path.split("/") if p]
         types = self.api.types
         if path in ("/healthz", "/readyz", "/livez"):
@@ -246,6 +252,12 @@ class KubeHTTPServer:
         return agent.split("/", 1)[0].split(" ", 1)[0] or "unknown"
 
     async def _resource(self, request: web.Request, t: _Target) -> web.StreamResponse:
+        if builtin_apis.is_special(t.rt, t.subresource):
+            body = await self._body(request) if request.method in ("POST", "PUT", "PATCH") else None
+            call = builtin_apis.Call(request.method, t.rt, t.namespace, t.name, t.subresource, body,
+                                     _PATCH_TYPES.get(request.content_type), self._manager(request), request["user"])
+            answer, status = builtin_apis.serve(self.auth, call)
+            return _json_response(answer, status)
         api = self.api
         method = request.method
         query = request.query

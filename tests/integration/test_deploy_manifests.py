@@ -18,7 +18,6 @@ import pytest
 import yaml
 
 from simulator.kube import BackgroundServer, FakeKubeAPI, write_kubeconfig
-from simulator.local.cluster_types import LOCAL_TYPES
 from simulator.local.pod import translate_for_pod
 
 pytestmark = pytest.mark.kubectl
@@ -33,7 +32,7 @@ def free_port() -> int:
 
 @pytest.fixture
 def kubeconfig(tmp_path: Path) -> Iterator[Path]:
-    with BackgroundServer(lambda: FakeKubeAPI(types=LOCAL_TYPES)) as server:
+    with BackgroundServer(FakeKubeAPI) as server:
         yield write_kubeconfig(tmp_path / "kubeconfig", server.url)
 
 
