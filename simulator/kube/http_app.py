@@ -18,6 +18,7 @@ from haptic.k8s.api import JSON, ApiError, NotFound
 from . import admin, builtin_apis, discovery, protobuf
 from .admission import admitted
 from .authorization import Authorization, request_attributes
+from .rbac import UserInfo
 from .resources import ResourceType
 from .store import FakeKubeAPI, ListResult
 from .tables import to_table, wants_table, watch_table
@@ -151,7 +152,7 @@ class KubeHTTPServer:
         return response
 
     async def _serve(self, request: web.Request, path: str) -> web.StreamResponse:
-        user = request["user"] = self.auth.identify(request.headers)
+        user = self.auth.identify(request.headers)
         if self.auth.enforcing:
             self.auth.check(user, request_attributes(request.method, path, request.query))
         parts = [p for p in path.split("/") if p]
@@ -185,10 +186,10 @@ class KubeHTTPServer:
             if request.can_read_body:
                 await request.read()
             with self.api.dry_run():
-                return await self._resource(request, target)
+                return await self._resource(request, target, user)
         if "dryRun" in request.query and request.query["dryRun"] != "All":
             raise bad_request(f"invalid dryRun value {request.query['dryRun']!r}: only 'All' is supported")
-        return await self._resource(request, target)
+        return await self._resource(request, target, user)
 
     def _target(self, group: str, version: str, rest: list[str]) -> _Target:
         gv = f"{group}/{version}" if group else version
@@ -251,11 +252,11 @@ class KubeHTTPServer:
         agent = request.headers.get("User-Agent", "unknown")
         return agent.split("/", 1)[0].split(" ", 1)[0] or "unknown"
 
-    async def _resource(self, request: web.Request, t: _Target) -> web.StreamResponse:
+    async def _resource(self, request: web.Request, t: _Target, user: UserInfo) -> web.StreamResponse:
         if builtin_apis.is_special(t.rt, t.subresource):
             body = await self._body(request) if request.method in ("POST", "PUT", "PATCH") else None
             call = builtin_apis.Call(request.method, t.rt, t.namespace, t.name, t.subresource, body,
-                                     _PATCH_TYPES.get(request.content_type), self._manager(request), request["user"])
+                                     _PATCH_TYPES.get(request.content_type), self._manager(request), user)
             answer, status = builtin_apis.serve(self.auth, call)
             return _json_response(answer, status)
         api = self.api
