@@ -22,6 +22,7 @@ from .rbac import UserInfo
 from .resources import ResourceType
 from .store import FakeKubeAPI, ListResult
 from .tables import to_table, wants_table, watch_table
+from .tls import ServingTLS
 from .validation import bad_request, yaml_error
 from .watch import Watch
 
@@ -69,8 +70,9 @@ class KubeHTTPServer:
     """Serves a ``FakeKubeAPI`` on ``host:port`` (port 0 picks a free one; see ``url``)."""
 
     def __init__(self, api: FakeKubeAPI, host: str = "127.0.0.1", port: int = 0,
-                 watch_timeout: float = 1800.0) -> None:
+                 watch_timeout: float = 1800.0, tls: ServingTLS | None = None) -> None:
         self.api = api
+        self.tls = tls
         self.host = host
         self.port = port
         self.watch_timeout = watch_timeout
@@ -89,7 +91,7 @@ class KubeHTTPServer:
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        return f"{'https' if self.tls else 'http'}://{self.host}:{self.port}"
 
     async def start(self) -> None:
         self._runner = web.AppRunner(self.app, handler_cancellation=True, access_log=None)
@@ -98,7 +100,8 @@ class KubeHTTPServer:
 
     async def _listen(self) -> None:
         assert self._runner is not None
-        self._site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True)
+        self._site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True,
+                                 ssl_context=self.tls.context if self.tls else None)
         await self._site.start()
         if self.port == 0:
             self.port = int(self._runner.addresses[0][1])
@@ -159,7 +162,7 @@ class KubeHTTPServer:
         types = self.api.types
         if path in ("/healthz", "/readyz", "/livez"):
             return web.Response(text="ok")
-        if path == "/version":
+        if path in ("/version", "/version/"):  # the official client asks for "/version/"
             return _json_response(discovery.SERVER_VERSION)
         if parts[:2] == ["openapi", "v3"]:
             return _json_response(discovery.openapi_v3(types, "/".join(parts[2:])))

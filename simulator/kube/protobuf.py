@@ -2,7 +2,8 @@
 
 client-go's typed clients post protobuf; this covers ConfigMap, Secret, Namespace and ServiceAccount
 (field numbers from k8s.io/api/core/v1/generated.proto) and the reviews and TokenRequests of
-``kubectl auth`` and ``kubectl create token`` (authorization/v1 and authentication/v1). Anything
+``kubectl auth`` and ``kubectl create token`` (authorization/v1 and authentication/v1) and the RBAC
+objects of ``kubectl create role|clusterrole|rolebinding|clusterrolebinding`` (rbac/v1). Anything
 else answers 415.
 """
 
@@ -222,7 +223,57 @@ def _metadata_only(raw: bytes) -> JSON:
     return _message(raw, {}, {1: ("metadata", _metadata)})
 
 
+def _policy_rule(raw: bytes) -> JSON:
+    lists = {1: "verbs", 2: "apiGroups", 3: "resources", 4: "resourceNames", 5: "nonResourceURLs"}
+    return _message(raw, {}, {}, lists)
+
+
+def _label_requirement(raw: bytes) -> JSON:
+    return _message(raw, {1: "key", 2: "operator"}, {}, {3: "values"})
+
+
+def _label_selector(raw: bytes) -> JSON:
+    out: JSON = {}
+    for number, _, item in _fields(raw):
+        if number == 1:
+            key, val = _entry(item)
+            out.setdefault("matchLabels", {})[key] = val
+        elif number == 2:
+            out.setdefault("matchExpressions", []).append(_label_requirement(item))
+    return out
+
+
+def _role(raw: bytes) -> JSON:
+    obj: JSON = {}
+    for number, _, item in _fields(raw):
+        if number == 1:
+            obj["metadata"] = _metadata(item)
+        elif number == 2:
+            obj.setdefault("rules", []).append(_policy_rule(item))
+        elif number == 3:  # ClusterRole.aggregationRule
+            selectors = [_label_selector(v) for n, _, v in _fields(item) if n == 1]
+            obj["aggregationRule"] = {"clusterRoleSelectors": selectors}
+    return obj
+
+
+def _binding(raw: bytes) -> JSON:
+    obj: JSON = {}
+    for number, _, item in _fields(raw):
+        if number == 1:
+            obj["metadata"] = _metadata(item)
+        elif number == 2:
+            obj.setdefault("subjects", []).append(_message(item, {1: "kind", 2: "apiGroup", 3: "name",
+                                                                  4: "namespace"}, {}))
+        elif number == 3:
+            obj["roleRef"] = _message(item, {1: "apiGroup", 2: "kind", 3: "name"}, {})
+    return obj
+
+
 _DECODERS: dict[tuple[str, str], Callable[[bytes], JSON]] = {
+    ("rbac.authorization.k8s.io/v1", "Role"): _role,
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): _role,
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): _binding,
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): _binding,
     ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): _with_spec(_access_review_spec),
     ("authorization.k8s.io/v1", "SubjectAccessReview"): _with_spec(_access_review_spec),
     ("authorization.k8s.io/v1", "LocalSubjectAccessReview"): _with_spec(_access_review_spec),

@@ -26,6 +26,9 @@ def _label_key_ok(key: object) -> bool:
 
 # Types whose names must be DNS-1123 labels rather than subdomains.
 _LABEL_NAMED = {("", "namespaces"), ("", "services")}
+# RBAC objects only need names that are a URL path segment ("system:discovery" is valid).
+_PATH_SEGMENT_NAMED = {("rbac.authorization.k8s.io", plural)
+                       for plural in ("roles", "clusterroles", "rolebindings", "clusterrolebindings")}
 
 
 def yaml_error(exc: Exception) -> str:
@@ -52,7 +55,13 @@ def check_name(rt: ResourceType, name: Any) -> None:
     if not isinstance(name, str) or not name:
         raise Invalid(f"{rt.kind} is invalid: metadata.name: Required value: name or generateName is required",
                       {"kind": rt.kind, "group": rt.group})
-    if rt.storage_key in _LABEL_NAMED:
+    if rt.storage_key in _PATH_SEGMENT_NAMED:
+        for bad in ("/", "%"):
+            if bad in name:
+                raise invalid(rt, name, "metadata.name", name, f"may not contain '{bad}'")
+        if name in (".", ".."):
+            raise invalid(rt, name, "metadata.name", name, f"may not be '{name}'")
+    elif rt.storage_key in _LABEL_NAMED:
         if len(name) > 63 or not _LABEL.match(name):
             raise invalid(rt, name, "metadata.name", name,
                           "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
