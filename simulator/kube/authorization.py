@@ -93,7 +93,8 @@ def forbidden(user: UserInfo, attrs: RequestAttributes, reason: str = "") -> Api
     if reason:
         text = f"{text}: {reason}"
     if not attrs.resource_request:
-        return ApiError(403, "Forbidden", f"forbidden: {text}")
+        # NewForbidden always sets StatusDetails; for a path its fields are empty (serialized as {}).
+        return ApiError(403, "Forbidden", f"forbidden: {text}", {"name": "", "group": "", "kind": ""})
     qualified = f"{attrs.resource}.{attrs.api_group}" if attrs.api_group else attrs.resource
     subject = f'{qualified} "{attrs.name}"' if attrs.name else qualified
     details: JSON = {}

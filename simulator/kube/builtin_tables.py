@@ -616,6 +616,11 @@ COLUMNS: dict[tuple[str, str], tuple[Column, ...]] = {
                _ingress_class_parameters),
         AGE,
     ),
+    ("networking.k8s.io", "networkpolicies"): (
+        Column("Pod-Selector", "string", "Selects the pods to which this NetworkPolicy object applies.",
+               lambda o, _n: label_selector_string(_get(o, "spec", "podSelector")) or "<none>"),
+        AGE,
+    ),
     ("discovery.k8s.io", "endpointslices"): (
         Column("AddressType", "string", "The type of address carried by this EndpointSlice.",
                lambda o, _n: o.get("addressType") or ""),

@@ -103,6 +103,7 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     _t("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", True, ("pdb",), True),
     _t("networking.k8s.io", "v1", "Ingress", "ingresses", True, ("ing",), True),
     _t("networking.k8s.io", "v1", "IngressClass", "ingressclasses", False),
+    _t("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies", True, ("netpol",)),
     _t("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", True),
     _t("coordination.k8s.io", "v1", "Lease", "leases", True),
     _t("events.k8s.io", "v1", "Event", "events", True, ("ev",)),

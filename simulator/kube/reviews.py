@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from haptic.k8s.api import JSON, Invalid
 
+from . import field_errors
+from .field_errors import FieldError, Raw, invalid_value, required
 from .rbac import RequestAttributes, UserInfo, authorize, rules_for
 from .resources import ResourceType
 from .tokens import DEFAULT_AUDIENCES
@@ -18,19 +20,18 @@ if TYPE_CHECKING:
     from .authorization import Authorization
 
 
-def _invalid(rt: ResourceType, field: str, why: str, value: Any = None) -> Invalid:
-    shown = f'Invalid value: "{value}": {why}' if value is not None else why
-    return Invalid(f'{rt.kind}.{rt.group} "" is invalid: {field}: {shown}',
-                   {"group": rt.group, "kind": rt.kind,
-                    "causes": [{"reason": "FieldValueInvalid" if value is not None else "FieldValueRequired",
-                                "message": shown, "field": field}]})
+def _invalid(rt: ResourceType, error: FieldError) -> Invalid:
+    return field_errors.invalid(rt.kind, rt.group, "", [error])
 
 
 def _attributes(rt: ResourceType, spec: JSON) -> RequestAttributes:
     resource, path = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
-    if (resource is None) == (path is None):
-        raise _invalid(rt, "spec.resourceAttributes",
-                       "Required value: exactly one of nonResourceAttributes or resourceAttributes must be specified")
+    if resource is not None and path is not None:
+        raise _invalid(rt, invalid_value("spec.nonResourceAttributes", Raw("{...}"),
+                                         "cannot be specified in combination with resourceAttributes"))
+    if resource is None and path is None:
+        raise _invalid(rt, required("spec.resourceAttributes",
+                                    "exactly one of nonResourceAttributes or resourceAttributes must be specified"))
     if isinstance(path, dict):
         return RequestAttributes(verb=str(path.get("verb", "")), resource_request=False, path=str(path.get("path", "")))
     if not isinstance(resource, dict):
@@ -62,7 +63,7 @@ def _access_status(auth: Authorization, user: UserInfo, attrs: RequestAttributes
 def _subject(rt: ResourceType, spec: JSON) -> UserInfo:
     user, groups = str(spec.get("user") or ""), tuple(str(g) for g in spec.get("groups") or ())
     if not user and not groups:
-        raise _invalid(rt, "spec.user", "at least one of user or group must be specified", "")
+        raise _invalid(rt, invalid_value("spec.user", "", "at least one of user or group must be specified"))
     extra = {str(k): tuple(str(x) for x in v) for k, v in (spec.get("extra") or {}).items()}
     return UserInfo(user, groups, str(spec.get("uid") or ""), extra)
 
@@ -82,10 +83,11 @@ def review(auth: Authorization, user: UserInfo, rt: ResourceType, namespace: str
         attrs = _attributes(rt, spec)
         if kind == "LocalSubjectAccessReview":
             if not attrs.resource_request:
-                raise _invalid(rt, "spec.nonResourceAttributes", "Invalid value: disallowed on this kind of request")
+                raise _invalid(rt, invalid_value("spec.nonResourceAttributes", Raw("{...}"),
+                                                 "disallowed on this kind of request"))
             if attrs.namespace != namespace:
-                raise _invalid(rt, "spec.resourceAttributes.namespace", "must match metadata.namespace",
-                               attrs.namespace)
+                raise _invalid(rt, invalid_value("spec.resourceAttributes.namespace", attrs.namespace,
+                                                 "must match metadata.namespace"))
         return _answer(rt, body, _access_status(auth, subject, attrs))
     if kind == "SelfSubjectRulesReview":
         resource_rules, path_rules, errors = rules_for(auth.api, user, str(spec.get("namespace") or ""))
@@ -99,7 +101,7 @@ def review(auth: Authorization, user: UserInfo, rt: ResourceType, namespace: str
     if kind == "TokenReview":
         token = spec.get("token")
         if not isinstance(token, str) or not token:
-            raise _invalid(rt, "spec.token", "Required value: token must be specified")
+            raise _invalid(rt, required("spec.token", "token must be specified"))
         audiences = [str(a) for a in spec.get("audiences") or []] or None
         found, why = auth.tokens.verify(token, audiences)
         if found is None:

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from haptic.k8s.api import JSON, ApiError, Invalid, NotFound
+from haptic.k8s.api import JSON, ApiError, NotFound
 
+from . import field_errors
+from .field_errors import invalid_value
 from .patching import json_patch, merge_patch
 from .resources import ResourceType
 from .selectors import label_selector_string
@@ -64,11 +66,8 @@ def _check_scale(rt: ResourceType, name: str, body: Any) -> int:
         raise bad_request(f"Scale in version \"v1\" cannot be handled as a Scale: json: cannot unmarshal "
                           f"{type(replicas).__name__} into Go struct field ScaleSpec.spec.replicas of type int32")
     if replicas < 0:
-        raise Invalid(f'Scale.autoscaling "{name}" is invalid: spec.replicas: Invalid value: {replicas}: must be '
-                      "greater than or equal to 0",
-                      {"name": name, "group": "autoscaling", "kind": "Scale",
-                       "causes": [{"reason": "FieldValueInvalid", "field": "spec.replicas",
-                                   "message": f"Invalid value: {replicas}: must be greater than or equal to 0"}]})
+        raise field_errors.invalid("Scale", "autoscaling", name, [invalid_value(
+            "spec.replicas", replicas, "must be greater than or equal to 0")])
     return replicas
 
 

@@ -20,10 +20,13 @@ import secrets
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from haptic.k8s.api import JSON, Invalid, NotFound
+from haptic.k8s.api import JSON, NotFound
 
+from . import field_errors
 from .clock import timestamp
+from .field_errors import invalid_value
 from .rbac import SA_PREFIX, UserInfo
+from .validation import bad_request
 
 if TYPE_CHECKING:
     from .store import FakeKubeAPI
@@ -66,15 +69,11 @@ class TokenIssuer:
         spec = (body or {}).get("spec") or {} if isinstance(body, dict) else {}
         seconds = spec.get("expirationSeconds", DEFAULT_EXPIRATION)
         if not isinstance(seconds, int) or isinstance(seconds, bool):
-            raise Invalid("TokenRequest.authentication.k8s.io \"\" is invalid: spec.expirationSeconds: must be an "
-                          "integer", {"group": "authentication.k8s.io", "kind": "TokenRequest"})
+            raise bad_request("TokenRequest in version \"v1\" cannot be handled as a TokenRequest: "
+                              "spec.expirationSeconds must be an integer")
         if seconds < MIN_EXPIRATION:
-            raise Invalid(f'TokenRequest.authentication.k8s.io "{name}" is invalid: spec.expirationSeconds: Invalid '
-                          f"value: {seconds}: may not specify a duration less than 10 minutes",
-                          {"name": name, "group": "authentication.k8s.io", "kind": "TokenRequest",
-                           "causes": [{"reason": "FieldValueInvalid", "field": "spec.expirationSeconds",
-                                       "message": f"Invalid value: {seconds}: may not specify a duration less "
-                                                  "than 10 minutes"}]})
+            raise field_errors.invalid("TokenRequest", "authentication.k8s.io", name, [invalid_value(
+                "spec.expirationSeconds", seconds, "may not specify a duration less than 10 minutes")])
         audiences = list(spec.get("audiences") or DEFAULT_AUDIENCES)
         now = self.api.now().replace(microsecond=0)
         expires = now + timedelta(seconds=seconds)

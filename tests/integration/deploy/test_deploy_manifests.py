@@ -67,15 +67,20 @@ def test_manifests_apply_to_the_fake_api(kubectl_bin: str, kubeconfig: Path) -> 
     assert kubectl(kubectl_bin, kubeconfig, "get", "deployments", "-n", "haptic-system", "-o", "name") == ""
     # Client-side schema validation needs the OpenAPI document, which the fake does not serve.
     kubectl(kubectl_bin, kubeconfig, "apply", "--validate=false", "-k", str(DEPLOY))
-    names = kubectl(kubectl_bin, kubeconfig, "get", "deployments,services,haproxytemplateconfigs,roles,rolebindings",
+    kinds = "deployments,jobs,services,haproxytemplateconfigs,roles,rolebindings,networkpolicies"
+    names = kubectl(kubectl_bin, kubeconfig, "get", kinds,
                     "-n", "haptic-system", "-o", "name").split()
     assert sorted(names) == sorted([
         "deployment.apps/haproxy", "deployment.apps/haptic-controller",
         "service/haproxy", "service/haptic-controller-debug", "service/haptic-controller-metrics",
         "service/haptic-controller-webhook",
         "haproxytemplateconfig.haproxy-haptic.org/haptic-config",
-        "role.rbac.authorization.k8s.io/haptic-leader-election",
-        "rolebinding.rbac.authorization.k8s.io/haptic-leader-election",
+        "job.batch/haptic-webhook-certs",
+        "networkpolicy.networking.k8s.io/haproxy",
+        "role.rbac.authorization.k8s.io/haptic-controller",
+        "role.rbac.authorization.k8s.io/haptic-webhook-certs",
+        "rolebinding.rbac.authorization.k8s.io/haptic-controller",
+        "rolebinding.rbac.authorization.k8s.io/haptic-webhook-certs",
     ])
     cluster = kubectl(kubectl_bin, kubeconfig, "get", "clusterroles,clusterrolebindings,ingressclasses", "-o", "name")
     assert sorted(cluster.split()) == ["clusterrole.rbac.authorization.k8s.io/haptic-controller",

@@ -57,7 +57,7 @@ def test_pod_columns() -> None:
 
 
 def test_service_columns() -> None:
-    default, wide, cells = table("v1", "services", {"spec": {
+    default, _wide, cells = table("v1", "services", {"spec": {
         "type": "NodePort", "clusterIP": "10.96.0.9", "selector": {"app": "web", "tier": "a"},
         "ports": [{"port": 80, "nodePort": 30080, "protocol": "TCP"}, {"port": 53, "protocol": "UDP"}]}})
     assert default == ["Name", "Type", "Cluster-IP", "External-IP", "Port(s)", "Age"]
@@ -72,8 +72,10 @@ def test_service_columns() -> None:
 
 
 def test_config_and_secret_columns() -> None:
-    assert table("v1", "configmaps", {"data": {"a": "1", "b": "2"}, "binaryData": {"c": "AA=="}})[2] == ["x", 3, "4m30s"]
-    default, _wide, cells = table("v1", "secrets", {"type": "kubernetes.io/tls", "data": {"tls.crt": "", "tls.key": ""}})
+    config = {"data": {"a": "1", "b": "2"}, "binaryData": {"c": "AA=="}}
+    assert table("v1", "configmaps", config)[2] == ["x", 3, "4m30s"]
+    tls = {"type": "kubernetes.io/tls", "data": {"tls.crt": "", "tls.key": ""}}
+    default, _wide, cells = table("v1", "secrets", tls)
     assert default == ["Name", "Type", "Data", "Age"]
     assert cells == ["x", "kubernetes.io/tls", 2, "4m30s"]
 
