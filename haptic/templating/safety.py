@@ -15,7 +15,10 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from haptic.templating.notices import UNSAFE_INPUT, ObjectNotice, field_of_reason, object_ref
+
 ANNOTATION_PREFIX = "haproxy-haptic.org/"
+_KINDS = {"ingress": "Ingress", "secret": "Secret"}
 
 _HOST = re.compile(r"^(\*\.)?[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*\Z")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z")
@@ -210,8 +213,14 @@ def object_id(obj: Any) -> str:
 _LAST_VERDICTS: dict[str, dict[int, tuple[Any, tuple[str, ...]]]] = {}
 
 
-def reject_unsafe(items: Iterable[Any], kind: str, warn: Callable[[str], None]) -> list[Any]:
-    """``items`` without the unsafe ones; each skipped object is reported through ``warn``."""
+def reject_unsafe(
+    items: Iterable[Any],
+    kind: str,
+    warn: Callable[[str], None],
+    notice: Callable[[ObjectNotice, str], None] | None = None,
+) -> list[Any]:
+    """``items`` without the unsafe ones; each skipped object is reported through ``warn`` (its text) or,
+    when given, ``notice`` (an ``UnsafeInput`` exclusion naming the first offending field, and its text)."""
     previous = _LAST_VERDICTS.get(kind, {})
     verdicts: dict[int, tuple[Any, tuple[str, ...]]] = {}
     safe = []
@@ -223,7 +232,12 @@ def reject_unsafe(items: Iterable[Any], kind: str, warn: Callable[[str], None]) 
             reasons = tuple(unsafe_reasons(obj, kind))
         verdicts[id(obj)] = (obj, reasons)
         if reasons:
-            warn(f"skipping {object_id(obj)}: {'; '.join(reasons)}")
+            text = f"skipping {object_id(obj)}: {'; '.join(reasons)}"
+            ref = object_ref(obj, _KINDS.get(kind, ""))
+            if notice is not None and ref is not None:
+                notice(ObjectNotice(ref, UNSAFE_INPUT, "; ".join(reasons), field_of_reason(reasons[0]), True), text)
+            else:
+                warn(text)
         else:
             safe.append(obj)
     _LAST_VERDICTS[kind] = verdicts
