@@ -57,7 +57,7 @@ from simulator.dataplane.app import create_app
 from simulator.dataplane.instance import FakeDataplane, InstanceOptions
 from simulator.dataplane.local_version import local_api_version
 from simulator.kube import FakeKubeAPI, InProcessKubeClient
-from simulator.kube.admission import admitted, enable_admission
+from simulator.kube.admission import WebhookAdmission, admitted, enable_admission
 from simulator.kube.resources import ResourceType
 
 JSON = dict[str, Any]
@@ -230,7 +230,7 @@ class Harness:
         """The fake API calls the controller's ``AdmissionHandler`` in-process (no socket) for the resources
         the config enables the webhook for, through a ValidatingWebhookConfiguration as ``haptic run``
         registers it; the leader's replica answers (any live one while nobody leads)."""
-        hook = self.api.admission or enable_admission(self.api)
+        hook = self.api.admission if isinstance(self.api.admission, WebhookAdmission) else enable_admission(self.api)
         hook.in_process[_WEBHOOK_URL] = self._review
         self._register_webhook()
 

@@ -65,7 +65,7 @@ class ResourceWatcher(Component):
     def _safe_apply(self, obj: JSON) -> tuple[bool, bool]:
         """(changed, existed before); hostile objects are skipped and logged."""
         try:
-            existed = identity_of(obj) in self._identities()
+            existed = obj in self.store
             return self.store.apply(obj), existed
         except (StoreError, ValueError, TypeError, KeyError, AttributeError) as exc:
             self.skipped += 1
@@ -84,9 +84,6 @@ class ResourceWatcher(Component):
         elif name not in self._unselected:
             self._unselected.add(name)
             self.logger.info("skipping %s %s: does not match the field selector", self.resource, name)
-
-    def _identities(self) -> Any:
-        return self.store._entries
 
     def _on_list(self, items: list[JSON]) -> None:
         before = len(self.store)
@@ -120,10 +117,10 @@ class ResourceWatcher(Component):
         self._note_selection(obj)
         existed_before = False
         with contextlib.suppress(StoreError):
-            existed_before = identity_of(obj) in self._identities()
+            existed_before = obj in self.store
         changed, _ = self._safe_apply(obj)
         if changed:
-            present = identity_of(obj) in self._identities()
+            present = obj in self.store
             if not present:
                 self._count(0, 0, 1)  # stopped matching the field selector
             elif existed_before:
