@@ -298,16 +298,16 @@ class AdmissionValidator:
             return decided("error", f"validation did not finish within {self.timeout:g}s", DENIED_CODE)
         except Exception as exc:  # a bug in a check must answer, not hang the API server
             return decided("error", f"validation failed unexpectedly: {type(exc).__name__}: {exc}", 500)
+        unsafe = _unsafe_warnings(outcome.warnings, proposed)
+        if unsafe and request.operation != "DELETE":
+            return decided("denied", "unsafe fields, the templates would skip this object: " + "; ".join(unsafe),
+                           DENIED_CODE)
         about = _notices_about(outcome.notices, proposed, request.kind.kind)
         left_out = [n for n in about if n.excluded]
         if left_out and request.operation != "DELETE":
             return decided("denied", "the templates would leave this object out: " + "; ".join(
                 f"{n.message} ({n.field}) [{n.reason}]" if n.field else f"{n.message} [{n.reason}]" for n in left_out),
                 DENIED_CODE)
-        unsafe = _unsafe_warnings(outcome.warnings, proposed)
-        if unsafe and request.operation != "DELETE":
-            return decided("denied", "unsafe fields, the templates would skip this object: " + "; ".join(unsafe),
-                           DENIED_CODE)
         if outcome.problems:
             return decided("denied", "the configuration would be invalid: " + "; ".join(outcome.problems),
                            DENIED_CODE)

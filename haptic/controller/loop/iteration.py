@@ -150,7 +150,10 @@ class Iteration:
                           self.status_writer, self.ingress_status, self.object_events):
             self.registry.register(component, leader_only=True)
         # Started by hand after the bus is released (it must not lead before the initial sync).
-        self.leader = LeaderElection(bus, self.registry, _elector(ctx), identity=ports.identity.pod_name)
+        elector = _elector(ctx)
+        if elector is not None:
+            ctx.fence = elector
+        self.leader = LeaderElection(bus, self.registry, elector, identity=ports.identity.pod_name)
         #: Set once the initial sync is complete and leader election runs (readiness).
         self.campaigning = False
 

@@ -230,13 +230,14 @@ def test_safety_helpers_exposed_to_templates() -> None:
 
 def test_object_notices_exposed_to_templates() -> None:
     use(COVERED_GLOBALS, "warn", "exclude", "skipped")
+    use(COVERED_TESTS, "skipped")
     ing = {"kind": "Ingress", "metadata": {"namespace": "n", "name": "a"}}
     result = render_result(
         "{{ warn('w', extraContext.ing, 'Odd') }}{{ exclude(extraContext.ing, 'Bad', 'no') }}"
-        "{{ skipped(extraContext.ing) }}",
+        "{{ skipped(extraContext.ing) }}{{ [extraContext.ing] | reject('skipped') | list | length }}",
         ing=ing,
     )
-    assert result.config == "False"
+    assert result.config == "False1"
     assert [(n.reason, n.excluded) for n in result.notices] == [("Bad", True), ("Odd", False)]
 
 
