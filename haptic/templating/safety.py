@@ -15,9 +15,9 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from haptic.names import ANNOTATION_PREFIX
 from haptic.templating.notices import UNSAFE_INPUT, ObjectNotice, field_of_reason, object_ref
 
-ANNOTATION_PREFIX = "haproxy-haptic.org/"
 _KINDS = {"ingress": "Ingress", "secret": "Secret"}
 
 _HOST = re.compile(r"^(\*\.)?[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*\Z")
