@@ -36,7 +36,7 @@ from haptic.k8s.store_overlay import OverlayStore
 from haptic.names import ANNOTATION_PREFIX
 from haptic.templating.context import StoreLike
 from haptic.templating.notices import ObjectNotice, object_ref
-from haptic.templating.safety import object_id
+from haptic.templating.safety import CONTROL_CHARACTERS, object_id
 
 ADMISSION_API_VERSION = "admission.k8s.io/v1"
 DEFAULT_TIMEOUT = 5.0
@@ -46,7 +46,7 @@ MAX_WARNING_LENGTH = 256
 DENIED_CODE = 403
 # Generated names get a random suffix from the API server only after admission; renders need a name.
 GENERATED_SUFFIX = "xxxxx"
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL = re.compile(f"[{CONTROL_CHARACTERS}]")
 
 Result = Literal["allowed", "denied", "error"]
 Operation = Literal["CREATE", "UPDATE", "DELETE", "CONNECT"]
