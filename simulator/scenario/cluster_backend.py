@@ -173,7 +173,7 @@ class ClusterBackend:
         await self._refresh()
         self._start_reloads = {name: state.reload_ids for name, state in self._states.items()}
         adapted = adapt_to_installation(setup.config, self._original)
-        await self._apply_one(adapted, track=False)
+        await self._wait_observed(await self._apply_one(adapted, track=False))
         await self.apply(setup.objects)
         await self._number_by_leadership()
         self._note("cluster.started", pods=len(self._pods), replicas=len(self._controllers))
@@ -274,7 +274,23 @@ class ClusterBackend:
             o = self.options
             current = await self.k.get(TEMPLATE_CONFIGS, o.config_name, o.namespace)
             restored = {**current, "spec": self._original.get("spec") or {}}
-            await self.k.replace(TEMPLATE_CONFIGS, restored)
+            written = await self.k.replace(TEMPLATE_CONFIGS, restored)
+            # the next scenario's config must not land within the controller's debounce of this one
+            # (it would see no change and keep the iteration it runs): wait until the restore is taken
+            await self._wait_observed(written)
+            await self.settle(60.0)
+
+    async def _wait_observed(self, written: Mapping[str, Any], within: float = 60.0) -> None:
+        """Until the controller reports the generation of ``written`` in the config's status."""
+        o = self.options
+        generation = (written.get("metadata") or {}).get("generation")
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + within
+        while generation is not None and loop.time() < deadline:
+            current = await self.k.get(TEMPLATE_CONFIGS, o.config_name, o.namespace)
+            if (current.get("status") or {}).get("observedGeneration") == generation:
+                return
+            await asyncio.sleep(_POLL)
 
     def _note(self, type_: str, **data: Any) -> None:
         self._records.append(TraceRecord(round(self.now(), 6), "cluster", type_, data))
@@ -341,7 +357,7 @@ class ClusterBackend:
 
     # -- steps ------------------------------------------------------------------------------------
 
-    async def _apply_one(self, obj: Mapping[str, Any], *, track: bool = True) -> None:
+    async def _apply_one(self, obj: Mapping[str, Any], *, track: bool = True) -> JSON:
         meta = obj.get("metadata") or {}
         kind, api_version = str(obj.get("kind")), str(obj.get("apiVersion"))
         ref = ref_of(api_version, kind)
@@ -350,11 +366,12 @@ class ClusterBackend:
         body["metadata"] = {k: v for k, v in meta.items() if k not in ("resourceVersion", "uid", "managedFields")}
         if namespace is not None:
             body["metadata"]["namespace"] = namespace
-        await self.k.patch(ref, str(meta["name"]), body, "apply", namespace=namespace, field_manager=FIELD_MANAGER,
-                           force=True)
+        written = await self.k.patch(ref, str(meta["name"]), body, "apply", namespace=namespace,
+                                     field_manager=FIELD_MANAGER, force=True)
         key = ObjectKey(kind, str(meta["name"]), namespace, api_version)
         if track and key not in self._applied:
             self._applied.append(key)
+        return written
 
     async def apply(self, objects: Sequence[Mapping[str, Any]]) -> None:
         for obj in objects:

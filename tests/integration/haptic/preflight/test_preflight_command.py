@@ -51,19 +51,15 @@ def rows(output: str) -> dict[str, str]:
     return found
 
 
-async def test_a_healthy_installation_passes_what_the_fake_can_answer(stack: LocalStack) -> None:
+async def test_an_installation_without_rbac_passes_all_but_permissions(stack: LocalStack) -> None:
     code, out = await preflight(stack, "--no-webhook")
     table = rows(out)
     for name in ("CRD haproxycfgs.haproxy-haptic.org", "CRD haproxytemplateconfigs.haproxy-haptic.org",
                  f"HAProxyTemplateConfig {NS}/{CONFIG}", "HAProxy pod haproxy-0", "HAProxy pod haproxy-1"):
         assert table.get(name) == "PASS", out
+    # no RBAC objects in this cluster: the ServiceAccount may do nothing, and preflight says so
     permissions = f"permissions of system:serviceaccount:{NS}:haptic-controller"
-    served = stack.kube.types.by_kind("authorization.k8s.io/v1", "SelfSubjectAccessReview") is not None
-    if served:  # the fake answers access reviews: what it decides is what preflight reports
-        assert permissions in table, out
-    else:
-        assert table[permissions] == "FAIL" and "could not ask the API server" in out, out
-        assert code == 1
+    assert table[permissions] == "FAIL" and "denied" in out and code == 1, out
     assert "checks passed" in out.splitlines()[-1]
 
 
@@ -86,3 +82,25 @@ async def test_problems_fail_with_what_to_fix(stack: LocalStack, tmp_path: Path)
     fixes = out.split("To fix:")[1]
     assert "kubectl apply -f deploy/crds" in fixes and "deploy/webhook-certs-job.yaml" in fixes
     assert "deploy/Dockerfile HAPROXY_IMAGE" in fixes
+
+
+def load_rbac(stack: LocalStack, drop_pods: bool = False) -> None:
+    import yaml
+
+    for obj in yaml.safe_load_all((REPO / "deploy" / "rbac.yaml").read_text()):
+        if drop_pods and obj["kind"] == "Role":
+            obj = {**obj, "rules": [r for r in obj["rules"] if r["resources"] != ["pods"]]}
+        stack.apply(obj)
+
+
+async def test_permissions_are_asked_as_the_controllers_service_account(stack: LocalStack) -> None:
+    """With deploy/rbac.yaml in the cluster every permission is allowed to the ServiceAccount (asked by
+    SelfSubjectAccessReview under impersonation); without the pods rule, preflight names what is missing."""
+    load_rbac(stack)
+    permissions = f"permissions of system:serviceaccount:{NS}:haptic-controller"
+    code, out = await preflight(stack, "--no-webhook")
+    assert rows(out)[permissions] == "PASS", out
+    load_rbac(stack, drop_pods=True)
+    code, out = await preflight(stack, "--no-webhook")
+    assert rows(out)[permissions] == "FAIL" and code == 1, out
+    assert "2 of" in out and "list pods in haptic-system" in out and "watch pods in haptic-system" in out, out
