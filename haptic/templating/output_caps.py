@@ -14,9 +14,10 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from jinja2 import filters as jinja_filters
+from jinja2 import pass_environment, pass_eval_context
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import MAX_RANGE
 
@@ -29,6 +30,9 @@ _LIPSUM_WORD = 16  # longest lorem-ipsum word plus separator, for the size bound
 WIDE_PRINTF = re.compile(r"%(\([^)]*\))?[-#0 +]*(\*|\d{5,})|%(\([^)]*\))?[-#0 +]*\d*\.(\*|\d{5,})")
 # str.format width/precision above 4 digits, or a nested ``{}`` that takes the width from an argument.
 _WIDE_BRACE = re.compile(r"\{[^{}]*:[^{}]*(\d{5,}|\{)")
+
+
+_T = TypeVar("_T")
 
 
 class OutputTooLarge(SecurityError):
@@ -66,7 +70,7 @@ def _str(value: Any) -> str:
     return value if isinstance(value, str) else str(value)
 
 
-def _after(result: Any, what: str) -> Any:
+def _after(result: _T, what: str) -> _T:
     # Results whose growth is bounded by a small factor (escaping, upper-casing) are checked after.
     if isinstance(result, str):
         check_output_size(len(result), what)
@@ -85,9 +89,15 @@ def _indent(s: Any, width: Any = 4, first: bool = False, blank: bool = False) ->
     return jinja_filters.do_indent(text, width, first, blank)
 
 
-@jinja_filters.pass_environment
-def _wordwrap(environment: Any, s: Any, width: int = 79, break_long_words: bool = True,
-              wrapstring: str | None = None, break_on_hyphens: bool = True) -> str:  # fmt: skip
+@pass_environment
+def _wordwrap(
+    environment: Any,
+    s: Any,
+    width: int = 79,
+    break_long_words: bool = True,
+    wrapstring: str | None = None,
+    break_on_hyphens: bool = True,
+) -> str:
     text = _str(s)
     wrap = environment.newline_sequence if wrapstring is None else wrapstring
     # Every line holds at least one character, so there are at most len(text) breaks.
@@ -103,20 +113,21 @@ def _format(value: Any, *args: Any, **kwargs: Any) -> str:
     return _after(jinja_filters.do_format(value, *args, **kwargs), "format")
 
 
-@jinja_filters.pass_eval_context
+@pass_eval_context
 def _replace(eval_ctx: Any, s: Any, old: Any, new: Any, count: int | None = None) -> str:
     check_output_size(_replace_size(_str(s), _str(old), _str(new), count), "replace")
     return jinja_filters.do_replace(eval_ctx, s, old, new, count)
 
 
-@jinja_filters.pass_eval_context
+@pass_eval_context
 def _join(eval_ctx: Any, value: Iterable[Any], d: Any = "", attribute: str | int | None = None) -> str:
     items = list(value)
     if attribute is not None:
         items = list(map(jinja_filters.make_attrgetter(eval_ctx.environment, attribute), items))
     parts = [_str(item) for item in items]
     check_output_size(sum(map(len, parts)) + len(_str(d)) * max(0, len(parts) - 1), "join")
-    return jinja_filters.do_join(eval_ctx, parts, d)
+    joined: str = jinja_filters.do_join(eval_ctx, parts, d)
+    return joined
 
 
 def _check_json_indent(indent: Any, what: str) -> None:
@@ -125,7 +136,7 @@ def _check_json_indent(indent: Any, what: str) -> None:
         raise OutputTooLarge(f"{what}: indent {width} too large, the limit is {MAX_JSON_INDENT}")
 
 
-@jinja_filters.pass_eval_context
+@pass_eval_context
 def _tojson(eval_ctx: Any, value: Any, indent: Any = None) -> Any:
     _check_json_indent(indent, "tojson")
     return _after(jinja_filters.do_tojson(eval_ctx, value, indent), "tojson")
@@ -141,7 +152,7 @@ def _batch(value: Iterable[Any], linecount: Any, fill_with: Any = None) -> Any:
     return jinja_filters.do_batch(value, linecount, fill_with)
 
 
-@jinja_filters.pass_eval_context
+@pass_eval_context
 def _slice(eval_ctx: Any, value: Any, slices: Any, fill_with: Any = None) -> Any:
     _count(slices, "slice")
     return jinja_filters.do_slice(eval_ctx, value, slices, fill_with)
@@ -182,7 +193,7 @@ def install(filters: dict[str, Callable[..., Any]], globals_: dict[str, Any]) ->
 
 
 def _capped_lipsum(lipsum: Callable[..., str]) -> Callable[..., str]:
-    def capped(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str:  # noqa: A002
+    def capped(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str:
         check_output_size(_width(n, "lipsum") * _width(max, "lipsum") * _LIPSUM_WORD, "lipsum")
         return lipsum(n, html, min, max)
 

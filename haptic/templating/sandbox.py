@@ -2,9 +2,9 @@
 
 Templates are untrusted: the environment is an ``ImmutableSandboxedEnvironment`` (no private or
 dunder attributes, no mutation of lists/dicts handed in), has no file-system loader (templates come
-from an in-memory mapping), caps the size of ``*``/``+``/``~``/``%``/``**`` results and of every growing filter and ``str`` method
-(``haptic.templating.output_caps``: one limit, ``MAX_OUTPUT_SIZE``), and enforces a render deadline
-checked every 64 calls and every 256 loop iterations.
+from an in-memory mapping), caps the size of ``*``/``+``/``~``/``%``/``**`` results and of every
+growing filter and ``str`` method (``haptic.templating.output_caps``: one limit, ``MAX_OUTPUT_SIZE``),
+and enforces a render deadline checked every 64 calls and every 256 loop iterations.
 """
 
 from __future__ import annotations
