@@ -26,6 +26,7 @@ from haptic.templating.context import current_render
 from haptic.templating.errors import TemplateFailure, TemplateRenderError
 from haptic.templating.linear_regex import PatternError, compile_pattern, go_replacement, sub_capped
 from haptic.templating.notices import ObjectNotice, check_reason, object_ref
+from haptic.templating.output_caps import check_json_indent, check_output_size, replace_size
 from haptic.templating.safety import (
     is_haproxy_token,
     is_hostname,
@@ -249,7 +250,9 @@ def strings_contains(value: Any, sub: str) -> bool:
 
 
 def strings_replace(value: Any, old: str, new: str) -> str:
-    return str(value).replace(old, new)
+    text, old, new = str(value), str(old), str(new)
+    check_output_size(replace_size(text, old, new, None), "strings_replace")
+    return text.replace(old, new)
 
 
 def basename(value: Any) -> str:
@@ -318,10 +321,7 @@ def regex_findall(value: Any, pattern: str) -> list[Any]:
 def regex_replace(value: Any, pattern: str, replacement: str) -> str:
     """Replaces every match; the replacement uses Go/RE2 syntax (``$1``, ``${name}``, ``$$``)."""
     compiled = _regex(pattern, "regex_replace")
-    try:
-        return sub_capped(compiled, go_replacement(str(replacement)), str(value), "regex_replace")
-    except PatternError as exc:
-        raise TemplateRenderError(f"regex_replace: {exc}") from None
+    return sub_capped(compiled, go_replacement(str(replacement)), str(value), "regex_replace")
 
 
 def regex_escape(value: Any) -> str:
@@ -341,6 +341,7 @@ def md5(value: Any) -> str:
 
 
 def to_json(value: Any, indent: int | None = None) -> str:
+    check_json_indent(indent, "to_json")
     return json.dumps(value, sort_keys=True, indent=indent, default=str)
 
 

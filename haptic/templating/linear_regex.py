@@ -49,33 +49,58 @@ def compile_pattern(pattern: str) -> Any:
         raise PatternError(_explain(pattern, detail)) from None
 
 
-def go_replacement(replacement: str) -> str:
-    """Turns a Go/RE2 replacement (``$1``, ``${name}``, ``$$``) into a ``Match.expand`` template."""
-    escaped = replacement.replace("\\", "\\\\")
+# A parsed replacement: literal text (str), a group number (int) or a group name (a 1-tuple).
+Replacement = tuple[str | int | tuple[str], ...]
 
-    def group(m: re.Match[str]) -> str:
+
+def go_replacement(replacement: str) -> Replacement:
+    """Parses a Go/RE2 replacement (``$1``, ``${name}``, ``$$``) into literal text and group references.
+
+    As in Go, a reference to a group the pattern lacks (or that did not take part) expands to nothing.
+    """
+    pieces: list[str | int | tuple[str]] = []
+    end = 0
+    for m in _GO_GROUP.finditer(replacement):
+        pieces.append(replacement[end : m.start()])
         name = m.group(1) or m.group(2)
-        return "$" if name is None else f"\\g<{name}>"
+        pieces.append("$" if name is None else int(name) if name.isdigit() else (name,))
+        end = m.end()
+    pieces.append(replacement[end:])
+    return tuple(p for p in pieces if p != "")
 
-    return _GO_GROUP.sub(group, escaped)
+
+def _steps(compiled: Any, replacement: Replacement) -> list[str | int]:
+    # Named references resolved once per call; unknown groups dropped (they expand to nothing).
+    names: dict[str, int] = compiled.groupindex
+    steps: list[str | int] = []
+    for piece in replacement:
+        index = names.get(piece[0], -1) if isinstance(piece, tuple) else piece
+        if isinstance(index, str) or 0 <= index <= compiled.groups:
+            steps.append(index)
+    return steps
 
 
-def sub_capped(compiled: Any, template: str, text: str, what: str) -> str:
-    """``compiled.sub(template, text)`` that stops as soon as the result would exceed the size cap."""
+def sub_capped(compiled: Any, replacement: Replacement, text: str, what: str) -> str:
+    """Replaces every match of ``compiled`` in ``text`` by the parsed Go ``replacement``.
+
+    Stops as soon as the result, or the number of replacement steps, would exceed the size cap.
+    """
+    steps = _steps(compiled, replacement)
     pieces: list[str] = []
     size = 0
+    work = 0
     end = 0
-    try:
-        for match in compiled.finditer(text):
-            start = match.start()
-            piece: str = match.expand(template)
-            size += start - end + len(piece)
-            check_output_size(size, what)
-            pieces.append(text[end:start])
-            pieces.append(piece)
-            end = match.end()
-    except IndexError:
-        raise PatternError(f"replacement refers to a group the pattern {compiled.pattern!r} does not have") from None
+    for match in compiled.finditer(text):
+        start = match.start()
+        pieces.append(text[end:start])
+        size += start - end
+        for step in steps:
+            part = step if isinstance(step, str) else (match.group(step) or "")
+            size += len(part)
+            pieces.append(part)
+        work += len(steps) + 1
+        check_output_size(max(size, work), what)
+        end = match.end()
     check_output_size(size + len(text) - end, what)
     pieces.append(text[end:])
     return "".join(pieces)

@@ -59,7 +59,7 @@ def _width(value: Any, what: str) -> int:
         raise OutputTooLarge(f"{what}: width {value!r} is not an integer") from None
 
 
-def _replace_size(s: str, old: str, new: str, count: int | None) -> int:
+def replace_size(s: str, old: str, new: str, count: int | None) -> int:
     found = len(s) + 1 if old == "" else s.count(old)
     if count is not None and count >= 0:
         found = min(found, count)
@@ -115,7 +115,7 @@ def _format(value: Any, *args: Any, **kwargs: Any) -> str:
 
 @pass_eval_context
 def _replace(eval_ctx: Any, s: Any, old: Any, new: Any, count: int | None = None) -> str:
-    check_output_size(_replace_size(_str(s), _str(old), _str(new), count), "replace")
+    check_output_size(replace_size(_str(s), _str(old), _str(new), count), "replace")
     return jinja_filters.do_replace(eval_ctx, s, old, new, count)
 
 
@@ -130,7 +130,7 @@ def _join(eval_ctx: Any, value: Iterable[Any], d: Any = "", attribute: str | int
     return joined
 
 
-def _check_json_indent(indent: Any, what: str) -> None:
+def check_json_indent(indent: Any, what: str) -> None:
     width = len(indent) if isinstance(indent, str) else 0 if indent is None else _width(indent, what)
     if width > MAX_JSON_INDENT:
         raise OutputTooLarge(f"{what}: indent {width} too large, the limit is {MAX_JSON_INDENT}")
@@ -138,7 +138,7 @@ def _check_json_indent(indent: Any, what: str) -> None:
 
 @pass_eval_context
 def _tojson(eval_ctx: Any, value: Any, indent: Any = None) -> Any:
-    _check_json_indent(indent, "tojson")
+    check_json_indent(indent, "tojson")
     return _after(jinja_filters.do_tojson(eval_ctx, value, indent), "tojson")
 
 
@@ -218,7 +218,7 @@ def _str_replace_size(s: str, args: tuple[Any, ...]) -> int:
     if len(args) < 2:
         return len(s)
     count = _width(args[2], "replace") if len(args) > 2 else None
-    return _replace_size(s, _str(args[0]), _str(args[1]), count)
+    return replace_size(s, _str(args[0]), _str(args[1]), count)
 
 
 def _str_join_size(s: str, args: tuple[Any, ...]) -> int:

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from haptic.templating.errors import TemplateRenderError
 from haptic.templating.linear_regex import PatternError, compile_pattern, go_replacement, sub_capped
+from haptic.templating.output_caps import OutputTooLarge, check_output_size
+
+_WHAT = "postProcessing regex_replace"
 
 
 class RegexReplace:
@@ -22,7 +26,15 @@ class RegexReplace:
         compiled, replacement = self._compiled, self._replacement
         # Line by line, like the original: anchors see one line; the trailing newline is kept.
         body, newline = (text[:-1], "\n") if text.endswith("\n") else (text, "")
-        lines = (sub_capped(compiled, replacement, line, "postProcessing regex_replace") for line in body.split("\n"))
+        lines = []
+        size = 0
+        try:
+            for line in body.split("\n"):
+                lines.append(sub_capped(compiled, replacement, line, _WHAT))
+                size += len(lines[-1]) + 1
+                check_output_size(size, _WHAT)
+        except OutputTooLarge as exc:
+            raise TemplateRenderError(str(exc)) from None
         return "\n".join(lines) + newline
 
 
