@@ -35,7 +35,7 @@ def _explain(pattern: str, detail: str) -> str:
     elif re.search(r"invalid escape sequence: \\([1-9]|k)", detail):
         why = "backreferences (\\1 ...) are not supported by RE2, the linear-time engine"
     else:
-        why = f"invalid RE2 pattern ({detail})"
+        why = f"invalid regex for RE2 ({detail})"
     return f"pattern {pattern!r}: {why}"
 
 

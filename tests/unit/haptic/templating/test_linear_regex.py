@@ -25,7 +25,7 @@ def test_a_catastrophically_backtracking_pattern_finishes() -> None:
         ("{{ 'ab' | regex_search('a(?=b)') }}", "regex_search", "lookaround"),
         ("{{ 'ab' | regex_findall('(?<!a)b') }}", "regex_findall", "lookaround"),
         ("{{ 'ab' is regex_match('(?<=a)b') }}", "regex_match", "lookaround"),
-        ("{{ 'ab' | regex_match('(') }}", "regex_match", "invalid RE2 pattern (missing ): ()"),
+        ("{{ 'ab' | regex_match('(') }}", "regex_match", "invalid regex for RE2 (missing ): ()"),
     ],
 )
 def test_patterns_re2_cannot_run_fail_naming_the_filter_and_the_reason(source: str, filter_name: str, why: str) -> None:
