@@ -470,8 +470,12 @@ class Harness:
         return loop.time() - start
 
     def busy(self) -> str:
-        """What still has to happen before the cluster is quiet, or ``""``: a reload pending on a pod, or a
-        deployment the leader's scheduler holds back (minimum interval, pending, in flight, retry backoff)."""
+        """What still has to happen before the cluster is quiet, or ``""``: no replica leads, a reload
+        pending on a pod, or a deployment the leader's scheduler holds back (minimum interval, pending,
+        in flight, retry backoff)."""
+        if self.replicas and not self.leaders():
+            alive = sum(1 for r in self.replicas if r.alive)
+            return f"no replica leads ({alive} of {len(self.replicas)} alive)"
         for pod in self.pods.values():
             if pod.dataplane.reloads.pending:
                 return f"reload pending on {pod.name}"

@@ -8,7 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from simulator.local.signals import Interrupted
 from simulator.scenario.backends import BACKENDS, get_factory
+from simulator.scenario.divergence import compare, divergence_table
 from simulator.scenario.loader import ScenarioCell, ScenarioLoadError, find_scenario_files, load_cells
 from simulator.scenario.reports import print_failures, progress_line, summary_table, write_reports
 from simulator.scenario.runner import CellResult, RunOptions, run_cell_with
@@ -21,16 +23,28 @@ def register(subparsers: Any) -> None:
         help="run scenarios",
         description="Runs scenario files (or every *.yaml under directories) on a backend. Exit status 0 when "
                     "every selected scenario passed, 1 when one failed, 2 when a file does not load, 3 when the "
-                    "backend is not available.",
+                    "backend is not available. With several backends (--backend sim,local) each scenario runs on "
+                    "each, and a divergence report shows per scenario the verdicts and the first check whose "
+                    "outcome differs.",
     )
     parser.add_argument("paths", nargs="*", default=["scenarios"], help="scenario files or directories")
-    parser.add_argument("--backend", choices=BACKENDS, default="sim")
+    parser.add_argument("--backend", type=backend_list, default=["sim"], metavar="|".join(BACKENDS),
+                        help="backend, or a comma-separated list for a divergence report (default: sim)")
     parser.add_argument("--seed", type=int, default=None, help="override every scenario's seed")
     parser.add_argument("-k", dest="keyword", default="", help="select by id: words, and/or/not, parentheses")
     parser.add_argument("--report", type=Path, default=None, help="write JUnit XML, summary and JSONL traces here")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     add_log_level(parser)
     parser.set_defaults(func=run)
+
+
+def backend_list(text: str) -> list[str]:
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in BACKENDS]
+    if not names or unknown:
+        raise argparse.ArgumentTypeError(f"unknown backend {', '.join(unknown) or repr(text)} "
+                                         f"(known: {', '.join(BACKENDS)})")
+    return list(dict.fromkeys(names))
 
 
 def add_log_level(parser: argparse.ArgumentParser) -> None:
@@ -68,16 +82,25 @@ def run(args: argparse.Namespace) -> int:
         print("haptic-sim run: nothing ran, fix the scenario files above", file=sys.stderr)
         return 2
     cells = [c for c in cells if selected(c.id)]
-    factory = get_factory(args.backend)
+    backends: list[str] = args.backend
+    factories = [get_factory(name) for name in backends]
     results: list[CellResult] = []
-    for index, cell in enumerate(cells, start=1):
-        result = run_cell_with(cell, factory, RunOptions(seed=args.seed))
-        results.append(result)
-        if not args.quiet:
-            print(progress_line(index, len(cells), result), flush=True)
+    runs = [(cell, factory) for cell in cells for factory in factories]
+    try:
+        for index, (cell, factory) in enumerate(runs, start=1):
+            result = run_cell_with(cell, factory, RunOptions(seed=args.seed))
+            results.append(result)
+            if not args.quiet:
+                print(progress_line(index, len(runs), result), flush=True)
+    except KeyboardInterrupt as exc:  # the backend stopped what it started (simulator.local.signals)
+        print(f"haptic-sim run: interrupted after {len(results)} of {len(runs)} run(s)", file=sys.stderr, flush=True)
+        return exc.exit_code if isinstance(exc, Interrupted) else 130
     print_failures(results, sys.stdout)
     print()
     print(summary_table(results))
+    if len(backends) > 1:
+        print()
+        print(divergence_table(compare(results, backends), backends))
     if args.report is not None:
         write_reports(args.report, results)
         print(f"reports in {args.report}")

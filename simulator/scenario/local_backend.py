@@ -41,10 +41,12 @@ from typing import Any, TypeVar
 import httpx
 
 from haptic.k8s.api import JSON, NotFound
+from simulator.kube.patching import json_patch, merge_patch, strategic_merge
 from simulator.local.echo import EchoServer
 from simulator.local.pod import POD_LABELS
+from simulator.local.signals import run_interruptible
 from simulator.local.stack import LocalStack, StackOptions
-from simulator.local.traffic import probe
+from simulator.local.traffic import probe, serving_port
 
 from .backend import (
     KIND_API_VERSIONS,
@@ -55,12 +57,12 @@ from .backend import (
     TraceRecord,
     TrafficResult,
 )
+from .failover import lease_duration_of, restart_after_takeover
 from .schema import FaultSpec, TrafficExpectation
 
 T = TypeVar("T")
 
 _DATAPLANE_FAULTS = ("dataplane_5xx", "dataplane_slow", "dataplane_409_storm", "reload_failure")
-_WILDCARD_PORT = re.compile(r"^[ \t]*bind[ \t]+(?:\*|0\.0\.0\.0|\[::\]|::)?:(\d+)", re.MULTILINE)
 
 
 def time_scale() -> float:
@@ -102,6 +104,27 @@ class AddressMap:
         return echo_name
 
 
+def enables_webhook(config: Mapping[str, Any]) -> bool:
+    """Whether the HAProxyTemplateConfig enables the validating webhook for some watched resource."""
+    watched = (config.get("spec") or {}).get("watchedResources") or {}
+    return any(isinstance(w, Mapping) and w.get("enableValidationWebhook") for w in watched.values())
+
+
+def patched_object(obj: Mapping[str, Any], patch_type: str, patch: Any) -> JSON:
+    """``obj`` with a ``merge``, ``json`` or ``strategic`` patch applied, as the API server would."""
+    if patch_type == "merge":
+        result = merge_patch(deepcopy(dict(obj)), patch)
+    elif patch_type == "json":
+        result = json_patch(deepcopy(dict(obj)), patch)
+    elif patch_type == "strategic":
+        result = strategic_merge(obj, patch, (), str(obj.get("kind")))
+    else:
+        raise ValueError(f"unsupported patch type {patch_type!r}")
+    if not isinstance(result, dict):
+        raise ValueError("the patch does not produce an object")
+    return result
+
+
 def slice_pairs(obj: Mapping[str, Any]) -> list[tuple[str, int]]:
     """The ``address:port`` pairs an EndpointSlice names (every port for every address)."""
     ports = [int(p["port"]) for p in obj.get("ports") or [] if p.get("port") is not None] or [80]
@@ -134,6 +157,7 @@ class LocalBackend:
         self._seen: set[tuple[int, str]] = set()
         self._poller: asyncio.Task[None] | None = None
         self._client: httpx.AsyncClient | None = None
+        self._slices: dict[tuple[str, str], JSON] = {}  # EndpointSlices as the scenario wrote them
 
     @property
     def s(self) -> LocalStack:
@@ -153,7 +177,7 @@ class LocalBackend:
         options = StackOptions(pods=setup.pods, replicas=setup.replicas, haproxy_bin=self.haproxy_binary,
                                namespace=self._namespace, config_name=str(meta.get("name") or "haproxy-config"),
                                secret_name=str(ref or "haproxy-credentials"), start_controller=False,
-                               log_level="info")
+                               log_level="info", webhook=enables_webhook(setup.config))
         # the block is chosen at random (not from the scenario seed): parallel runs must not share addresses
         self.stack = LocalStack(options)
         await self.stack.start()
@@ -233,13 +257,15 @@ class LocalBackend:
 
     async def apply(self, objects: Sequence[Mapping[str, Any]]) -> None:
         for obj in objects:
-            self.s.apply(await self._promote(obj))
+            await self.s.apply_admitted(await self._promote(obj))
 
     async def _promote(self, obj: Mapping[str, Any]) -> JSON:
         """EndpointSlices point at echo servers (see the module docstring); other objects pass as they are."""
         copy: JSON = deepcopy(dict(obj))
         if copy.get("kind") != "EndpointSlice":
             return copy
+        meta = copy.get("metadata") or {}
+        self._slices[(str(meta.get("namespace") or "default"), str(meta.get("name")))] = deepcopy(copy)
         stack = self.s
         for address, port in slice_pairs(copy):
             if (address, port) not in self.addresses.echoes:
@@ -265,9 +291,15 @@ class LocalBackend:
 
     async def patch(self, key: ObjectKey, patch_type: str, patch: Any) -> None:
         if key.kind == "EndpointSlice":
-            raise NotApplicable("patching an EndpointSlice is not supported on local (apply the whole slice: "
-                                "its addresses are promoted to echo servers)")
-        self.s.patch(key.resolved_api_version(), key.kind, self._namespace_of(key), key.name, patch_type, patch)
+            # patched as the scenario sees it (its own addresses), then promoted again like an apply
+            namespace = key.namespace or "default"
+            original = self._slices.get((namespace, key.name))
+            if original is None:
+                raise ValueError(f"EndpointSlice {namespace}/{key.name} was not applied by this scenario")
+            await self.apply([patched_object(original, patch_type, patch)])
+            return
+        await self.s.patch(key.resolved_api_version(), key.kind, self._namespace_of(key), key.name, patch_type,
+                           patch)
 
     async def advance(self, seconds: float) -> None:
         # the runner polls ``within`` bounds by advancing at most 1 s at a time: only longer advances
@@ -397,19 +429,25 @@ class LocalBackend:
             return
         process = stack.controllers[index]
         if process is not None:
-            await process.stop(grace=0.0)  # a crash: SIGTERM then SIGKILL at once
+            await process.kill()  # a crash: nothing is released, the Lease has to expire
         self._note("replica.killed", replica=index)
-        if duration is None:
-            await stack.start_controller(index)
-            return
         self._killed.append(index)
 
         async def revive() -> None:
             if index in self._killed:
                 self._killed.remove(index)
                 await stack.start_controller(index)
+                self._note("replica.restarted", replica=index)
 
-        self._later(duration, revive)
+        if duration is not None:
+            self._later(duration, revive)
+            return
+        # a failover (simulator.scenario.failover): back only once another replica leads
+        waiter = asyncio.ensure_future(restart_after_takeover(
+            index, self.leader, len(stack.controllers), self._lease_duration / time_scale(), revive,
+            note=lambda message: self._note("local.no_takeover", message=message)))
+        self._tasks.add(waiter)
+        waiter.add_done_callback(self._tasks.discard)
 
     async def clear_faults(self, kind: str | None) -> None:
         stack = self.s
@@ -497,23 +535,22 @@ class LocalBackend:
         except NotFound:
             return []
 
-    def http_port(self, pod: str) -> int:
-        """The port of the first wildcard ``bind`` of the config ``pod`` runs."""
-        config = self.s.deployed_config(self._pod_indexes(pod)[0])
-        match = _WILDCARD_PORT.search(config)
-        if match is None:
-            raise NotApplicable(f"pod {pod} runs no wildcard bind to send traffic to")
-        return int(match[1])
+    def http_port(self, pod: str, host: str) -> int:
+        """The port of the plain-HTTP frontend serving ``host`` in the config ``pod`` runs (not the stats
+        frontend: ``simulator.local.traffic.serving_port``)."""
+        port = serving_port(self.s.deployed_config(self._pod_indexes(pod)[0]), host)
+        if port is None:
+            raise NotApplicable(f"pod {pod} runs no frontend with a plain-HTTP wildcard bind to send traffic to")
+        return port
 
     async def traffic(self, check: TrafficExpectation) -> TrafficResult:
         """One real request through the chosen pod's haproxy; ``backend`` is the echo server that
         answered (named after the scenario's endpoint address), ``None`` when haproxy answered itself."""
         stack = self.s
         pod = check.pod if isinstance(check.pod, str) else self.pod_names()[check.pod]
-        if check.method != "GET" or check.headers:
-            raise NotApplicable("local traffic checks send plain GET requests without extra headers")
         index = self._pod_indexes(pod)[0]
-        report = await probe(f"{stack.pods[index].ip}:{self.http_port(pod)}", check.host, path=check.path, count=1)
+        report = await probe(f"{stack.pods[index].ip}:{self.http_port(pod, check.host)}", check.host, path=check.path,
+                             count=1, method=check.method, headers=dict(check.headers))
         if report.errors:
             return TrafficResult(status=0, backend=None, body=report.errors[0])
         status = next(iter(report.statuses), 0)
@@ -538,7 +575,10 @@ class LocalFactory:
         return LocalBackend(self.haproxy_binary)
 
     def run(self, main: Callable[[], Awaitable[T]]) -> T:
+        """Runs ``main`` in a fresh loop; SIGINT/SIGTERM stop the stack (every child process) first and
+        then raise ``Interrupted``."""
+
         async def wrapped() -> T:
-            return await main()
+            return await run_interruptible(main)
 
         return asyncio.run(wrapped())

@@ -55,8 +55,10 @@ from .schema import (
 )
 
 Status = Literal["passed", "failed", "error", "unavailable"]
+OutcomeStatus = Literal["pass", "fail", "n/a", "error"]
 EXCERPT = 15
 _POLL = 1.0
+SETUP_SETTLE = 300.0
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,21 @@ class Failure:
         return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """How one check ended: step (None: setup), the check (``config``, ``settle``, ``invariants``, ...) and
+    its status. The divergence report compares these between backends, in order."""
+
+    step_index: int | None
+    step_kind: str
+    check: str
+    status: OutcomeStatus
+    message: str = ""
+
+    def where(self) -> str:
+        return "setup" if self.step_index is None else f"step {self.step_index + 1} ({self.step_kind})"
+
+
 @dataclass
 class CellResult:
     id: str
@@ -97,6 +114,7 @@ class CellResult:
     wall_seconds: float = 0.0
     trace_lines: list[str] = field(default_factory=list)
     message: str = ""
+    outcomes: list[Outcome] = field(default_factory=list)
 
     def report(self) -> str:
         """The human report of this cell: status line, then every failure in full."""
@@ -163,8 +181,14 @@ class _Run:
 
     # -- helpers
 
-    def fail(self, index: int | None, kind: str, failure: CheckFailure, category: str = "expectation") -> None:
+    def outcome(self, index: int | None, kind: str, check: str, status: OutcomeStatus, message: str = "") -> None:
+        self.result.outcomes.append(Outcome(index, kind, check, status, message))
+
+    def fail(self, index: int | None, kind: str, failure: CheckFailure, category: str = "expectation",
+             check: str | None = None) -> None:
         line = self.cell.step_line(index) if index is not None else self.cell.marks.line_of(("setup",))
+        status: OutcomeStatus = "error" if category == "error" else "fail"
+        self.outcome(index, kind, check or failure.check, status, f"{failure.check}: {failure.message}")
         self.note("check.failed", step=index, check=failure.check, message=failure.message)
         self.result.failures.append(Failure(index, line, kind, failure.check, failure.message, failure.diff(),
                                             self.excerpt(), category))  # type: ignore[arg-type]
@@ -197,11 +221,12 @@ class _Run:
                                               objects=self.cell.objects(setup.objects), seed=seed, name=self.cell.id))
         self.note("scenario.started", id=self.cell.id, seed=seed, pods=setup.pods, replicas=setup.replicas)
         if setup.settle:
-            settled = await self.backend.settle(300.0)
-            if not settled:
-                self.fail(None, "setup", CheckFailure("settle", "the installation did not settle within 300s"),
-                          "invariant")
+            outcome = await self.backend.settle(SETUP_SETTLE)
+            if not outcome.converged:
+                message = f"the installation did not converge within {SETUP_SETTLE:g}s: {outcome.pending}"
+                self.fail(None, "setup", CheckFailure("settle", message), "invariant")
                 return
+            self.outcome(None, "setup", "settle", "pass")
         if not self._invariants(None, "setup", settled=setup.settle):
             return
         self.snapshot_counters()
@@ -225,7 +250,10 @@ class _Run:
     def _invariants(self, index: int | None, kind: str, settled: bool) -> bool:
         violations: list[Violation] = self.monitor.check(self.backend, settled)
         for v in violations:
-            self.fail(index, kind, CheckFailure(f"invariant {v.invariant}", f"t={v.t:.3f}s: {v.message}"), "invariant")
+            failure = CheckFailure(f"invariant {v.invariant}", f"t={v.t:.3f}s: {v.message}")
+            self.fail(index, kind, failure, "invariant", check="invariants")
+        if not violations:
+            self.outcome(index, kind, "invariants", "pass")
         return not violations
 
     async def _apply_error(self, step: ApplyStep) -> str | None:
@@ -245,6 +273,7 @@ class _Run:
             self.fail(index, kind, CheckFailure("expect_error", f"the apply was refused, but the error does not "
                                                                 f"match {pattern!r}: {message}"))
         else:
+            self.outcome(index, kind, "expect_error", "pass")
             self.note("apply.refused", step=index, message=message)
 
     async def _step(self, index: int, kind: str, step: BaseModel) -> bool:
@@ -274,11 +303,14 @@ class _Run:
             await backend.advance(step.advance)
         elif isinstance(step, SettleStep):
             start = backend.now()
-            if not await backend.settle(step.settle.timeout):
+            outcome = await backend.settle(step.settle.timeout)
+            if not outcome.converged:
                 active = ", ".join(self.monitor.active_faults(backend.now())) or "none"
-                message = f"not idle {step.settle.timeout:g}s after t={start:.3f}s (active faults: {active})"
+                message = (f"not converged {step.settle.timeout:g}s after t={start:.3f}s: {outcome.pending or '?'} "
+                           f"(active faults: {active})")
                 self.fail(index, kind, CheckFailure("settle", message), "invariant")
                 return False
+            self.outcome(index, kind, "settle", "pass")
             return True
         elif isinstance(step, FaultStep):
             action = step.fault
@@ -316,23 +348,31 @@ class _Run:
     async def _expect(self, index: int, kind: str, expect: Expect) -> None:
         deadline = None if expect.within is None else self.backend.now() + expect.within
         while True:
-            failures = await self._checks(index, expect)
-            if not failures or deadline is None or self.backend.now() >= deadline:
+            results = await self._checks(index, expect)
+            failing = any(found for _, found, _ in results)
+            if not failing or deadline is None or self.backend.now() >= deadline:
                 break
             await self.backend.advance(min(_POLL, deadline - self.backend.now()))
-        for failure in failures:
-            self.fail(index, kind, failure)
+        for name, found, not_applicable in results:
+            if not_applicable is not None:
+                self.outcome(index, kind, name, "n/a", not_applicable)
+            elif not found:
+                self.outcome(index, kind, name, "pass")
+            for failure in found:
+                self.fail(index, kind, failure, check=name)
 
-    async def _checks(self, index: int, expect: Expect) -> list[CheckFailure]:
-        failures: list[CheckFailure] = []
+    async def _checks(self, index: int, expect: Expect) -> list[tuple[str, list[CheckFailure], str | None]]:
+        """Each check of ``expect``: its kind, its failures and, when the backend cannot check it, why."""
+        results: list[tuple[str, list[CheckFailure], str | None]] = []
         for name, check in expect.checks():
             try:
-                failures.extend(await self._check(index, name, check))
+                results.append((name, await self._check(index, name, check), None))
             except NotApplicable as exc:
                 note = f"step {index + 1} {name}: {exc}"
                 if note not in self.result.not_applicable:
                     self.result.not_applicable.append(note)
-        return failures
+                results.append((name, [], str(exc)))
+        return results
 
     async def _check(self, index: int, name: str, check: BaseModel) -> list[CheckFailure]:
         backend = self.backend
@@ -436,7 +476,9 @@ class _Run:
         failures = []
         label = f"traffic[{check.method} {check.host}{check.path}]"
         if check.status is not None and result.status != check.status:
-            failures.append(CheckFailure(f"{label}.status", f"expected {check.status}, got {result.status}",
+            # status 0: no HTTP answer at all; the body holds the connection error
+            got = f"no answer ({result.body or 'no error reported'})" if result.status == 0 else str(result.status)
+            failures.append(CheckFailure(f"{label}.status", f"expected {check.status}, got {got}",
                                          expected=f"{check.status}\n", actual=f"{result.status}\n"))
         if check.backend is not None and result.backend != check.backend:
             failures.append(CheckFailure(f"{label}.backend", f"expected backend {check.backend}, got {result.backend}",
