@@ -35,6 +35,7 @@ class ControllerProcess:
         self.env = dict(env)
         self.sink = sink
         self.lines: collections.deque[str] = collections.deque(maxlen=keep_lines)
+        self.line_count = 0  # every line read, also those the bounded ``lines`` dropped
         self.process: asyncio.subprocess.Process | None = None
         self._reader: asyncio.Task[None] | None = None
         self._new_line = asyncio.Event()
@@ -66,6 +67,7 @@ class ControllerProcess:
                 break
             line = raw.decode(errors="replace").rstrip("\n")
             self.lines.append(line)
+            self.line_count += 1
             self._new_line.set()
             if self.sink is not None:
                 self.sink(self.name, line)

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 
 import httpx
 
-
 _SECTION = re.compile(r"^(global|defaults|frontend|backend|listen|resolvers|peers|userlist|program|"
                       r"http-errors|ring|cache|mailers|crt-store|traces)\b[ \t]*(\S*)", re.MULTILINE)
 _PLAIN_BIND = re.compile(r"^[ \t]*bind[ \t]+(?:\*|0\.0\.0\.0|\[::\]|::)?:(\d+)(?P<rest>[^\n]*)$", re.MULTILINE)

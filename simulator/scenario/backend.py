@@ -87,6 +87,8 @@ class BackendSetup:
     seed: int
     #: the scenario's base directory (backends resolve nothing from it; for diagnostics only)
     name: str = ""
+    #: seconds the scenario's ``advance`` steps add up to (a wall-clock backend may scale its clock by it)
+    advances: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -53,8 +53,9 @@ def first_difference(a: CellResult, b: CellResult) -> str:
     if extra is not None:
         return f"{extra.where()} {extra.check}: {_describe(extra, longer.backend)}; {shorter.backend} stopped before"
     failed = a if a.status != "passed" else b
-    first = failed.failures[0] if failed.failures else None
-    return f"{failed.backend}: {first.check}: {first.message}" if first is not None else f"{failed.backend} {failed.status}"
+    if not failed.failures:
+        return f"{failed.backend} {failed.status}"
+    return f"{failed.backend}: {failed.failures[0].check}: {failed.failures[0].message}"
 
 
 def compare(results: Sequence[CellResult], backends: Sequence[str]) -> list[Divergence]:

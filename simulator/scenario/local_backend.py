@@ -40,6 +40,7 @@ from typing import Any, TypeVar
 
 import httpx
 
+from haptic.config.durations import parse_duration
 from haptic.k8s.api import JSON, NotFound
 from simulator.kube.patching import json_patch, merge_patch, strategic_merge
 from simulator.local.echo import EchoServer
@@ -54,23 +55,67 @@ from .backend import (
     BackendUnavailable,
     NotApplicable,
     ObjectKey,
+    SettleResult,
     TraceRecord,
     TrafficResult,
 )
 from .failover import lease_duration_of, restart_after_takeover
 from .schema import FaultSpec, TrafficExpectation
+from .sync_view import differing_files, rendered_view, stored_view
 
 T = TypeVar("T")
 
 _DATAPLANE_FAULTS = ("dataplane_5xx", "dataplane_slow", "dataplane_409_storm", "reload_failure")
 
 
-def time_scale() -> float:
-    return float(os.environ.get("HAPTIC_LOCAL_TIME_SCALE", "1"))
+#: the slowest scale: below it the controller's scaled intervals get shorter than its real work takes
+MIN_SCALE = 0.1
+#: config durations scaled with the clock (``deploymentTimeout`` bounds real work: not scaled)
+_SCALED_DURATIONS = (
+    (("dataplane",), "driftPreventionInterval", 60.0),
+    (("dataplane",), "minDeploymentInterval", 2.0),
+    (("controller", "leaderElection"), "leaseDuration", 15.0),
+    (("controller", "leaderElection"), "renewDeadline", 10.0),
+    (("controller", "leaderElection"), "retryPeriod", 2.0),
+)
 
 
-def max_advance() -> float:
+def wall_budget() -> float:
+    """Wall seconds of ``advance`` steps a scenario may take unscaled (``HAPTIC_LOCAL_MAX_ADVANCE``)."""
     return float(os.environ.get("HAPTIC_LOCAL_MAX_ADVANCE", "120"))
+
+
+def choose_scale(advances: float) -> float:
+    """Wall seconds per scenario second: 1 unless the ``advance`` steps exceed the wall budget, then
+    just enough faster to fit it (``HAPTIC_LOCAL_TIME_SCALE`` forces a scale)."""
+    forced = os.environ.get("HAPTIC_LOCAL_TIME_SCALE")
+    if forced:
+        return float(forced)
+    budget = wall_budget()
+    if advances <= budget:
+        return 1.0
+    scale = budget / advances
+    if scale < MIN_SCALE:
+        raise NotApplicable(f"too slow for local: the scenario advances {advances:g}s; even {MIN_SCALE:g}x faster "
+                            f"that is more than {budget:g}s of wall time (HAPTIC_LOCAL_MAX_ADVANCE)")
+    return scale
+
+
+def scale_config(config: Mapping[str, Any], scale: float) -> JSON:
+    """The config with the controller's own intervals (drift, minimum deployment interval, Lease timing)
+    multiplied by ``scale``, so that the controller runs on the scenario's scaled clock."""
+    scaled: JSON = deepcopy(dict(config))
+    if scale == 1.0:
+        return scaled
+    spec = scaled.setdefault("spec", {})
+    for path, field_name, default in _SCALED_DURATIONS:
+        section = spec
+        for key in path:
+            section = section.setdefault(key, {})
+        value = section.get(field_name)
+        seconds = default if value is None else parse_duration(str(value)).total_seconds()
+        section[field_name] = f"{seconds * scale:.3f}s"
+    return scaled
 
 
 def adapt_config(config: Mapping[str, Any], *, dataplane_port: int, secret_name: str) -> JSON:
@@ -133,6 +178,8 @@ def slice_pairs(obj: Mapping[str, Any]) -> list[tuple[str, int]]:
 
 
 _EVENT_POLL = 0.25
+_QUIET = 1.0  # wall seconds without change before settle accepts convergence
+_SETTLE_POLL = 0.1
 _FIRST_LEADER_WAIT = 30.0
 _EVENT_LIMIT = 1000
 _ENVELOPE = ("event_id", "timestamp", "correlation_id", "causation_id")
@@ -151,7 +198,8 @@ class LocalBackend:
         self._timers: list[asyncio.TimerHandle] = []
         self._tasks: set[asyncio.Task[Any]] = set()
         self._killed: list[int] = []
-        self._advanced = 0.0
+        self.scale = 1.0  # wall seconds per scenario second (``choose_scale``)
+        self._lease_duration = 15.0
         self._namespace = "haptic"
         self._wall0 = 0.0
         self._seen: set[tuple[int, str]] = set()
@@ -169,6 +217,7 @@ class LocalBackend:
 
     async def start(self, setup: BackendSetup) -> None:
         loop = asyncio.get_running_loop()
+        self.scale = choose_scale(setup.advances)
         self._t0 = loop.time()
         self._wall0 = datetime.now().timestamp()  # events carry wall timestamps; the trace shows seconds since start
         meta = setup.config.get("metadata") or {}
@@ -182,8 +231,8 @@ class LocalBackend:
         self.stack = LocalStack(options)
         await self.stack.start()
         stack = self.stack
-        stack.options.template_config = adapt_config(setup.config, dataplane_port=stack.dataplane_port,
-                                                     secret_name=options.secret_name)
+        stack.options.template_config = self._adapt(setup.config)
+        self._lease_duration = lease_duration_of(stack.options.template_config)
         stack.apply(stack.template_config())
         await self.apply(setup.objects)
         await stack.start_controller(0)
@@ -196,7 +245,8 @@ class LocalBackend:
                 await asyncio.sleep(0.1)
         for replica in range(1, setup.replicas):
             await stack.start_controller(replica)
-        self._note("local.started", pods=setup.pods, replicas=setup.replicas, network=stack.network.prefix)
+        self._note("local.started", pods=setup.pods, replicas=setup.replicas, network=stack.network.prefix,
+                   scale=self.scale)
         self._client = httpx.AsyncClient(timeout=2.0, trust_env=False)
         self._poller = asyncio.create_task(self._poll_forever(), name="local-events")
 
@@ -230,7 +280,7 @@ class LocalBackend:
             return
         self._seen.add((replica, event_id))
         try:
-            t = datetime.fromisoformat(str(item.get("timestamp"))).timestamp() - self._wall0
+            t = (datetime.fromisoformat(str(item.get("timestamp"))).timestamp() - self._wall0) / self.scale
         except ValueError:
             t = self.now()
         data = {k: v for k, v in details.items() if k not in _ENVELOPE}
@@ -259,9 +309,18 @@ class LocalBackend:
         for obj in objects:
             await self.s.apply_admitted(await self._promote(obj))
 
+    def _adapt(self, config: Mapping[str, Any]) -> JSON:
+        """A HAProxyTemplateConfig of the scenario as the stack runs it (its pods, its clock)."""
+        stack = self.s
+        adapted = adapt_config(config, dataplane_port=stack.dataplane_port, secret_name=stack.options.secret_name)
+        return scale_config(adapted, self.scale)
+
     async def _promote(self, obj: Mapping[str, Any]) -> JSON:
-        """EndpointSlices point at echo servers (see the module docstring); other objects pass as they are."""
+        """EndpointSlices point at echo servers and HAProxyTemplateConfigs at the stack's pods (see the
+        module docstring); other objects pass as they are."""
         copy: JSON = deepcopy(dict(obj))
+        if copy.get("kind") == "HAProxyTemplateConfig":
+            return self._adapt(copy)
         if copy.get("kind") != "EndpointSlice":
             return copy
         meta = copy.get("metadata") or {}
@@ -302,48 +361,90 @@ class LocalBackend:
                            patch)
 
     async def advance(self, seconds: float) -> None:
-        # the runner polls ``within`` bounds by advancing at most 1 s at a time: only longer advances
-        # (``advance`` steps) count, so a slow failure is still reported as a failure
-        if seconds > 1.0:
-            self._advanced += seconds
-        if self._advanced > max_advance():
-            raise NotApplicable(f"too slow for local: the scenario advances more than {max_advance():g}s of wall "
-                                "time (HAPTIC_LOCAL_MAX_ADVANCE)")
-        await asyncio.sleep(max(seconds * time_scale(), 0.0))
+        await asyncio.sleep(max(seconds * self.scale, 0.0))
         await self.poll_events()
 
-    async def settle(self, timeout: float) -> bool:  # noqa: ASYNC109 - the scenario's bound, in wall seconds
-        """Every pod runs the published config, nothing changed for a quiet second (published config,
-        pods' versions, controllers' output) and no store change waits for its reconciliation
-        (the debounce window: a ``resource.index.updated`` event with no ``reconciliation.triggered`` after it)."""
+    async def settle(self, timeout: float) -> SettleResult:  # noqa: ASYNC109 - the scenario's bound
+        """Converged (see ``pending``) and quiet for ``_QUIET`` wall seconds (published config, pods'
+        versions, the controllers' output and events); at the bound, what was still pending."""
         stack = self.s
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
+        deadline = loop.time() + timeout * self.scale
         last: tuple[object, ...] | None = None
         since = loop.time()
-        while loop.time() < deadline:
+        pending = "nothing observed yet"
+        while True:
             if self._crashed():
-                self._note("local.controllers.exited", codes=[c.returncode for c in stack.controllers if c])
-                return False
+                codes = [c.returncode for c in stack.controllers if c]
+                self._note("local.controllers.exited", codes=codes)
+                return SettleResult(False, f"every controller replica exited (exit codes {codes})")
+            await self.poll_events()
             state = (stack.published_config(), tuple(p.fake.version for p in stack.pods),
-                     sum(len(c.lines) for c in stack.controllers if c is not None))
+                     sum(c.line_count for c in stack.controllers if c is not None), len(self._records))
             if state != last:
                 last, since = state, loop.time()
-            elif loop.time() - since >= 1.0 and stack.out_of_sync() == [] and not self._reconcile_pending():
-                return True
-            await asyncio.sleep(0.1)
-            await self.poll_events()
-        return False
+            pending = await self.pending()
+            if not pending and loop.time() - since >= _QUIET:
+                return SettleResult(True)
+            if loop.time() >= deadline:
+                return SettleResult(False, pending or "the controllers kept changing things")
+            await asyncio.sleep(_SETTLE_POLL)
 
-    def _reconcile_pending(self) -> bool:
-        """A store change the controller has not reconciled yet (its debounce window holds it back)."""
-        last_change = last_trigger = -1
-        for position, record in enumerate(self._records):
-            if record.type == "resource.index.updated" and not record.data.get("initial_sync"):
-                last_change = position
-            elif record.type == "reconciliation.triggered":
-                last_trigger = position
-        return last_change > last_trigger
+    async def pending(self) -> str:
+        """What keeps the installation from being converged, or ``""``: no replica leads; the leader
+        reports work pending (``/debug/vars/convergence``: debounce window, render, deployment, retry,
+        discovery retry); nothing published; a pod not on the published config, not storing the
+        rendered files, or with a reload pending."""
+        stack = self.s
+        leader = self.leader()
+        if leader is None:
+            running = sum(1 for c in stack.controllers if c is not None and c.running)
+            return f"no replica leads ({running} of {len(stack.controllers)} running)"
+        reported = await self._debug_var(leader, "convergence")
+        if not isinstance(reported, Mapping):
+            return f"controller-{leader} does not report its convergence yet"
+        if reported.get("pending"):
+            return f"controller-{leader}: " + "; ".join(str(p) for p in reported["pending"])
+        if stack.published_config() is None:
+            return "no configuration published yet"
+        stale = stack.out_of_sync() or []
+        if stale:
+            return f"{len(stale)} pod(s) do not run the published config: {', '.join(stale)}"
+        files = await self._files_behind(leader)
+        if files:
+            return files
+        reloading = [p.name for p in stack.pods if p.fake.reloads.pending]
+        return f"reload pending on {', '.join(reloading)}" if reloading else ""
+
+    async def _files_behind(self, leader: int) -> str:
+        """Pods whose stored maps, files and certificates differ from the leader's last validated render."""
+        rendered = await self._debug_var(leader, "rendered")
+        validated = await self._debug_var(leader, "validated")
+        aux = await self._debug_var(leader, "auxfiles")
+        if not (isinstance(rendered, Mapping) and isinstance(validated, Mapping) and isinstance(aux, Mapping)):
+            return ""
+        if rendered.get("checksum") != validated.get("content_checksum"):
+            return ""  # the last render failed validation: the pods keep the last good files
+        general = {**(aux.get("files") or {}), **(aux.get("crt_lists") or {})}
+        wanted = rendered_view(aux.get("maps") or {}, general, aux.get("certificates") or [])
+        behind = []
+        for pod in self.s.pods:
+            # both sides name the echo servers' addresses: the leader rendered from the promoted slices
+            names = differing_files(wanted, stored_view(pod.storage, certificate_contents=False))
+            if names:
+                behind.append(f"{pod.name} ({', '.join(names)})")
+        return f"pods do not store the rendered files: {'; '.join(behind)}" if behind else ""
+
+    async def _debug_var(self, replica: int, name: str) -> Any:
+        """``/debug/vars/<name>`` of a replica, None when it does not answer."""
+        if self._client is None:
+            return None
+        url = f"http://127.0.0.1:{self.s.debug_ports[replica]}/debug/vars/{name}"
+        try:
+            response = await self._client.get(url)
+            return response.json() if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            return None
 
     def _crashed(self) -> bool:
         """Every replica exited on its own (none was stopped by a fault): nothing can settle any more."""
@@ -371,7 +472,7 @@ class LocalBackend:
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
 
-        self._timers.append(asyncio.get_running_loop().call_later(delay * time_scale(), fire))
+        self._timers.append(asyncio.get_running_loop().call_later(delay * self.scale, fire))
 
     async def inject_fault(self, fault: FaultSpec) -> None:
         stack = self.s
@@ -396,7 +497,7 @@ class LocalBackend:
                 if fault.kind == "dataplane_5xx":
                     dataplane.inject_errors(fault.count, fault.status)
                 elif fault.kind == "dataplane_slow":
-                    dataplane.slow_down(fault.delay)
+                    dataplane.slow_down(fault.delay * self.scale)
                 elif fault.kind == "dataplane_409_storm":
                     dataplane.conflict_storm(fault.count)
                 else:
@@ -444,7 +545,7 @@ class LocalBackend:
             return
         # a failover (simulator.scenario.failover): back only once another replica leads
         waiter = asyncio.ensure_future(restart_after_takeover(
-            index, self.leader, len(stack.controllers), self._lease_duration / time_scale(), revive,
+            index, self.leader, len(stack.controllers), self._lease_duration, revive,
             note=lambda message: self._note("local.no_takeover", message=message)))
         self._tasks.add(waiter)
         waiter.add_done_callback(self._tasks.discard)
@@ -472,8 +573,9 @@ class LocalBackend:
     # -- observation ------------------------------------------------------------------------------
 
     def now(self) -> float:
+        """Scenario seconds since the start: wall seconds divided by the scale."""
         try:
-            return asyncio.get_running_loop().time() - self._t0
+            return (asyncio.get_running_loop().time() - self._t0) / self.scale
         except RuntimeError:
             return 0.0
 

@@ -217,8 +217,10 @@ class _Run:
         scenario = self.cell.scenario
         setup = scenario.setup
         seed = self.result.seed
+        advances = sum(step.advance for step in scenario.steps if isinstance(step, AdvanceStep))
         await self.backend.start(BackendSetup(pods=setup.pods, replicas=setup.replicas, config=self.cell.config,
-                                              objects=self.cell.objects(setup.objects), seed=seed, name=self.cell.id))
+                                              objects=self.cell.objects(setup.objects), seed=seed, name=self.cell.id,
+                                              advances=advances))
         self.note("scenario.started", id=self.cell.id, seed=seed, pods=setup.pods, replicas=setup.replicas)
         if setup.settle:
             outcome = await self.backend.settle(SETUP_SETTLE)

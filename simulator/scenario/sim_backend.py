@@ -28,7 +28,6 @@ from haptic.dataplane import plan
 from haptic.dataplane.aux_files import AuxFiles
 from haptic.templating.errors import TemplatingError
 from haptic.validation.checksum import content_checksum
-from simulator.dataplane.storage import parse_map, sanitize_name
 from simulator.harness import Harness, Replica
 
 from .backend import (
@@ -42,6 +41,7 @@ from .backend import (
 )
 from .failover import lease_duration_of, restart_after_takeover
 from .schema import FaultSpec, TrafficExpectation
+from .sync_view import differing_files, rendered_view, stored_view
 
 T = TypeVar("T")
 
@@ -342,17 +342,10 @@ class SimBackend:
         if desired is None:
             return None
         config, aux = desired
-        wanted = _aux_view(aux)
+        wanted = rendered_view(aux.maps, aux.general_files(), aux.certificates)
         return [name for name in self.h.pods
-                if not self._in_sync(self.h.deployed_config(name), config) or self._stored(name) != wanted]
-
-    def _stored(self, pod: str) -> dict[str, object]:
-        storage = self.h.pods[pod].dataplane.storage
-        return {
-            "maps": {n: parse_map(f.content) for n, f in sorted(storage.files["maps"].items())},
-            "general": {n: f.content.strip() for n, f in sorted(storage.files["general"].items())},
-            "ssl_certificates": {n: f.content.strip() for n, f in sorted(storage.files["ssl_certificates"].items())},
-        }
+                if not self._in_sync(self.h.deployed_config(name), config)
+                or differing_files(wanted, stored_view(self.h.pods[name].dataplane.storage))]
 
     def aux_files(self, pod: str) -> Mapping[str, str]:
         storage = self.h.pods[pod].dataplane.storage
@@ -394,16 +387,6 @@ class SimBackend:
 
     async def traffic(self, check: TrafficExpectation) -> TrafficResult:
         raise NotApplicable("needs real HAProxy; the sim backend has none")
-
-
-def _aux_view(aux: AuxFiles) -> dict[str, object]:
-    """Rendered auxiliary files as the Dataplane API stores them (sanitized names, maps as entries)."""
-    return {
-        "maps": {sanitize_name("maps", n): parse_map(c) for n, c in sorted(aux.maps.items())},
-        "general": {sanitize_name("general", n): c.strip() for n, c in sorted(aux.general_files().items())},
-        "ssl_certificates": {sanitize_name("ssl_certificates", n): c.strip()
-                             for n, c in sorted(aux.certificates.items())},
-    }
 
 
 class SimFactory:
