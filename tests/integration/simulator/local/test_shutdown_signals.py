@@ -4,6 +4,7 @@ masters run in their own sessions, so nothing else would stop them."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -61,10 +62,8 @@ def descendants(root: int) -> dict[int, str]:
 def commands_of(pids: dict[int, str]) -> list[str]:
     names = []
     for pid in pids:
-        try:
+        with contextlib.suppress(OSError):
             names.append(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode())
-        except OSError:
-            pass
     return names
 
 
