@@ -37,22 +37,21 @@ from typing import Any
 import httpx
 
 from haptic.config.crds import all_crds
-from haptic.controller.admission import (
-    AdmissionDecision,
-    AdmissionHandler,
-    GroupVersionResource,
-    decision_events,
-    webhook_resources,
-)
-from haptic.controller.config_loader import validate_config_object
-from haptic.controller.controller import Controller
-from haptic.controller.iteration import IterationSettings
+from haptic.controller.loop.controller import Controller
+from haptic.controller.loop.iteration import IterationSettings
+from haptic.controller.loop.webhook_binding import IterationValidators, decision_events
 from haptic.controller.ports import ControllerIdentity, ControllerPorts
-from haptic.controller.webhook_binding import IterationValidators
-from haptic.controller.webhook_config import build_webhook_configuration
+from haptic.controller.watch.config_loader import validate_config_object
 from haptic.core import Event, SeededIds, VirtualClock
 from haptic.k8s.leaderelection import format_micro_time
 from haptic.validation.process import BlockingAsyncRunner
+from haptic.webhook.admission import (
+    AdmissionDecision,
+    AdmissionHandler,
+    GroupVersionResource,
+    webhook_resources,
+)
+from haptic.webhook.configuration import build_webhook_configuration
 from simulator.cluster_objects import credentials_secret, haproxy_pod, ingress_library_config, template_config
 from simulator.dataplane.app import create_app
 from simulator.dataplane.instance import FakeDataplane, InstanceOptions

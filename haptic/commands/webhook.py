@@ -19,11 +19,11 @@ from typing import Any
 import yaml
 
 from haptic.config.errors import ConfigError
-from haptic.controller.admission import webhook_resources
-from haptic.controller.webhook_config import DEFAULT_NAME, ServiceEndpoint, build_webhook_configuration
 from haptic.core import RealClock
 from haptic.live.certs import ca_bundle, generate_webhook_certs, service_dns_names
 from haptic.validation.config_file import read_config_file
+from haptic.webhook.admission import webhook_resources
+from haptic.webhook.configuration import DEFAULT_NAME, ServiceEndpoint, build_webhook_configuration
 
 
 def register(subparsers: Any) -> None:

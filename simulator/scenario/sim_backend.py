@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from prometheus_client import generate_latest
 
-from haptic.controller.iteration import Iteration
+from haptic.controller.loop.iteration import Iteration
 from haptic.core import VirtualClock
 from haptic.dataplane import plan
 from haptic.dataplane.aux_files import AuxFiles
