@@ -470,8 +470,9 @@ class Harness:
 
     def busy(self) -> str:
         """What still has to happen before the cluster is quiet, or ``""``: no replica leads, a reload
-        pending on a pod, or a deployment the leader's scheduler holds back (minimum interval, pending,
-        in flight, retry backoff)."""
+        pending on a pod, or what a live replica reports pending (``Controller.convergence``: initial sync,
+        reinitialization, a change in the debounce window, a deployment in flight, pending or in retry
+        backoff, a discovery retry)."""
         if self.replicas and not self.leaders():
             alive = sum(1 for r in self.replicas if r.alive)
             return f"no replica leads ({alive} of {len(self.replicas)} alive)"
@@ -479,12 +480,11 @@ class Harness:
             if pod.dataplane.reloads.pending:
                 return f"reload pending on {pod.name}"
         for replica in self.replicas:
-            iteration = replica.controller.iteration if replica.alive else None
-            if iteration is None or not iteration.is_leader:
+            if not replica.alive:
                 continue
-            held = iteration.scheduler.held_back()
-            if held:
-                return f"deployment {held} on {replica.name}"
+            pending = replica.controller.convergence()["pending"]  # what /debug/vars/convergence shows
+            if pending:
+                return f"{replica.name}: {'; '.join(str(p) for p in pending)}"
         return ""
 
     # -- trace -----------------------------------------------------------------------------------

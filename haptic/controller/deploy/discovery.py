@@ -78,6 +78,12 @@ class Discovery(IterationComponent):
     async def on_stop(self) -> None:
         self._retry.cancel()
 
+    def retrying(self) -> list[str]:
+        """Pods whose version check failed transiently and is to be retried (not those of another
+        HAProxy version: they are re-checked now and then, but are not on their way in)."""
+        failed = set(self.failures)
+        return [e.pod_name for e in self.candidates() if e.url in failed and e.pod_name not in self.admitted]
+
     async def handle(self, event: Event) -> None:
         if isinstance(event, BecameLeader):
             if self.last is not None:

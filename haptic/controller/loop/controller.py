@@ -230,6 +230,15 @@ class Controller:
         holder = elector.observed_leader if elector is not None else None
         return ComponentHealth(Status.STANDBY, True, f"follower (leader: {holder or 'none yet'})")
 
+    def convergence(self) -> dict[str, Any]:
+        """``/debug/vars/convergence``: whether this replica leads and what it still has to do
+        (``Iteration.pending``); without an iteration, what it waits for."""
+        iteration = self.iteration
+        if iteration is None:
+            waiting = f"waiting for {self.waiting_for}" if self.waiting_for else "starting"
+            return {"is_leader": False, "pending": [waiting]}
+        return {"is_leader": iteration.is_leader, "pending": iteration.pending()}
+
     def debug_providers(self) -> DebugProviders:
         """What the debug server shows; reads the current iteration at request time."""
 
@@ -247,6 +256,7 @@ class Controller:
         variables["leader"] = lambda: {"is_leader": self.is_leader, "identity": self.ports.identity.pod_name}
         variables["iterations"] = lambda: {"count": self.iterations, "failures": self.failures,
                                            "waiting_for": self.waiting_for}
+        variables["convergence"] = self.convergence
 
         def secrets() -> list[str]:
             it = self.iteration

@@ -26,7 +26,7 @@ async def test_settle_waits_through_the_retry_backoff(make_harness: Any) -> None
         await asyncio.sleep(0.5)
         if any(getattr(e, "failed", 0) for e in h.events("deployment.completed")):
             break
-    assert h.busy() == "deployment retry backoff on controller-0"
+    assert h.busy() == "controller-0: deployment retry backoff"
     h.pod(0).dataplane.clear_faults()
     await h.settle(quiet=1.0)  # shorter than the 5 s backoff: only the scheduler check keeps it waiting
     assert h.settled and h.busy() == ""

@@ -15,9 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.paths import REPO as _REPO
+
 pytestmark = pytest.mark.haproxy
 
-REPO = Path(__file__).resolve().parents[4]
+REPO = _REPO
 SIM = [sys.executable, "-m", "simulator.cli"]
 
 SCENARIO = """\

@@ -28,7 +28,7 @@ def test_a_settle_that_does_not_converge_says_what_was_pending(run_scenario: Run
     assert result.status == "failed"
     [failure] = result.failures
     assert failure.check == "settle"
-    assert "not converged 1s after t=0.000s: a reconciliation is due at t=2." in failure.message
+    assert "not converged 1s after t=2.422s: a reconciliation is due at t=4.801s" in failure.message
 
 
 def test_a_traffic_check_without_an_answer_shows_the_connection_error(run_scenario: Runner) -> None:
@@ -45,22 +45,23 @@ def test_outcomes_follow_the_run_in_order(run_scenario: Runner) -> None:
 """)
     assert result.status == "passed", result.report()
     assert [(o.step_index, o.check, o.status) for o in result.outcomes] == [
-        (None, "setup", "pass"), (None, "invariants", "pass"),
+        (None, "settle", "pass"), (None, "invariants", "pass"),
         (0, "config", "pass"), (0, "traffic", "n/a"), (0, "invariants", "pass"),
         (1, "settle", "pass"), (1, "invariants", "pass")]
 
 
 def test_the_first_differing_check_of_two_backends(run_scenario: Runner) -> None:
-    body = HEAD + """\
-  - expect: {config: {contains: backend default_web}}
-  - expect: {reloads: {total: 2}, converged: {within: 10s}}
+    body = HEAD.replace("pods: 2", "pods: 2\n  settle: false") + """\
+  - advance: 5s
+  - expect: {config: {pod: 0, contains: backend default_web}}
+  - expect: {converged: {within: 10s}}
 """
     good = run_scenario(body)
     bad = run_scenario(body, bugs=frozenset({"never_converge"}))
     bad.backend = "other"
     assert good.status == "passed" and bad.status == "failed"
     difference = first_difference(good, bad)
-    assert difference.startswith("step 2 (expect) converged: scripted pass; other fail (converged: not converged")
+    assert difference.startswith("step 3 (expect) converged: scripted pass; other fail (converged: not converged")
     assert first_difference(good, good) == ""
     [row] = compare([good, bad], ["scripted", "other"])
     assert row.verdicts == {"scripted": "PASS", "other": "FAIL"} and row.diverges
