@@ -25,7 +25,6 @@ faults (``dataplane_errors``, ``kube_outage``, ...), ``kill_replica``/``restart_
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import json
 import logging
@@ -52,7 +51,14 @@ from haptic.webhook.admission import (
     webhook_resources,
 )
 from haptic.webhook.configuration import build_webhook_configuration
-from simulator.cluster_objects import credentials_secret, haproxy_pod, ingress_library_config, template_config
+from simulator.cluster_objects import (
+    credentials_secret,
+    dataplane_password,
+    haproxy_pod,
+    ingress_library_config,
+    lease_handed_to,
+    template_config,
+)
 from simulator.dataplane.app import create_app
 from simulator.dataplane.instance import FakeDataplane, InstanceOptions
 from simulator.dataplane.local_version import local_api_version
@@ -122,7 +128,8 @@ class Harness:
         self.username = username
         self.password = password
         self.haproxy_binary = haproxy_binary
-        self.settings = settings or IterationSettings(reconcile_debounce=5.0, reinit_debounce=1.0)
+        # the controller's own defaults, as ``haptic run`` uses them: the local tier runs those too
+        self.settings = settings or IterationSettings()
         self.reload_delay = reload_delay
         self.api = FakeKubeAPI(seed=seed)
         self.clock = VirtualClock()
@@ -297,17 +304,9 @@ class Harness:
     def _follow_credentials(self, body: Mapping[str, Any]) -> None:
         """The fake pods read the credentials Secret too: applying a new one sets their password, as an
         operator rotating it everywhere would (the controller must follow)."""
-        meta = body.get("metadata") or {}
-        if body.get("kind") != "Secret" or meta.get("name") != _SECRET_NAME:
-            return
-        if (meta.get("namespace") or "default") != self.namespace:
-            return
-        password = (body.get("stringData") or {}).get("dataplane_password")
-        encoded = (body.get("data") or {}).get("dataplane_password")
-        if password is None and encoded is not None:
-            password = base64.b64decode(str(encoded)).decode("utf-8")
+        password = dataplane_password(body, _SECRET_NAME, self.namespace)
         if password is not None:
-            self.set_dataplane_password(str(password))
+            self.set_dataplane_password(password)
 
     # -- HAProxy pods ----------------------------------------------------------------------------
 
@@ -433,11 +432,8 @@ class Harness:
         cfg = elector.config
         rt = self.rt("coordination.k8s.io/v1", "Lease")
         lease = self.api.get(rt, cfg.namespace, cfg.lease_name)
-        spec = dict(lease.get("spec") or {})
-        now = format_micro_time(self.clock.now())
-        spec.update(holderIdentity=heir, acquireTime=now, renewTime=now,
-                    leaseTransitions=int(spec.get("leaseTransitions") or 0) + 1)
-        self.api.update(rt, cfg.namespace, cfg.lease_name, {**lease, "spec": spec})
+        self.api.update(rt, cfg.namespace, cfg.lease_name,
+                        lease_handed_to(lease, heir, format_micro_time(self.clock.now())))
         return heir
 
     def leaders(self) -> list[str]:

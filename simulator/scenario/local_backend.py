@@ -35,13 +35,15 @@ import re
 import shutil
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from copy import deepcopy
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import httpx
 
 from haptic.config.durations import parse_duration
 from haptic.k8s.api import JSON, NotFound
+from haptic.k8s.leaderelection import format_micro_time
+from simulator.cluster_objects import dataplane_password, lease_handed_to
 from simulator.kube.patching import json_patch, merge_patch, strategic_merge
 from simulator.local.echo import EchoServer
 from simulator.local.pod import POD_LABELS
@@ -308,6 +310,16 @@ class LocalBackend:
     async def apply(self, objects: Sequence[Mapping[str, Any]]) -> None:
         for obj in objects:
             await self.s.apply_admitted(await self._promote(obj))
+            self._follow_credentials(obj)
+
+    def _follow_credentials(self, obj: Mapping[str, Any]) -> None:
+        """As on sim: the pods' Dataplane APIs take a new password from the credentials Secret when it is
+        applied (an operator rotating it everywhere); the controller has to follow."""
+        stack = self.s
+        password = dataplane_password(obj, stack.options.secret_name, self._namespace)
+        if password is not None:
+            for pod in stack.pods:
+                pod.fake.options.password = password
 
     def _adapt(self, config: Mapping[str, Any]) -> JSON:
         """A HAProxyTemplateConfig of the scenario as the stack runs it (its pods, its clock)."""
@@ -400,11 +412,16 @@ class LocalBackend:
         if leader is None:
             running = sum(1 for c in stack.controllers if c is not None and c.running)
             return f"no replica leads ({running} of {len(stack.controllers)} running)"
-        reported = await self._debug_var(leader, "convergence")
-        if not isinstance(reported, Mapping):
-            return f"controller-{leader} does not report its convergence yet"
-        if reported.get("pending"):
-            return f"controller-{leader}: " + "; ".join(str(p) for p in reported["pending"])
+        for index, process in enumerate(stack.controllers):
+            if process is None or not process.running:
+                continue
+            reported = await self._debug_var(index, "convergence")
+            if not isinstance(reported, Mapping):
+                return f"controller-{index} does not report its convergence yet"
+            if reported.get("pending"):
+                return f"controller-{index}: " + "; ".join(str(p) for p in reported["pending"])
+            if index == leader and not reported.get("is_leader"):
+                return f"controller-{index} holds the Lease but does not lead yet"
         if stack.published_config() is None:
             return "no configuration published yet"
         stale = stack.out_of_sync() or []
@@ -486,6 +503,8 @@ class LocalBackend:
         elif fault.kind == "compaction":
             kube.compact()
             kube.drop_watches()
+        elif fault.kind == "leader_loss" and fault.mode == "lease":
+            self._take_lease(fault.replica)
         elif fault.kind == "leader_loss":
             await self._leader_loss(fault.replica, fault.duration)
         elif fault.kind == "pod_restart":
@@ -506,21 +525,45 @@ class LocalBackend:
         else:
             raise NotApplicable(f"fault {fault.kind} is not supported by the local fakes")
 
-    def leader(self) -> int | None:
-        """The replica holding the Lease (its holderIdentity is the replica's POD_NAME)."""
-        stack = self.s
-        rt = stack.kube.types.by_kind("coordination.k8s.io/v1", "Lease")
+    def _leader_lease(self) -> tuple[JSON, int] | None:
+        """The Lease held by one of the replicas (its holderIdentity is the replica's POD_NAME), with the index."""
+        rt = self.s.kube.types.by_kind("coordination.k8s.io/v1", "Lease")
         if rt is None:
             return None
-        for lease in stack.kube.list(rt, self._namespace).items:
+        for lease in self.s.kube.list(rt, self._namespace).items:
             holder = str((lease.get("spec") or {}).get("holderIdentity") or "")
             match = re.fullmatch(r"haptic-controller-(\d+)", holder)
             if match:
-                index = int(match[1])
-                process = stack.controllers[index] if index < len(stack.controllers) else None
-                if process is not None and process.running:
-                    return index
+                return lease, int(match[1])
         return None
+
+    def leader(self) -> int | None:
+        """The running replica holding the Lease."""
+        found = self._leader_lease()
+        if found is None:
+            return None
+        index = found[1]
+        process = self.s.controllers[index] if index < len(self.s.controllers) else None
+        return index if process is not None and process.running else None
+
+    def _take_lease(self, to: int | None) -> None:
+        """As on sim (``Harness.take_lease``): a foreign write hands the Lease to replica ``to`` (default: the
+        first running follower; a stranger when there is none); the leader must notice and step down."""
+        stack = self.s
+        found = self._leader_lease()
+        if found is None:
+            self._note("fault.leader_loss.no_leader")
+            return
+        lease, leader = found
+        followers = [i for i, c in enumerate(stack.controllers) if i != leader and c is not None and c.running]
+        heir = f"haptic-controller-{to}" if to is not None else \
+            f"haptic-controller-{followers[0]}" if followers else "intruder"
+        rt = stack.kube.types.by_kind("coordination.k8s.io/v1", "Lease")
+        assert rt is not None
+        meta = lease["metadata"]
+        stack.kube.update(rt, meta.get("namespace"), meta["name"],
+                          lease_handed_to(lease, heir, format_micro_time(datetime.now(UTC))))
+        self._note("lease.taken", holder=heir)
 
     async def _leader_loss(self, replica: int | None, duration: float | None) -> None:
         stack = self.s
