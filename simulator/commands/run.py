@@ -94,7 +94,9 @@ def run(args: argparse.Namespace) -> int:
                 print(progress_line(index, len(runs), result), flush=True)
     except KeyboardInterrupt as exc:  # the backend stopped what it started (simulator.local.signals)
         print(f"haptic-sim run: interrupted after {len(results)} of {len(runs)} run(s)", file=sys.stderr, flush=True)
-        return exc.exit_code if isinstance(exc, Interrupted) else 130
+        interrupted: int | None = exc.exit_code if isinstance(exc, Interrupted) else 130
+    else:
+        interrupted = None
     print_failures(results, sys.stdout)
     print()
     print(summary_table(results))
@@ -104,6 +106,8 @@ def run(args: argparse.Namespace) -> int:
     if args.report is not None:
         write_reports(args.report, results)
         print(f"reports in {args.report}")
+    if interrupted is not None:
+        return interrupted
     if not results:
         print("no scenario selected", file=sys.stderr)
         return 1

@@ -153,7 +153,8 @@ class LocalStack:
             port = self.network.free_port(pod_hosts, avoid=taken)
             taken.append(port)
             setattr(self, attr, port)
-        self.echo_port = self.network.free_port([self.network.echo_ip(i) for i in range(1, 9)], avoid=taken)
+        self.echo_port = self.network.free_port([self.network.echo_ip(i) for i in (1, 2, 3, 50, 100, 154)],
+                                                avoid=taken)
         for _ in range(max(self.options.replicas, 1)):
             for ports in (self.metrics_ports, self.debug_ports, self.webhook_ports):
                 ports.append(self.network.free_port(["127.0.0.1"], avoid=taken))
@@ -309,8 +310,13 @@ class LocalStack:
         self.apply(pod.pod_object(self.http_port))
         return pod
 
-    async def add_echo(self, name: str | None = None) -> EchoServer:
-        index = len(self.echoes) + 1
+    async def add_echo(self, name: str | None = None, index: int | None = None) -> EchoServer:
+        """An echo backend on the block's echo address ``index`` (default: the next unused one)."""
+        taken = {e.host for e in self.echoes}
+        if index is None:
+            index = next(i for i in range(1, 1 + len(self.echoes) + 1) if self.network.echo_ip(i) not in taken)
+        elif self.network.echo_ip(index) in taken:
+            raise StackError(f"echo address {self.network.echo_ip(index)} is taken")
         echo = EchoServer(name or f"echo-{index}", self.network.echo_ip(index), self.echo_port)
         await echo.start()
         self.echoes.append(echo)

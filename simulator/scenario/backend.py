@@ -89,6 +89,9 @@ class BackendSetup:
     name: str = ""
     #: seconds the scenario's ``advance`` steps add up to (a wall-clock backend may scale its clock by it)
     advances: float = 0.0
+    #: every EndpointSlice address the scenario names (setup, applies, patches): a backend that
+    #: stands other addresses in for them can keep their order
+    endpoint_addresses: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -179,6 +179,8 @@ def slice_pairs(obj: Mapping[str, Any]) -> list[tuple[str, int]]:
             for port in ports]
 
 
+#: echo index of the first scenario address (echo host 100 + index: three digits up to 254)
+ECHO_ORDERED_BASE = 1
 _EVENT_POLL = 0.25
 _QUIET = 1.0  # wall seconds without change before settle accepts convergence
 _SETTLE_POLL = 0.1
@@ -208,6 +210,7 @@ class LocalBackend:
         self._poller: asyncio.Task[None] | None = None
         self._client: httpx.AsyncClient | None = None
         self._slices: dict[tuple[str, str], JSON] = {}  # EndpointSlices as the scenario wrote them
+        self._known_addresses: list[str] = []
 
     @property
     def s(self) -> LocalStack:
@@ -220,6 +223,8 @@ class LocalBackend:
     async def start(self, setup: BackendSetup) -> None:
         loop = asyncio.get_running_loop()
         self.scale = choose_scale(setup.advances)
+        # echo hosts from 100 + ECHO_ORDERED_BASE have three digits: their text order is their numeric order
+        self._known_addresses = list(setup.endpoint_addresses)
         self._t0 = loop.time()
         self._wall0 = datetime.now().timestamp()  # events carry wall timestamps; the trace shows seconds since start
         meta = setup.config.get("metadata") or {}
@@ -321,6 +326,13 @@ class LocalBackend:
             for pod in stack.pods:
                 pod.fake.options.password = password
 
+    def _echo_index(self, address: str) -> int:
+        """Echo addresses in the order of the scenario's own addresses, as text (templates sort them:
+        the slots config fills slots in text order) for the addresses known up front; others after them."""
+        if address not in self._known_addresses:
+            self._known_addresses.append(address)  # not in the scenario's steps: its order is not kept
+        return ECHO_ORDERED_BASE + self._known_addresses.index(address)
+
     def _adapt(self, config: Mapping[str, Any]) -> JSON:
         """A HAProxyTemplateConfig of the scenario as the stack runs it (its pods, its clock)."""
         stack = self.s
@@ -340,7 +352,7 @@ class LocalBackend:
         stack = self.s
         for address, port in slice_pairs(copy):
             if (address, port) not in self.addresses.echoes:
-                echo = await stack.add_echo(address)
+                echo = await stack.add_echo(address, self._echo_index(address))
                 self.addresses.add(address, port, echo)
         rewritten = []
         for ep in copy.get("endpoints") or []:

@@ -220,7 +220,7 @@ class _Run:
         advances = sum(step.advance for step in scenario.steps if isinstance(step, AdvanceStep))
         await self.backend.start(BackendSetup(pods=setup.pods, replicas=setup.replicas, config=self.cell.config,
                                               objects=self.cell.objects(setup.objects), seed=seed, name=self.cell.id,
-                                              advances=advances))
+                                              advances=advances, endpoint_addresses=endpoint_addresses(self.cell)))
         self.note("scenario.started", id=self.cell.id, seed=seed, pods=setup.pods, replicas=setup.replicas)
         if setup.settle:
             outcome = await self.backend.settle(SETUP_SETTLE)
@@ -486,6 +486,34 @@ class _Run:
             failures.append(CheckFailure(f"{label}.backend", f"expected backend {check.backend}, got {result.backend}",
                                          expected=f"{check.backend}\n", actual=f"{result.backend}\n"))
         return failures
+
+
+def endpoint_addresses(cell: ScenarioCell) -> tuple[str, ...]:
+    """Every address the cell's EndpointSlices name (setup objects, applied objects, patch bodies), sorted."""
+    found: set[str] = set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if key == "addresses" and isinstance(item, list):
+                    found.update(str(a) for a in item if isinstance(a, str))
+                else:
+                    walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    scenario = cell.scenario
+    objects = cell.objects(scenario.setup.objects)
+    for step in scenario.steps:
+        if isinstance(step, ApplyStep):
+            objects.extend(cell.objects(step.apply))
+        elif isinstance(step, PatchStep) and step.patch.kind == "EndpointSlice":
+            walk(step.patch.patch)
+    for obj in objects:
+        if obj.get("kind") == "EndpointSlice":
+            walk(obj.get("endpoints"))
+    return tuple(sorted(found))
 
 
 def _yaml(value: Any) -> str:

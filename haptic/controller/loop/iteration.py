@@ -163,16 +163,20 @@ class Iteration:
 
     def pending(self) -> list[str]:
         """What this replica still has to do before what it watches is deployed, ``[]`` when nothing:
-        initial sync, a reinitialization, a change held by the debounce window, work queued in or being
-        done by a component, a deployment held back (in flight, pending, retry backoff), pods to be
-        admitted after a failed version check. Only the leader renders and deploys, so a follower has
-        nothing of that to do. For observers waiting for convergence (``/debug/vars/convergence``, the
-        simulator's ``settle``): a quiet event stream alone does not mean converged."""
+        initial sync, a reinitialization, a watch to be retried after an error, a change held by the
+        debounce window, work queued in or being done by a component, a deployment held back (in
+        flight, pending, retry backoff), pods to be admitted after a failed version check. Only the
+        leader renders and deploys, so a follower has nothing of that to do. For observers waiting for
+        convergence (``/debug/vars/convergence``, the simulator's ``settle``): a quiet event stream
+        alone does not mean converged."""
         found: list[str] = []
         if not self.campaigning:
             found.append("initial sync")
         if self.reinit.due:
             found.append(f"reinitialization for config generation {self.reinit.version}")
+        retrying = [w.resource for w in self.watchers if w.watch_state.retry_at is not None]
+        if retrying:
+            found.append(f"watch of {', '.join(retrying)} to be retried after an error")
         if self.reconciler.holds_change:
             found.append("a change waits for the debounce window")
         stages: list[Component] = [self.reconciler, self.discovery]
