@@ -73,6 +73,9 @@ _SECRET_NAME = "haproxy-credentials"
 _WEBHOOK_URL = "https://haptic-webhook.sim/validate"
 _WEBHOOK_NAME = "haptic-validating-webhook"
 _log = logging.getLogger(__name__)
+#: Seconds without a new event before ``settle`` may call the cluster settled: longer than the
+#: reconciler's debounce window (5 s) and the slots config's minimum deployment interval (2 s).
+SETTLE_QUIET = 6.0
 
 
 @dataclass
@@ -444,7 +447,7 @@ class Harness:
     async def advance(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
 
-    async def settle(self, quiet: float = 6.0, limit: float = 300.0, step: float = 0.5) -> float:
+    async def settle(self, quiet: float = SETTLE_QUIET, limit: float = 300.0, step: float = 0.5) -> float:
         """Advance until nothing was published for ``quiet`` seconds, no reload is pending and no leader
         holds a deployment back (at most ``limit`` seconds). Returns the virtual time spent; ``settled``
         says whether it converged (False: the limit was reached)."""

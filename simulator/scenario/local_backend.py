@@ -44,6 +44,7 @@ from haptic.config.durations import parse_duration
 from haptic.k8s.api import JSON, NotFound
 from haptic.k8s.leaderelection import format_micro_time
 from simulator.cluster_objects import dataplane_password, lease_handed_to
+from simulator.harness import SETTLE_QUIET
 from simulator.kube.patching import json_patch, merge_patch, strategic_merge
 from simulator.local.echo import EchoServer
 from simulator.local.pod import POD_LABELS
@@ -182,8 +183,7 @@ def slice_pairs(obj: Mapping[str, Any]) -> list[tuple[str, int]]:
 #: echo index of the first scenario address (echo host 100 + index: three digits up to 254)
 ECHO_ORDERED_BASE = 1
 _EVENT_POLL = 0.25
-_QUIET = 1.0  # wall seconds without change before settle accepts convergence
-_SETTLE_POLL = 0.1
+_SETTLE_POLL = 0.25
 _FIRST_LEADER_WAIT = 30.0
 _EVENT_LIMIT = 1000
 _ENVELOPE = ("event_id", "timestamp", "correlation_id", "causation_id")
@@ -206,7 +206,7 @@ class LocalBackend:
         self._lease_duration = 15.0
         self._namespace = "haptic"
         self._wall0 = 0.0
-        self._seen: set[tuple[int, str]] = set()
+        self._after: dict[tuple[int, int], int] = {}  # (replica, pid) -> last event seq seen
         self._poller: asyncio.Task[None] | None = None
         self._client: httpx.AsyncClient | None = None
         self._slices: dict[tuple[str, str], JSON] = {}  # EndpointSlices as the scenario wrote them
@@ -263,29 +263,27 @@ class LocalBackend:
             await asyncio.sleep(_EVENT_POLL)
 
     async def poll_events(self) -> None:
-        """Appends the replicas' events not seen yet (by event id) to the trace."""
+        """Appends the replicas' events not seen yet to the trace: each replica is asked only for what came
+        after the last event seen from its process (``/debug/events?after=SEQ``)."""
         if self.stack is None or self._client is None:
             return
         for index, process in enumerate(self.stack.controllers):
-            if process is None or not process.running:
+            if process is None or not process.running or process.process is None:
                 continue
-            url = f"http://127.0.0.1:{self.stack.debug_ports[index]}/debug/events?limit={_EVENT_LIMIT}"
+            key = (index, process.process.pid)  # a restarted replica is a new process, its ring starts over
+            url = (f"http://127.0.0.1:{self.stack.debug_ports[index]}/debug/events?limit={_EVENT_LIMIT}"
+                   f"&after={self._after.get(key, 0)}")
             try:
                 response = await self._client.get(url)
                 items = response.json().get("events") or [] if response.status_code == 200 else []
             except (httpx.HTTPError, ValueError):
                 continue  # starting or stopping: the next poll catches up (the ring keeps 1000)
-            pid = process.process.pid if process.process is not None else 0
             for item in items:
-                self._add_event(index, pid, item)
+                self._add_event(index, item)
+                self._after[key] = max(self._after.get(key, 0), int(item.get("seq") or 0))
 
-    def _add_event(self, replica: int, pid: int, item: Mapping[str, Any]) -> None:
+    def _add_event(self, replica: int, item: Mapping[str, Any]) -> None:
         details = dict(item.get("details") or {})
-        # a restarted replica is a new process whose event ids may start over
-        event_id = f"{pid}/{details.get('event_id') or item.get('timestamp')}/{item.get('type')}"
-        if (replica, event_id) in self._seen:
-            return
-        self._seen.add((replica, event_id))
         try:
             t = (datetime.fromisoformat(str(item.get("timestamp"))).timestamp() - self._wall0) / self.scale
         except ValueError:
@@ -389,14 +387,16 @@ class LocalBackend:
         await self.poll_events()
 
     async def settle(self, timeout: float) -> SettleResult:  # noqa: ASYNC109 - the scenario's bound
-        """Converged (see ``pending``) and quiet for ``_QUIET`` wall seconds (published config, pods'
-        versions, the controllers' output and events); at the bound, what was still pending."""
+        """Converged (see ``pending``) after nothing changed for ``SETTLE_QUIET`` scenario seconds
+        (published config, pods' versions, the controllers' output and events), the same quiet period
+        as on sim, so that both backends leave the controller in the same state at rest (no debounce
+        window or minimum deployment interval of the slots config still running); at the bound, what
+        was still pending."""
         stack = self.s
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout * self.scale
         last: tuple[object, ...] | None = None
         since = loop.time()
-        pending = "nothing observed yet"
         while True:
             if self._crashed():
                 codes = [c.returncode for c in stack.controllers if c]
@@ -407,8 +407,9 @@ class LocalBackend:
                      sum(c.line_count for c in stack.controllers if c is not None), len(self._records))
             if state != last:
                 last, since = state, loop.time()
-            pending = await self.pending()
-            if not pending and loop.time() - since >= _QUIET:
+            quiet = loop.time() - since >= SETTLE_QUIET * self.scale
+            pending = await self.pending() if quiet or loop.time() >= deadline else None
+            if pending == "":
                 return SettleResult(True)
             if loop.time() >= deadline:
                 return SettleResult(False, pending or "the controllers kept changing things")

@@ -263,5 +263,5 @@ class Controller:
             return [it.ctx.credentials.password.get_secret_value()] if it is not None else []
 
         return DebugProviders(vars=variables, health=self.health, ready=self.readiness,
-                              events=lambda limit, cid: self.events.last(limit, cid),
+                              events=self.events.last,
                               metrics=lambda: self.metrics.registry, secrets=secrets)

@@ -179,6 +179,8 @@ class Iteration:
             found.append(f"watch of {', '.join(retrying)} to be retried after an error")
         if self.reconciler.holds_change:
             found.append("a change waits for the debounce window")
+        elif self.reconciler.window_open:
+            found.append("debounce window open (the next change would wait for it)")
         stages: list[Component] = [self.reconciler, self.discovery]
         if self.is_leader:
             stages += [self.coordinator, self.scheduler, self.deployer, self.publisher]

@@ -39,6 +39,11 @@ class Reconciler(IterationComponent):
         self._window.cancel()
 
     @property
+    def window_open(self) -> bool:
+        """The debounce window is open: the next change will wait for it to close."""
+        return self._window.active
+
+    @property
     def holds_change(self) -> bool:
         """A store change waits for the debounce window to close (its trigger is still to come)."""
         return self._pending and self._window.active
