@@ -207,6 +207,7 @@ class LocalBackend:
         self._namespace = "haptic"
         self._wall0 = 0.0
         self._after: dict[tuple[int, int], int] = {}  # (replica, pid) -> last event seq seen
+        self._polling = asyncio.Lock()
         self._poller: asyncio.Task[None] | None = None
         self._client: httpx.AsyncClient | None = None
         self._slices: dict[tuple[str, str], JSON] = {}  # EndpointSlices as the scenario wrote them
@@ -267,6 +268,11 @@ class LocalBackend:
         after the last event seen from its process (``/debug/events?after=SEQ``)."""
         if self.stack is None or self._client is None:
             return
+        async with self._polling:  # the background poller and a settle step: each event once
+            await self._poll_replicas()
+
+    async def _poll_replicas(self) -> None:
+        assert self.stack is not None and self._client is not None
         for index, process in enumerate(self.stack.controllers):
             if process is None or not process.running or process.process is None:
                 continue
