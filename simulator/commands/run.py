@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from simulator.local.signals import Interrupted
+from simulator.scenario.backend_capabilities import blocking, capabilities, limitations
 from simulator.scenario.backends import BACKENDS, get_factory
 from simulator.scenario.divergence import compare, divergence_table
 from simulator.scenario.loader import ScenarioCell, ScenarioLoadError, find_scenario_files, load_cells
@@ -34,6 +35,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("-k", dest="keyword", default="", help="select by id: words, and/or/not, parentheses")
     parser.add_argument("--report", type=Path, default=None, help="write JUnit XML, summary and JSONL traces here")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    parser.add_argument("--check", action="store_true",
+                        help="only load the files and report, per scenario, the steps the backend cannot run and the "
+                             "checks it cannot perform; exit 1 when a scenario cannot run there")
     add_log_level(parser)
     parser.set_defaults(func=run)
 
@@ -70,6 +74,21 @@ def load_all(paths: list[str], out: Any = sys.stderr) -> list[ScenarioCell] | No
     return None if broken else cells
 
 
+def report_limitations(cells: list[ScenarioCell], backend: str, out: Any, verbose: bool) -> int:
+    """Prints what ``backend`` cannot do in each cell (before anything runs); returns how many cells can run."""
+    caps = capabilities(backend)
+    runnable = 0
+    for cell in cells:
+        found = limitations(cell, caps) if caps is not None else []
+        if not blocking(found):
+            runnable += 1
+        if verbose and found:
+            print(f"{cell.id} [{backend}]:", file=out)
+            for limitation in found:
+                print(f"  {limitation.render(str(cell.source))}", file=out)
+    return runnable
+
+
 def run(args: argparse.Namespace) -> int:
     quiet_logs(args.log_level)
     try:
@@ -83,6 +102,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     cells = [c for c in cells if selected(c.id)]
     backends: list[str] = args.backend
+    runnable = sum(report_limitations(cells, name, sys.stdout, verbose=args.check or not args.quiet)
+                   for name in backends)
+    if args.check:
+        print(f"{runnable} of {len(cells) * len(backends)} scenario cell(s) can run on {','.join(backends)}")
+        return 0 if runnable == len(cells) * len(backends) else 1
     factories = [get_factory(name) for name in backends]
     results: list[CellResult] = []
     runs = [(cell, factory) for cell in cells for factory in factories]
@@ -92,6 +116,8 @@ def run(args: argparse.Namespace) -> int:
             results.append(result)
             if not args.quiet:
                 print(progress_line(index, len(runs), result), flush=True)
+                for made in result.generated:
+                    print(f"      generated: {made}", flush=True)
     except KeyboardInterrupt as exc:  # the backend stopped what it started (simulator.local.signals)
         print(f"haptic-sim run: interrupted after {len(results)} of {len(runs)} run(s)", file=sys.stderr, flush=True)
         interrupted: int | None = exc.exit_code if isinstance(exc, Interrupted) else 130

@@ -14,12 +14,13 @@ import contextlib
 from collections.abc import Mapping
 from typing import Any
 
-from haptic.controller.context import HAPROXY_PODS, IterationContext
+from haptic.controller.context import IterationContext
 from haptic.controller.events import ResourceIndexUpdated, ResourceSyncComplete
 from haptic.core import Component, EventBus
 from haptic.k8s.api import JSON, Selectors
 from haptic.k8s.store import ResourceStore, StoreError, identity_of
 from haptic.k8s.watch_loop import WatchState, list_and_watch
+from haptic.names import HAPROXY_PODS
 
 
 def describe(obj: Mapping[str, Any]) -> str:
@@ -66,7 +67,7 @@ class ResourceWatcher(Component):
     def _safe_apply(self, obj: JSON) -> tuple[bool, bool]:
         """(changed, existed before); hostile objects are skipped and logged."""
         try:
-            existed = identity_of(obj) in self._identities()
+            existed = obj in self.store
             return self.store.apply(obj), existed
         except (StoreError, ValueError, TypeError, KeyError, AttributeError) as exc:
             self.skipped += 1
@@ -85,9 +86,6 @@ class ResourceWatcher(Component):
         elif name not in self._unselected:
             self._unselected.add(name)
             self.logger.info("skipping %s %s: does not match the field selector", self.resource, name)
-
-    def _identities(self) -> Any:
-        return self.store._entries
 
     def _on_list(self, items: list[JSON]) -> None:
         before = len(self.store)
@@ -121,10 +119,10 @@ class ResourceWatcher(Component):
         self._note_selection(obj)
         existed_before = False
         with contextlib.suppress(StoreError):
-            existed_before = identity_of(obj) in self._identities()
+            existed_before = obj in self.store
         changed, _ = self._safe_apply(obj)
         if changed:
-            present = identity_of(obj) in self._identities()
+            present = obj in self.store
             if not present:
                 self._count(0, 0, 1)  # stopped matching the field selector
             elif existed_before:

@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from simulator.kube import BackgroundServer, FakeKubeAPI, write_kubeconfig
+from simulator.kube.resources import ResourceType
 from simulator.local.cluster_types import LOCAL_TYPES
 from simulator.local.pod import translate_for_pod
 from tests.support.paths import REPO
@@ -31,9 +32,19 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def deploy_types() -> tuple[ResourceType, ...]:
+    """The local types plus the kinds deploy/ uses that the fake's table may not serve yet (stored only)."""
+    known = {(t.group, t.kind) for t in LOCAL_TYPES}
+    extra = [ResourceType(group, "v1", kind, plural, True, kind.lower(), list_kind=kind + "List")
+             for group, kind, plural in (("batch", "Job", "jobs"), ("networking.k8s.io", "NetworkPolicy",
+                                                                       "networkpolicies"))
+             if (group, kind) not in known]
+    return (*LOCAL_TYPES, *extra)
+
+
 @pytest.fixture
 def kubeconfig(tmp_path: Path) -> Iterator[Path]:
-    with BackgroundServer(lambda: FakeKubeAPI(types=LOCAL_TYPES)) as server:
+    with BackgroundServer(lambda: FakeKubeAPI(types=deploy_types())) as server:
         yield write_kubeconfig(tmp_path / "kubeconfig", server.url)
 
 
@@ -68,15 +79,20 @@ def test_manifests_apply_to_the_fake_api(kubectl_bin: str, kubeconfig: Path) -> 
     assert kubectl(kubectl_bin, kubeconfig, "get", "deployments", "-n", "haptic-system", "-o", "name") == ""
     # Client-side schema validation needs the OpenAPI document, which the fake does not serve.
     kubectl(kubectl_bin, kubeconfig, "apply", "--validate=false", "-k", str(DEPLOY))
-    names = kubectl(kubectl_bin, kubeconfig, "get", "deployments,services,haproxytemplateconfigs,roles,rolebindings",
+    kinds = "deployments,jobs,services,haproxytemplateconfigs,roles,rolebindings,networkpolicies"
+    names = kubectl(kubectl_bin, kubeconfig, "get", kinds,
                     "-n", "haptic-system", "-o", "name").split()
     assert sorted(names) == sorted([
         "deployment.apps/haproxy", "deployment.apps/haptic-controller",
         "service/haproxy", "service/haptic-controller-debug", "service/haptic-controller-metrics",
         "service/haptic-controller-webhook",
         "haproxytemplateconfig.haproxy-haptic.org/haptic-config",
-        "role.rbac.authorization.k8s.io/haptic-leader-election",
-        "rolebinding.rbac.authorization.k8s.io/haptic-leader-election",
+        "job.batch/haptic-webhook-certs",
+        "networkpolicy.networking.k8s.io/haproxy",
+        "role.rbac.authorization.k8s.io/haptic-controller",
+        "role.rbac.authorization.k8s.io/haptic-webhook-certs",
+        "rolebinding.rbac.authorization.k8s.io/haptic-controller",
+        "rolebinding.rbac.authorization.k8s.io/haptic-webhook-certs",
     ])
     cluster = kubectl(kubectl_bin, kubeconfig, "get", "clusterroles,clusterrolebindings,ingressclasses", "-o", "name")
     assert sorted(cluster.split()) == ["clusterrole.rbac.authorization.k8s.io/haptic-controller",

@@ -25,7 +25,7 @@ from haptic.live.webhook_server import WebhookServer
 from haptic.webhook.admission import AdmissionValidator
 from haptic.webhook.configuration import sync_webhook_configuration
 from haptic.webhook.proposal_check import DryRunCheck
-from simulator.kube import FakeKubeAPI, InProcessKubeClient, write_kubeconfig
+from simulator.kube import FakeKubeAPI, InProcessKubeClient, serve, write_kubeconfig
 from simulator.kube.admission import WebhookAdmission, enable_admission
 from tests.support.admission import ingress, ingress_example
 
@@ -75,7 +75,7 @@ async def cluster(kubectl_bin: str, haproxy_bin: str, tmp_path: Path) -> AsyncIt
     validator = AdmissionValidator.from_spec(config.spec, stores, DryRunCheck.from_spec(config.spec, haproxy_bin))
     webhook = WebhookServer(validator.review, certfile=certs.cert_path, keyfile=certs.key_path, port=0)
     await webhook.start()
-    http = await api.serve()
+    http = await serve(api)
     try:
         await sync_webhook_configuration(InProcessKubeClient(api), config.spec.watched_resources, certs.ca_bundle,
                                          url=webhook.url)

@@ -18,7 +18,7 @@ from haptic.k8s.api import (
     Selectors,
     WatchOptions,
 )
-from simulator.kube import FakeKubeAPI, InProcessKubeClient, load_yaml
+from simulator.kube import FakeKubeAPI, InProcessKubeClient, apply_fault, load_yaml
 
 CM = ResourceRef("v1", "configmaps")
 SVC = ResourceRef("v1", "services")
@@ -408,7 +408,7 @@ spec:
     assert [o["kind"] for o in created] == ["Namespace", "CustomResourceDefinition", "Widget"]
     assert created[2]["status"] == {"ready": True}
     with pytest.raises(ApiError, match="Gadget"):
-        api.load_yaml("apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g}\n")
+        load_yaml(api, "apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g}\n")
 
 
 async def test_garbage_collection_follows_owner_references(kube: InProcessKubeClient) -> None:
@@ -484,7 +484,7 @@ async def test_secret_string_data_and_service_defaults(kube: InProcessKubeClient
     assert (spec["clusterIP"], second["spec"]["clusterIP"]) == ("10.96.0.2", "10.96.0.3")
     replaced = await kube.replace(SVC, {**first, "spec": {"ports": [{"port": 8080}]}})
     assert replaced["spec"]["clusterIP"] == "10.96.0.2"
-    with pytest.raises(Invalid, match="immutable"):
+    with pytest.raises(Invalid, match="may not change once set"):
         await kube.patch(SVC, "a", {"spec": {"clusterIP": "10.96.9.9"}}, namespace="default")
 
 
@@ -512,19 +512,19 @@ def test_load_errors_name_the_source_and_object(api: FakeKubeAPI, tmp_path: Any)
 
 @pytest.mark.looptime
 async def test_faults_as_data(kube: InProcessKubeClient, api: FakeKubeAPI) -> None:
-    assert api.apply_fault({"fault": "throttle", "seconds": 4, "retryAfter": 2})["throttle"] == 4
+    assert apply_fault(api, {"fault": "throttle", "seconds": 4, "retryAfter": 2})["throttle"] == 4
     with pytest.raises(ApiError) as info:
         await kube.list(CM)
     assert (info.value.code, info.value.retry_after) == (429, 2)
-    api.apply_fault({"fault": "clear"})
-    api.apply_fault({"fault": "conflicts", "resource": "configmaps"})
+    apply_fault(api, {"fault": "clear"})
+    apply_fault(api, {"fault": "conflicts", "resource": "configmaps"})
     with pytest.raises(Conflict):
         await kube.create(CM, cm("a"), "default")
     with pytest.raises(ApiError) as info:
-        api.apply_fault({"fault": "outage", "seconds": -1})
+        apply_fault(api, {"fault": "outage", "seconds": -1})
     assert info.value.code == 400 and "seconds" in info.value.message
     with pytest.raises(NotFound, match="outage"):
-        api.apply_fault({"fault": "meteor"})
+        apply_fault(api, {"fault": "meteor"})
 
 
 def test_apply_merges_list_items_by_key_across_managers(api: FakeKubeAPI) -> None:

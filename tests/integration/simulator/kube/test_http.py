@@ -10,7 +10,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from simulator.kube import FakeKubeAPI, KubeHTTPServer
+from simulator.kube import FakeKubeAPI, KubeHTTPServer, serve
 from tests.integration.kube_helpers import WIDGET_CRD, async_wait_until
 
 CMS = "/api/v1/namespaces/default/configmaps"
@@ -18,7 +18,7 @@ CMS = "/api/v1/namespaces/default/configmaps"
 
 @pytest.fixture
 async def server() -> AsyncIterator[KubeHTTPServer]:
-    srv = await FakeKubeAPI(bookmark_interval=0.05).serve()
+    srv = await serve(FakeKubeAPI(bookmark_interval=0.05))
     yield srv
     await srv.stop()
 
@@ -167,13 +167,22 @@ async def test_admin_faults(server: KubeHTTPServer, http: aiohttp.ClientSession)
     status, loaded = await call(http, "POST", "/_sim/load", raw=b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n"
                                 b"  name: loaded\n  namespace: default\n", content_type="application/yaml")
     assert loaded == {"created": ["ConfigMap/loaded"]}
-    await call(http, "POST", "/_sim/refuse", {"seconds": 0.3})
+    # A window far longer than the test: the refused connection cannot race its end.
+    await call(http, "POST", "/_sim/refuse", {"seconds": 3600})
     async with aiohttp.ClientSession() as fresh:
         with pytest.raises(aiohttp.ClientConnectionError):
             await fresh.get(server.url + CMS)
-        await asyncio.sleep(0.5)
+        await server.reopen()
         async with fresh.get(server.url + CMS) as response:
             assert response.status == 200
+
+
+async def test_refuse_window_ends_by_itself(server: KubeHTTPServer) -> None:
+    await server.refuse(0.05)  # refusing itself is shown by test_admin_faults, with a window that cannot end early
+    await asyncio.wait_for(server.listening(), 20)  # waits for the reopening, whatever the wall time
+    assert not server.api.faults.refusing()
+    async with aiohttp.ClientSession() as fresh, fresh.get(server.url + CMS) as response:
+        assert response.status == 200
 
 
 async def test_drop_watches_cuts_http_streams(server: KubeHTTPServer, http: aiohttp.ClientSession) -> None:
@@ -200,7 +209,7 @@ async def test_errors_do_not_echo_secret_material(http: aiohttp.ClientSession) -
     assert status == 400 and "line" in answer["message"] and "hunter2" not in answer["message"]
     body = {"metadata": {"name": "s", "annotations": {"x": {"token": "hunter2-secret"}}}}
     status, answer = await call(http, "POST", secrets, body)
-    assert status == 422 and "annotations" in answer["message"] and "hunter2" not in json.dumps(answer)
+    assert status == 400 and "annotations" in answer["message"] and "hunter2" not in json.dumps(answer)
 
 
 async def test_admin_arguments_are_validated(http: aiohttp.ClientSession) -> None:

@@ -77,13 +77,13 @@ async def test_same_seed_same_trace() -> None:
 _RUN = """
 import sys, looptime
 sys.path.insert(0, {root!r})
-from tests.unit.test_kube_determinism import scripted_run
+from tests.unit.simulator.kube.test_determinism import scripted_run
 print(looptime.new_event_loop().run_until_complete(scripted_run(5)))
 """
 
 
 def test_trace_does_not_depend_on_hash_seed() -> None:
-    root = str(Path(__file__).resolve().parents[2])
+    root = str(Path(__file__).resolve().parents[4])
     outputs = [
         subprocess.run([sys.executable, "-c", _RUN.format(root=root)], capture_output=True, text=True, check=True,
                        env={**os.environ, "PYTHONHASHSEED": seed}).stdout

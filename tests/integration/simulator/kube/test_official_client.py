@@ -101,3 +101,26 @@ def test_list_watch_resume_and_relist(server: BackgroundServer, core: client.Cor
     assert log == ["dropped", "dropped", "410"]
     assert seen == [("MODIFIED", "first"), ("ADDED", "second"), ("LISTED", "first"), ("LISTED", "second"),
                     ("LISTED", "third"), ("ADDED", "fourth")]
+
+
+def test_error_bodies_are_the_api_servers_bytes(server: BackgroundServer, tmp_path: Any) -> None:
+    """The client's own e2e tests compare these strings: no ``details.group`` for core kinds, the group for
+    the others, Go's field order and the encoder's trailing newline."""
+    from kubernetes import utils
+
+    api_client = client.ApiClient(client.Configuration())
+    api_client.configuration.host = server.url
+    manifest = tmp_path / "svc.yaml"
+    manifest.write_text("apiVersion: v1\nkind: Service\nmetadata: {name: mock-2, namespace: default}\n"
+                        "spec: {ports: [{port: 80}]}\n---\napiVersion: networking.k8s.io/v1\nkind: IngressClass\n"
+                        "metadata: {name: haproxy}\nspec: {controller: haproxy.org/ingress}\n")
+    utils.create_from_yaml(api_client, str(manifest))
+    with pytest.raises(utils.FailToCreateError) as info:
+        utils.create_from_yaml(api_client, str(manifest))
+    assert str(info.value) == (
+        'Error from server (Conflict): {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",'
+        '"message":"services \\"mock-2\\" already exists","reason":"AlreadyExists","details":{"name":"mock-2",'
+        '"kind":"services"},"code":409}\n'
+        'Error from server (Conflict): {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",'
+        '"message":"ingressclasses.networking.k8s.io \\"haproxy\\" already exists","reason":"AlreadyExists",'
+        '"details":{"name":"haproxy","group":"networking.k8s.io","kind":"ingressclasses"},"code":409}\n')
