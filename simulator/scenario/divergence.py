@@ -3,7 +3,7 @@
 The promise of the scenario library is one verdict on every backend; a difference is a bug in the
 controller, in a fake more lenient than the real part, or in a backend. For each cell the report
 gives every backend's verdict and, where they differ, the first check whose outcome differs (walking
-the runs' outcomes in order; a check one backend cannot perform, ``n/a``, differs from nothing).
+the runs' outcomes in order; a check one backend cannot perform, ``n/a``, differs only from a failure).
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ def first_difference(a: CellResult, b: CellResult) -> str:
         if (left.step_index, left.check) != (right.step_index, right.check):
             return (f"{left.where()} {left.check} on {a.backend}, {right.where()} {right.check} on {b.backend}: "
                     f"{_describe(left, a.backend)}; {_describe(right, b.backend)}")
-        if "n/a" in (left.status, right.status) or left.status == right.status:
-            continue
+        if left.status == right.status or {left.status, right.status} == {"pass", "n/a"}:
+            continue  # a check one backend cannot perform differs from nothing it passed
         return f"{left.where()} {left.check}: {_describe(left, a.backend)}; {_describe(right, b.backend)}"
     shorter, longer = (a, b) if len(a.outcomes) < len(b.outcomes) else (b, a)
     extra = longer.outcomes[len(shorter.outcomes)] if len(longer.outcomes) > len(shorter.outcomes) else None

@@ -134,6 +134,9 @@ class InvariantMonitor:
                 self._deploying[record.source] = record.t
             elif record.type in ("deployment.completed", "deployment.cancelled", "leader.lost"):
                 self._deploying.pop(record.source, None)
+            elif record.type == "replica.killed":
+                # a crashed process (SIGKILL on local) publishes nothing more: its deployment ended with it
+                self._deploying.pop(f"controller-{record.data.get('replica')}", None)
         return found
 
     @staticmethod
