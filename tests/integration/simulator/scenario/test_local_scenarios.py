@@ -106,7 +106,8 @@ def test_the_divergence_report_names_the_check_that_differs(scenario_dir: Path) 
     (scenario_dir / "bad.yaml").write_text(SCENARIO.format(backend="10.9.9.9"))
     done = run([*SIM, "run", "--backend", "sim,local", "bad.yaml"], scenario_dir)
     assert done.returncode == 1, done.stdout + done.stderr
-    [row] = [line for line in done.stdout.splitlines() if line.startswith("local-traffic  ")]
+    table = done.stdout.split("first difference", 1)[1]  # the divergence report, after the summary table
+    [row] = [line for line in table.splitlines() if line.startswith("local-traffic  ")]
     assert row.split()[1:3] == ["PASS", "FAIL"], row
     assert "step 1 (expect) traffic: sim n/a" in row and "local fail (traffic[GET api.example/].backend" in row, row
     assert "1 of 1 scenario cell(s) diverge between sim and local" in done.stdout
