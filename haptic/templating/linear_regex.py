@@ -86,21 +86,24 @@ def sub_capped(compiled: Any, replacement: Replacement, text: str, what: str) ->
     Stops as soon as the result, or the number of replacement steps, would exceed the size cap.
     """
     steps = _steps(compiled, replacement)
+    wants_groups = any(isinstance(step, int) and step > 0 for step in steps)
     pieces: list[str] = []
     size = 0
     work = 0
     end = 0
     for match in compiled.finditer(text):
-        start = match.start()
+        start, stop = match.span()
         pieces.append(text[end:start])
         size += start - end
+        # Group 0 and then 1..n, fetched once per match: the binding's per-group lookups are slow.
+        groups = (text[start:stop], *match.groups("")) if wants_groups else (text[start:stop],)
         for step in steps:
-            part = step if isinstance(step, str) else (match.group(step) or "")
+            part = step if isinstance(step, str) else groups[step]
             size += len(part)
             pieces.append(part)
         work += len(steps) + 1
         check_output_size(max(size, work), what)
-        end = match.end()
+        end = stop
     check_output_size(size + len(text) - end, what)
     pieces.append(text[end:])
     return "".join(pieces)

@@ -2,7 +2,7 @@
 
 One limit, ``MAX_OUTPUT_SIZE`` characters (or items), bounds every single value a template builds:
 ``*``/``+``/``~`` results, Jinja2's ``center``/``indent``/``wordwrap``/``format``/``replace``/``join``/
-``tojson``/``batch``/``slice`` filters, the ``lipsum`` global and ``str`` methods such as ``ljust``,
+``tojson``/``batch``/``slice``/``sum`` filters, the ``lipsum`` global and ``str`` methods such as ``ljust``,
 ``rjust``, ``center``, ``zfill``, ``expandtabs``, ``replace``, ``join`` and ``format``. Where the size
 of a result follows from the arguments it is checked *before* anything is allocated, so
 ``'x' | center(999999999)`` fails at once instead of taking gigabytes; the controller's whole render
@@ -158,6 +158,22 @@ def _slice(eval_ctx: Any, value: Any, slices: Any, fill_with: Any = None) -> Any
     return jinja_filters.do_slice(eval_ctx, value, slices, fill_with)
 
 
+@pass_environment
+def _sum(environment: Any, iterable: Iterable[Any], attribute: str | int | None = None, start: Any = 0) -> Any:
+    if not isinstance(start, list | tuple):
+        return jinja_filters.do_sum(environment, iterable, attribute, start)
+    # Summing lists concatenates them: count the items as they come, before any concatenation.
+    if attribute is not None:
+        iterable = map(jinja_filters.make_attrgetter(environment, attribute), iterable)
+    items = []
+    total = len(start)
+    for item in iterable:
+        total += len(item) if isinstance(item, list | tuple) else 1
+        check_output_size(total, "sum")
+        items.append(item)
+    return jinja_filters.do_sum(environment, items, start=start)
+
+
 def _bounded(name: str, filter_func: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(filter_func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -176,6 +192,7 @@ CAPPED_FILTERS: dict[str, Callable[..., Any]] = {
     "tojson": _tojson,
     "batch": _batch,
     "slice": _slice,
+    "sum": _sum,
 }
 # Filters that grow their input by a bounded factor: checked on their result.
 BOUNDED_FILTERS = ("escape", "e", "forceescape", "urlize", "urlencode", "upper", "title", "capitalize", "xmlattr")

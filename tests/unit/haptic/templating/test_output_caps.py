@@ -32,6 +32,7 @@ from tests.unit.haptic.templating.helpers import render
         ("{{ ('a' * 100000) | regex_replace('', 'b' * 1000) }}", "regex_replace"),
         ("{{ ('a' * 10000) | regex_replace('(a)', '$1' * 2000) }}", "regex_replace"),
         ("{{ 'x' * 100000000 }}", "*"),
+        ("{{ ([[0] * 1000000] * 20) | sum(start=[]) | length }}", "sum"),
     ],
 )
 def test_growing_results_over_the_limit_fail_naming_the_filter_and_limit(source: str, what: str) -> None:
@@ -82,11 +83,12 @@ def test_ordinary_uses_of_the_capped_filters_still_work() -> None:
         "{{ 'aba' | replace('a', 'c') }}|{{ 'aba' | replace('a', 'c', 1) }}|{{ 'aa'.replace('a', 'bb') }}|"
         "{{ '%s-%03d' | format('a', 3) }}|{{ '{:>3}|{}'.format('x', 2) }}|{{ {'a': 1} | tojson(2) }}|"
         "{{ 'a b c' | wordwrap(1) }}|{{ [1, 2, 3] | batch(2, 0) | list }}|{{ [1, 2, 3] | slice(2) | list }}|"
-        "{{ lipsum(1, false, 2, 3) | length > 0 }}|{{ '<&>' | e }}|{{ ('ab' * 3) | upper }}"
+        "{{ lipsum(1, false, 2, 3) | length > 0 }}|{{ '<&>' | e }}|{{ ('ab' * 3) | upper }}|"
+        "{{ [[1], [2, 3]] | sum(start=[]) }}|{{ [1, 2] | sum }}|{{ [{'n': [1]}] | sum(attribute='n', start=[0]) }}"
     )
     assert out == (
         "  x  |a\n  b|> a\n> b|x  |  x|007|a b|1,2|a/b|a-b|cbc|cba|bbbb|a-003|  x|2|{\n  \"a\": 1\n}|"
-        "a\nb\nc|[[1, 2], [3, 0]]|[[1, 2], [3]]|True|&lt;&amp;&gt;|ABABAB"
+        "a\nb\nc|[[1, 2], [3, 0]]|[[1, 2], [3]]|True|&lt;&amp;&gt;|ABABAB|[1, 2, 3]|3|[0, 1]"
     )
 
 
