@@ -93,19 +93,32 @@ def _quote(value: Any) -> str:
     return '"' + escaped.replace("\r", "\\r") + '"'
 
 
+def _pad(body: str, flags: str, width: str | None, numeric_prefix: int = 0) -> str:
+    # Go pads with zeros after the sign/prefix ('0' flag, ignored with '-'), else with spaces.
+    size = int(width or 0)
+    if len(body) >= size:
+        return body
+    if "-" in flags:
+        return body.ljust(size)
+    if "0" in flags:
+        return body[:numeric_prefix] + "0" * (size - len(body)) + body[numeric_prefix:]
+    return body.rjust(size)
+
+
 def _one(verb: str, flags: str, width: str | None, precision: str | None, arg: Any) -> str:
-    spec = flags.replace("#", "") + (width or "") + (f".{precision}" if precision is not None else "")
+    sign = "+" if "+" in flags else (" " if " " in flags else "")
     if verb in "dxXob":
         if isinstance(arg, bool) or not isinstance(arg, int):
             return f"%!{verb}({type(arg).__name__}={_go_value(arg)})"
+        digits = format(abs(arg), verb)
         prefix = {"x": "0x", "X": "0X", "o": "0", "b": "0b"}.get(verb, "") if "#" in flags else ""
-        spec_no_precision = flags.replace("#", "") + (width or "")
-        body = format(arg, spec_no_precision + (verb if verb != "d" else "d"))
-        return prefix + body if prefix and not body.startswith(" ") else body
+        lead = ("-" if arg < 0 else sign) + prefix
+        return _pad(lead + digits, flags, width, len(lead))
     if verb in "feEgG":
         if isinstance(arg, bool) or not isinstance(arg, int | float):
             return f"%!{verb}({type(arg).__name__}={_go_value(arg)})"
-        return format(float(arg), spec + verb)
+        body = format(float(arg), sign + (f".{precision}" if precision is not None else "") + verb)
+        return _pad(body, flags, width, 1 if body[:1] in "+- " else 0)
     if verb == "t":
         text = _go_value(arg) if isinstance(arg, bool) else f"%!t({type(arg).__name__}={_go_value(arg)})"
     elif verb == "q":
