@@ -51,9 +51,17 @@ from haptic.k8s.api import JSON, ApiError, NotFound, ResourceRef, Selectors
 from simulator.local.echo import EchoServer
 from simulator.local.network import LoopbackNetwork
 
-from .backend import BackendSetup, BackendUnavailable, NotApplicable, ObjectKey, TraceRecord, TrafficResult
+from .backend import (
+    BackendSetup,
+    BackendUnavailable,
+    NotApplicable,
+    ObjectKey,
+    SettleResult,
+    TraceRecord,
+    TrafficResult,
+)
 from .cluster_access import AccessError, ClusterOptions, ControllerView, PodState, PodView, PortForward
-from .local_backend import AddressMap, reconcile_pending, slice_pairs
+from .local_backend import AddressMap, slice_pairs
 from .schema import FaultSpec, TrafficExpectation
 
 if TYPE_CHECKING:
@@ -83,6 +91,18 @@ _WILDCARD_PORT = re.compile(r"^[ \t]*bind[ \t]+(?:\*|0\.0\.0\.0|\[::\]|::)?:(\d+
 _ENVELOPE = ("event_id", "timestamp", "correlation_id", "causation_id")
 _ECHO_PORT = 8080
 _POLL = 0.25
+
+
+def reconcile_pending(records: Sequence[TraceRecord]) -> bool:
+    """A store change the controller has not reconciled yet (its debounce window holds it back): a
+    ``resource.index.updated`` event with no ``reconciliation.triggered`` after it."""
+    last_change = last_trigger = -1
+    for position, record in enumerate(records):
+        if record.type == "resource.index.updated" and not record.data.get("initial_sync"):
+            last_change = position
+        elif record.type == "reconciliation.triggered":
+            last_trigger = position
+    return last_change > last_trigger
 
 
 def plural(kind: str) -> str:
@@ -455,7 +475,7 @@ class ClusterBackend:
         await asyncio.sleep(max(seconds, 0.0))
         await self._refresh()
 
-    async def settle(self, timeout: float) -> bool:  # noqa: ASYNC109 - the scenario's bound, in wall seconds
+    async def settle(self, timeout: float) -> SettleResult:  # noqa: ASYNC109 - the scenario's bound, in wall seconds
         """Every pod runs the published config, nothing changed for a quiet second, and no store change
         waits for its reconciliation (as on ``local``)."""
         loop = asyncio.get_running_loop()
@@ -468,9 +488,13 @@ class ClusterBackend:
             if state != last:
                 last, since = state, loop.time()
             elif loop.time() - since >= 1.0 and self.out_of_sync() == [] and not reconcile_pending(self._records):
-                return True
+                return SettleResult(True)
             await asyncio.sleep(0.2)
-        return False
+        stale = self.out_of_sync()
+        why = "nothing published" if stale is None else f"pods not on the published config: {', '.join(stale)}" \
+            if stale else "a store change waits for its reconciliation" if reconcile_pending(self._records) \
+            else "the installation kept changing"
+        return SettleResult(False, why)
 
     async def inject_fault(self, fault: FaultSpec) -> None:
         if fault.kind in _NOT_ON_A_CLUSTER:
