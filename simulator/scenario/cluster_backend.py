@@ -395,8 +395,22 @@ class ClusterBackend:
 
     async def apply(self, objects: Sequence[Mapping[str, Any]]) -> None:
         for obj in objects:
-            await self._apply_one(await self._promote(obj))
+            await self._apply_one(await self._promote(self._into_installation(obj)))
         await self._refresh()
+
+    def _into_installation(self, obj: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Objects in the scenario's config namespace go to the installation's; its credentials Secret
+        is the installation's, which the HAProxy pods read only when they start."""
+        o = self.options
+        meta = obj.get("metadata") or {}
+        if meta.get("namespace") != self._scenario_meta[1]:
+            return obj
+        spec = (self._original or {}).get("spec") or {}
+        credentials = str((spec.get("credentialsSecretRef") or {}).get("name") or "haproxy-credentials")
+        if obj.get("kind") == "Secret" and meta.get("name") == credentials:
+            raise NotApplicable("rotating the Dataplane API credentials on cluster: the HAProxy pods read them "
+                                "only when they start (the fakes switch at once)")
+        return {**obj, "metadata": {**meta, "namespace": o.namespace}}
 
     async def _promote(self, obj: Mapping[str, Any]) -> JSON:
         """EndpointSlices point at echo servers named after the scenario's addresses."""
