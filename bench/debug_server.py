@@ -12,8 +12,10 @@ import time
 
 import httpx
 
-from haptic.controller.debug_server import DebugProviders, DebugServer, EventRing
 from haptic.controller.metrics import BuildInfo, ControllerMetrics
+from haptic.controller.observe.debug_providers import DebugProviders
+from haptic.controller.observe.event_ring import EventRing
+from haptic.live.debug_server import DebugServer
 
 N = 300
 

@@ -22,11 +22,11 @@ from typing import Any
 
 import httpx
 
-from haptic.controller.admission import AdmissionValidator
-from haptic.controller.proposal_check import DryRunCheck
 from haptic.live.certs import generate_webhook_certs
 from haptic.live.webhook_server import WebhookServer
 from haptic.validation.config_file import read_config_file
+from haptic.webhook.admission import AdmissionValidator
+from haptic.webhook.proposal_check import DryRunCheck
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = 9

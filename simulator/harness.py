@@ -37,28 +37,27 @@ from typing import Any
 import httpx
 
 from haptic.config.crds import all_crds
-from haptic.controller.admission import (
-    AdmissionDecision,
-    AdmissionHandler,
-    GroupVersionResource,
-    decision_events,
-    webhook_resources,
-)
-from haptic.controller.config_loader import validate_config_object
-from haptic.controller.controller import Controller
-from haptic.controller.iteration import IterationSettings
+from haptic.controller.loop.controller import Controller
+from haptic.controller.loop.iteration import IterationSettings
+from haptic.controller.loop.webhook_binding import IterationValidators, decision_events
 from haptic.controller.ports import ControllerIdentity, ControllerPorts
-from haptic.controller.webhook_binding import IterationValidators
-from haptic.controller.webhook_config import build_webhook_configuration
+from haptic.controller.watch.config_loader import validate_config_object
 from haptic.core import Event, SeededIds, VirtualClock
 from haptic.k8s.leaderelection import format_micro_time
 from haptic.validation.process import BlockingAsyncRunner
+from haptic.webhook.admission import (
+    AdmissionDecision,
+    AdmissionHandler,
+    GroupVersionResource,
+    webhook_resources,
+)
+from haptic.webhook.configuration import build_webhook_configuration
 from simulator.cluster_objects import credentials_secret, haproxy_pod, ingress_library_config, template_config
 from simulator.dataplane.app import create_app
 from simulator.dataplane.instance import FakeDataplane, InstanceOptions
 from simulator.dataplane.local_version import local_api_version
 from simulator.kube import FakeKubeAPI, InProcessKubeClient
-from simulator.kube.admission import admitted, enable_admission
+from simulator.kube.admission import WebhookAdmission, admitted, enable_admission
 from simulator.kube.resources import ResourceType
 
 JSON = dict[str, Any]
@@ -231,7 +230,7 @@ class Harness:
         """The fake API calls the controller's ``AdmissionHandler`` in-process (no socket) for the resources
         the config enables the webhook for, through a ValidatingWebhookConfiguration as ``haptic run``
         registers it; the leader's replica answers (any live one while nobody leads)."""
-        hook = self.api.admission or enable_admission(self.api)
+        hook = self.api.admission if isinstance(self.api.admission, WebhookAdmission) else enable_admission(self.api)
         hook.in_process[_WEBHOOK_URL] = self._review
         self._register_webhook()
 

@@ -18,11 +18,12 @@ import socket
 from typing import Any
 
 from haptic import __version__
-from haptic.controller.controller import SHUTDOWN_TIMEOUT, Controller
-from haptic.controller.debug_server import DebugProviders, DebugServer
+from haptic.controller.loop.controller import SHUTDOWN_TIMEOUT, Controller
 from haptic.controller.metrics import BuildInfo, ControllerMetrics
+from haptic.controller.observe.debug_providers import DebugProviders
 from haptic.controller.ports import ControllerIdentity, ControllerPorts
 from haptic.core.logging import setup_logging
+from haptic.live.debug_server import DebugServer
 from haptic.live.webhook_options import (
     WebhookOptionsError,
     add_webhook_arguments,

@@ -3,6 +3,10 @@
 For Kind clusters and local runs without cert-manager::
 
     haptic webhook certs -o certs/ --service haptic-webhook --namespace haptic-system
+    haptic webhook certs --secret haptic-system/haproxy-webhook-certs --service haptic-controller-webhook
+
+``--secret`` writes them into a Secret (``tls.crt``, ``tls.key``, ``ca.crt``), keeping one that already
+serves (valid beyond ``--renew-before-days``, naming the Service): deploy/webhook-certs-job.yaml runs it.
     haptic webhook configuration -f examples/ingress/haproxytemplateconfig.yaml \\
         --service haptic-system/haptic-webhook --ca-file certs/ca.crt | kubectl apply -f -
 """
@@ -11,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import sys
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -19,11 +24,13 @@ from typing import Any
 import yaml
 
 from haptic.config.errors import ConfigError
-from haptic.controller.admission import webhook_resources
-from haptic.controller.webhook_config import DEFAULT_NAME, ServiceEndpoint, build_webhook_configuration
 from haptic.core import RealClock
+from haptic.k8s.api import JSON, ApiError, NotFound, ResourceRef
 from haptic.live.certs import ca_bundle, generate_webhook_certs, service_dns_names
+from haptic.preflight.certificates import inspect_certificate
 from haptic.validation.config_file import read_config_file
+from haptic.webhook.admission import webhook_resources
+from haptic.webhook.configuration import DEFAULT_NAME, ServiceEndpoint, build_webhook_configuration
 
 
 def register(subparsers: Any) -> None:
@@ -35,7 +42,15 @@ def register(subparsers: Any) -> None:
     sub = parser.add_subparsers(dest="webhook_command", metavar="SUBCOMMAND", required=True)
 
     certs = sub.add_parser("certs", help="write a self-signed CA and a serving certificate (ca.crt, tls.crt, tls.key)")
-    certs.add_argument("-o", "--output", type=Path, required=True, help="directory to write into")
+    where = certs.add_mutually_exclusive_group(required=True)
+    where.add_argument("-o", "--output", type=Path, help="directory to write into")
+    where.add_argument("--secret", metavar="NS/NAME", help="Secret to write into (created, or replaced when its "
+                                                           "certificate does not serve)")
+    certs.add_argument("--renew-before-days", type=int, default=30,
+                       help="with --secret: replace a certificate that expires within this many days (default 30)")
+    certs.add_argument("--kubeconfig", default=None,
+                       help="with --secret: kubeconfig (default: in-cluster, $KUBECONFIG)")
+    certs.add_argument("--server", default=None, help="with --secret: API server URL without credentials (tests)")
     certs.add_argument("--service", default="haptic-webhook", help="webhook Service name (for the DNS SANs)")
     certs.add_argument("--namespace", default="haptic-system", help="webhook Service namespace")
     certs.add_argument("--dns", action="append", default=[], help="extra DNS name (repeatable)")
@@ -59,6 +74,12 @@ async def _now() -> datetime:
 
 def run_certs(args: argparse.Namespace) -> int:
     dns = [*service_dns_names(args.service, args.namespace), *args.dns]
+    if args.secret:
+        try:
+            return asyncio.run(_certs_to_secret(args, dns))
+        except (ValueError, OSError, ApiError) as exc:
+            print(f"haptic webhook certs: {exc}", file=sys.stderr)
+            return 2
     try:
         certs = generate_webhook_certs(
             asyncio.run(_now()), dns, args.ip, validity=timedelta(days=args.days), directory=args.output
@@ -67,6 +88,49 @@ def run_certs(args: argparse.Namespace) -> int:
         print(f"haptic webhook certs: {exc}", file=sys.stderr)
         return 2
     print(f"wrote {certs.ca_path}, {certs.cert_path}, {certs.key_path} (SANs: {', '.join([*dns, *args.ip])})")
+    return 0
+
+
+_SECRETS = ResourceRef("v1", "secrets", True, "Secret")
+
+
+async def _certs_to_secret(args: argparse.Namespace, dns: list[str]) -> int:
+    from haptic.live.kube_client import connect
+
+    namespace, slash, name = str(args.secret).partition("/")
+    if not slash or not namespace or not name:
+        raise ValueError(f"--secret must be NAMESPACE/NAME, got {args.secret!r}")
+    now = await _now()
+    kube = await connect(kubeconfig=args.kubeconfig, host=args.server)
+    try:
+        try:
+            existing: JSON | None = await kube.get(_SECRETS, name, namespace)
+        except NotFound:
+            existing = None
+        if existing is not None:
+            data = existing.get("data") or {}
+            pems = {k: base64.b64decode(str(data.get(k) or "")) for k in ("tls.crt", "tls.key", "ca.crt")}
+            report = inspect_certificate(pems["tls.crt"], now=now, dns_names=dns, ca_pem=pems["ca.crt"],
+                                         key_pem=pems["tls.key"], renew_before=timedelta(days=args.renew_before_days))
+            if report.ok:
+                print(f"kept Secret {namespace}/{name}: its certificate serves until {report.not_after}")
+                return 0
+            print(f"replacing Secret {namespace}/{name}: {'; '.join(report.problems)}")
+        certs = generate_webhook_certs(now, dns, args.ip, validity=timedelta(days=args.days))
+        body: JSON = {
+            "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+            "metadata": {"name": name, "namespace": namespace, "labels": {"app.kubernetes.io/managed-by": "haptic"}},
+            "data": {key: base64.b64encode(pem).decode("ascii") for key, pem in
+                     (("tls.crt", certs.cert_pem), ("tls.key", certs.key_pem), ("ca.crt", certs.ca_pem))},
+        }
+        if existing is None:
+            await kube.create(_SECRETS, body, namespace)
+        else:
+            body["metadata"]["resourceVersion"] = (existing.get("metadata") or {}).get("resourceVersion")
+            await kube.replace(_SECRETS, body)
+    finally:
+        await kube.close()
+    print(f"wrote Secret {namespace}/{name} (SANs: {', '.join([*dns, *args.ip])})")
     return 0
 
 

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from haptic.controller.webhook_config import ServiceEndpoint
 from haptic.live.webhook_server import DEFAULT_PORT
+from haptic.webhook.configuration import ServiceEndpoint
 
 if TYPE_CHECKING:
-    from haptic.controller.controller import Controller
+    from haptic.controller.loop.controller import Controller
     from haptic.controller.metrics import ControllerMetrics
     from haptic.k8s.api import KubeAPI
     from haptic.live.webhook_runtime import WebhookRuntime

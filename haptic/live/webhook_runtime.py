@@ -20,17 +20,17 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from haptic.controller.admission import DEFAULT_TIMEOUT, AdmissionDecision, AdmissionHandler, decision_events
+from haptic.controller.loop.webhook_binding import IterationValidators, decision_events
 from haptic.controller.metrics import ControllerMetrics
-from haptic.controller.webhook_binding import IterationValidators
-from haptic.controller.webhook_config import DEFAULT_NAME, ServiceEndpoint, sync_webhook_configuration
 from haptic.core import cancel_and_wait
 from haptic.k8s.api import ApiError, KubeAPI
 from haptic.live.webhook_server import DEFAULT_PORT, WebhookServer
+from haptic.webhook.admission import DEFAULT_TIMEOUT, AdmissionDecision, AdmissionHandler
+from haptic.webhook.configuration import DEFAULT_NAME, ServiceEndpoint, sync_webhook_configuration
 
 if TYPE_CHECKING:
     from haptic.controller.context import IterationContext
-    from haptic.controller.controller import Controller
+    from haptic.controller.loop.controller import Controller
 
 log = logging.getLogger("haptic.webhook")
 

@@ -27,10 +27,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from haptic.controller.admission import AdmissionDecision, AdmissionReviewError
 from haptic.controller.metrics import ControllerMetrics
-from haptic.controller.socket_server import SocketServer
 from haptic.core import cancel_and_wait
+from haptic.live.socket_server import SocketServer
+from haptic.webhook.admission import AdmissionDecision, AdmissionReviewError
 
 ReviewFunction = Callable[[Any], Awaitable[AdmissionDecision]]
 

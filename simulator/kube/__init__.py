@@ -2,9 +2,11 @@
 
 ``FakeKubeAPI`` (store and semantics), ``InProcessKubeClient`` (the ``haptic.k8s.api.KubeAPI`` port without
 sockets), ``KubeHTTPServer``/``serve`` (aiohttp on 127.0.0.1), ``BackgroundServer`` (the HTTP server in a
-thread, for synchronous clients), ``load_yaml``. Must not import kopf or the kubernetes client.
+thread, for synchronous clients), ``load_yaml``, ``apply_fault``. Must not import kopf or the kubernetes
+client; the store (``store``) never imports its front-ends (HTTP app, admin, loading, in-process client).
 """
 
+from .admin import apply_fault
 from .background import BackgroundServer
 from .http_app import KubeHTTPServer, serve
 from .inprocess import InProcessKubeClient
@@ -17,6 +19,7 @@ __all__ = [
     "FakeKubeAPI",
     "InProcessKubeClient",
     "KubeHTTPServer",
+    "apply_fault",
     "kubeconfig_text",
     "load_documents",
     "load_yaml",

@@ -204,7 +204,7 @@ async def admitted(
     """Runs ``write`` once in a dry run, lets the webhooks judge the result, then runs it for real."""
     hook = api.admission
     # A dryRun=All request is computed inside the front-end's own dry-run block: nothing to persist.
-    if hook is None or api._dry or not hook.wants(rt):
+    if hook is None or api.in_dry_run or not hook.wants(rt):
         return write()
     old: JSON | None = None
     if name is not None:

@@ -11,9 +11,12 @@ import base64
 import binascii
 import ipaddress
 
-from haptic.k8s.api import JSON, ApiError, Invalid
+from haptic.k8s.api import JSON
 
+from .field_errors import Raw, invalid_value
+from .gofmt import go_strings
 from .resources import ResourceType
+from .validation import invalid, undecodable
 
 _SERVICE_NET = ipaddress.ip_network("10.96.0.0/12")
 
@@ -30,27 +33,42 @@ class ClusterIPs:
         return address
 
 
-def _secret(obj: JSON) -> None:
-    name = (obj.get("metadata") or {}).get("name", "")
+def _secret(rt: ResourceType, obj: JSON) -> None:
     data = obj.get("data")
     if data is not None and not isinstance(data, dict):
-        raise Invalid(f'Secret "{name}" is invalid: data: must be a map of base64 strings')
+        raise undecodable(rt, "json: cannot unmarshal string into Go struct field Secret.data of type "
+                              "map[string][]uint8")
     data = dict(data or {})
-    for key, value in data.items():
+    for value in data.values():
+        if value is None:
+            continue
         try:
-            base64.b64decode(str(value), validate=True)
-        except (binascii.Error, ValueError) as exc:
+            decoded = base64.b64decode(str(value), validate=True)
+        except (binascii.Error, ValueError):
             # The value is not quoted: it is secret material.
-            raise ApiError(400, "BadRequest", f'Secret "{name}": data[{key}] is not valid base64: {exc}') from exc
+            raise undecodable(rt, f"illegal base64 data at input byte {_bad_base64_offset(str(value))}") from None
+        del decoded
     string_data = obj.pop("stringData", None)
     if string_data is not None:
         if not isinstance(string_data, dict):
-            raise Invalid(f'Secret "{name}" is invalid: stringData: must be a map of strings')
+            raise undecodable(rt, "json: cannot unmarshal string into Go struct field Secret.stringData of type "
+                                  "map[string]string")
         for key, value in string_data.items():
             data[key] = base64.b64encode(str(value).encode()).decode()
     if data or "data" in obj:
         obj["data"] = data
     obj.setdefault("type", "Opaque")
+
+
+def _bad_base64_offset(text: str) -> int:
+    """Where Go's base64 decoder gives up on ``text`` (the byte offset of ``illegal base64 data``)."""
+    alphabet = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+    for index, char in enumerate(text):
+        if char == "=":
+            return index if len(text) % 4 or index < len(text) - 2 else len(text)
+        if char not in alphabet:
+            return index
+    return len(text) - len(text) % 4 if len(text) % 4 else len(text)
 
 
 def _ports(ports: object, default_target: bool) -> None:
@@ -63,7 +81,7 @@ def _ports(ports: object, default_target: bool) -> None:
                 port.setdefault("targetPort", port["port"])
 
 
-def _service(obj: JSON, old: JSON | None, ips: ClusterIPs) -> None:
+def _service(rt: ResourceType, obj: JSON, old: JSON | None, ips: ClusterIPs) -> None:
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         spec = obj["spec"] = {}
@@ -76,8 +94,9 @@ def _service(obj: JSON, old: JSON | None, ips: ClusterIPs) -> None:
     if not spec.get("clusterIP"):
         spec["clusterIP"] = previous or ips.allocate()
     elif previous and spec["clusterIP"] != previous:
-        raise Invalid(f'Service "{obj["metadata"].get("name", "")}" is invalid: spec.clusterIP: Invalid value: '
-                      f'"{spec["clusterIP"]}": field is immutable')
+        ips_now = [spec["clusterIP"]]
+        raise invalid(rt, obj["metadata"].get("name", ""), [invalid_value(
+            "spec.clusterIPs[0]", Raw(go_strings(ips_now)), "may not change once set")])
     spec.setdefault("clusterIPs", [spec["clusterIP"]])
     if spec["clusterIP"] != "None":
         spec.setdefault("ipFamilies", ["IPv4"])
@@ -87,8 +106,8 @@ def _service(obj: JSON, old: JSON | None, ips: ClusterIPs) -> None:
 def apply_defaults(rt: ResourceType, obj: JSON, old: JSON | None, ips: ClusterIPs) -> None:
     """Defaults ``obj`` in place (``old`` is the stored version on updates)."""
     if rt.group == "" and rt.plural == "secrets":
-        _secret(obj)
+        _secret(rt, obj)
     elif rt.group == "" and rt.plural == "services":
-        _service(obj, old, ips)
+        _service(rt, obj, old, ips)
     elif rt.group == "discovery.k8s.io" and rt.plural == "endpointslices":
         _ports(obj.get("ports"), default_target=False)

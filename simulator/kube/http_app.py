@@ -17,7 +17,9 @@ from haptic.k8s.api import JSON, ApiError, NotFound
 
 from . import admin, discovery, protobuf
 from .admission import admitted
+from .gofmt import go_json
 from .resources import ResourceType
+from .status_body import status_bytes
 from .store import FakeKubeAPI, ListResult
 from .tables import to_table, wants_table, watch_table
 from .validation import bad_request, yaml_error
@@ -36,7 +38,7 @@ log = logging.getLogger(__name__)
 
 
 def _json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
-    return web.Response(body=json.dumps(body, separators=(",", ":")).encode(), status=status,
+    return web.Response(body=json.dumps(body, separators=(",", ":")).encode() + b"\n", status=status,
                         content_type="application/json", headers=headers)
 
 
@@ -44,7 +46,7 @@ def error_response(err: ApiError) -> web.Response:
     headers = {}
     if err.retry_after is not None:
         headers["Retry-After"] = str(int(err.retry_after + 0.999))
-    return _json_response(err.status(), err.code, headers)
+    return web.Response(body=status_bytes(err), status=err.code, content_type="application/json", headers=headers)
 
 
 def _flag(value: str | None) -> bool:
@@ -82,6 +84,7 @@ class KubeHTTPServer:
         # (method, path with query, status) of the last API requests, for tests to assert on.
         self.request_log: deque[tuple[str, str, int]] = deque(maxlen=10_000)
         self._watches: set[Watch] = set()
+        self._listening = asyncio.Event()
 
     @property
     def url(self) -> str:
@@ -98,6 +101,7 @@ class KubeHTTPServer:
         await self._site.start()
         if self.port == 0:
             self.port = int(self._runner.addresses[0][1])
+        self._listening.set()
 
     async def stop(self) -> None:
         if self._reopen is not None:
@@ -112,6 +116,7 @@ class KubeHTTPServer:
         """Stops listening for ``seconds`` (clients get "connection refused"), then listens again.
         Open watch streams are cut, as a server going down would."""
         self.api.refuse_connections(seconds)
+        self._listening.clear()
         if self._site is not None:
             await self._site.stop()
             self._site = None
@@ -123,6 +128,18 @@ class KubeHTTPServer:
     def _listen_again(self) -> None:
         if self._site is None and self._runner is not None:
             self._reopening = asyncio.get_running_loop().create_task(self._listen())
+
+    async def listening(self) -> None:
+        """Returns once the server accepts connections (at once, unless a ``refuse`` window is open)."""
+        await self._listening.wait()
+
+    async def reopen(self) -> None:
+        """Ends a ``refuse`` window now: clears the fault and listens again."""
+        if self._reopen is not None:
+            self._reopen.cancel()
+        self.api.faults.refuse_until = float("-inf")
+        if self._site is None and self._runner is not None:
+            await self._listen()
 
     # -- dispatch -------------------------------------------------------------------------------------
 
@@ -253,7 +270,7 @@ class KubeHTTPServer:
             if t.name is not None:
                 obj = api.get(t.rt, t.namespace, t.name)
                 if t.subresource is not None:
-                    api._check_subresource(t.rt, t.subresource)
+                    api.check_subresource(t.rt, t.subresource)
                 if wants_table(request.headers.get("Accept", "")):
                     return _json_response(to_table(t.rt, [obj], str(api.resource_version), None, self._now()))
                 return self._object_response(t.rt, obj)
@@ -334,7 +351,8 @@ class KubeHTTPServer:
         return self.api.encoded(obj)
 
     def _object_response(self, rt: ResourceType, obj: JSON, status: int = 200) -> web.Response:
-        return web.Response(body=self._encode(rt, obj), status=status, content_type="application/json")
+        # The API server's JSON encoder ends every body with a newline.
+        return web.Response(body=self._encode(rt, obj) + b"\n", status=status, content_type="application/json")
 
     def _list_response(self, rt: ResourceType, result: ListResult) -> web.Response:
         meta: JSON = {"resourceVersion": result.resource_version}
@@ -342,7 +360,7 @@ class KubeHTTPServer:
             meta["continue"] = result.continue_token
         head = json.dumps({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta},
                           separators=(",", ":")).encode()
-        body = b"".join((head[:-1], b',"items":[', b",".join(self._encode(rt, o) for o in result.items), b"]}"))
+        body = b"".join((head[:-1], b',"items":[', b",".join(self._encode(rt, o) for o in result.items), b"]}\n"))
         return web.Response(body=body, content_type="application/json")
 
     async def _watch(self, request: web.Request, t: _Target) -> web.StreamResponse:
@@ -369,7 +387,7 @@ class KubeHTTPServer:
                     if table and etype not in ("BOOKMARK", "ERROR"):
                         payload = json.dumps(watch_table(t.rt, obj, self._now()), separators=(",", ":")).encode()
                     elif etype in ("BOOKMARK", "ERROR"):
-                        payload = json.dumps(obj, separators=(",", ":")).encode()
+                        payload = go_json(obj).encode()
                     else:
                         payload = self._encode(t.rt, obj)
                     lines.append(b'{"type":"' + etype.encode() + b'","object":' + payload + b"}\n")

@@ -10,32 +10,39 @@ import builtins
 import contextlib
 import json
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from haptic.k8s.api import JSON, ApiError, Conflict, Gone, Invalid, NotFound
+from haptic.k8s.api import JSON, ApiError, Conflict, Gone, NotFound
 
 from . import ownership
 from .clock import SeededIds, Stamper, default_now
 from .defaults import ClusterIPs, apply_defaults
 from .faults import Faults
+from .field_errors import FieldError, Raw, forbidden, invalid_value, required
+from .field_errors import invalid as invalid_error
+from .gofmt import go_strings
 from .patching import json_copy, json_patch, merge_patch, strategic_merge
 from .resources import BUILTIN_TYPES, CRD_KEY, NAMESPACES_KEY, ResourceType, TypeRegistry
 from .selectors import combine, parse_field_selector, parse_label_selector
+from .status_body import status_object
 from .typestore import Event, Key, TypeStore, decode_continue, encode_continue
-from .validation import bad_request, check_body, check_name
+from .validation import bad_request, check_body, check_name, invalid
 from .watch import Watch
-
-if TYPE_CHECKING:
-    from .admission import WebhookAdmission
-    from .http_app import KubeHTTPServer
 
 _DEFAULTED = {("", "secrets"), ("", "services"), ("discovery.k8s.io", "endpointslices")}
 _ENCODER = json.JSONEncoder(separators=(",", ":"))  # one instance: json.dumps builds one per call
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+class AdmissionHook(Protocol):
+    """What the store holds to let front-ends run admission (``simulator.kube.admission`` implements it)."""
+
+    def wants(self, rt: ResourceType) -> bool: ...
+
+    async def __call__(self, attempt: Any) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -78,7 +85,7 @@ class FakeKubeAPI:
         self._cluster_ips = ClusterIPs()
         self.writes = 0
         # Validating webhooks are called only when enabled (``admission.enable_admission``).
-        self.admission: WebhookAdmission | None = None
+        self.admission: AdmissionHook | None = None
         for name in namespaces:
             self.create(self.types.resolve("v1", "namespaces"), None, {"metadata": {"name": name}})
 
@@ -183,6 +190,10 @@ class FakeKubeAPI:
             return  # a dry run allocates no version: the answer keeps the one it had (none on create)
         self._rv += 1
         obj["metadata"]["resourceVersion"] = str(self._rv)
+
+    @property
+    def in_dry_run(self) -> bool:
+        return self._dry
 
     @contextlib.contextmanager
     def dry_run(self) -> Iterator[None]:
@@ -291,7 +302,7 @@ class FakeKubeAPI:
             except ValueError as exc:
                 raise bad_request(f"invalid resourceVersion {resource_version!r}: must be an integer") from exc
             if since < self._floor(ts):
-                watch.push("ERROR", Gone(f"too old resource version: {since} ({self._floor(ts)})").status())
+                watch.push("ERROR", status_object(Gone(f"too old resource version: {since} ({self._floor(ts)})")))
                 watch.close()
                 return watch
             for event_rv, etype, obj, old in ts.history:
@@ -398,39 +409,44 @@ class FakeKubeAPI:
         rt = self.types.resolve("apiextensions.k8s.io/v1", "customresourcedefinitions")
         spec = obj.get("spec")
         name = obj["metadata"]["name"]
-        try:
-            assert isinstance(spec, dict)
-            group, plural, kind = spec["group"], spec["names"]["plural"], spec["names"]["kind"]
-            versions = spec["versions"]
-            assert isinstance(versions, list) and versions
-            for version in versions:
-                assert isinstance(version["name"], str)
-        except (AssertionError, KeyError, TypeError) as exc:
-            raise Invalid(f'CustomResourceDefinition "{name}" is invalid: spec needs group, names.plural, '
-                          f"names.kind and a non-empty versions list ({exc!r})",
-                          {"name": name, "kind": rt.kind}) from exc
+        spec = spec if isinstance(spec, dict) else {}
+        names: JSON = spec["names"] if isinstance(spec.get("names"), dict) else {}
+        errors: builtins.list[FieldError] = []
+        for field, value in (("spec.group", spec.get("group")), ("spec.names.plural", names.get("plural")),
+                             ("spec.names.kind", names.get("kind"))):
+            if not isinstance(value, str) or not value:
+                errors.append(required(field))
+        versions = spec.get("versions")
+        if not isinstance(versions, list) or not versions:
+            errors.append(invalid_value("spec.versions", Raw("[]apiextensions.CustomResourceDefinitionVersion(nil)"),
+                                        "must have exactly one version marked as storage version"))
+            versions = []
+        for index, version in enumerate(versions):
+            if not isinstance(version, dict) or not isinstance(version.get("name"), str) or not version["name"]:
+                errors.append(required(f"spec.versions[{index}].name"))
+        if errors:
+            raise invalid(rt, name, errors)
+        group, plural = spec["group"], names["plural"]
         if name != f"{plural}.{group}":
-            raise Invalid(f'CustomResourceDefinition "{name}" is invalid: metadata.name: Invalid value: "{name}": '
-                          f'must be spec.names.plural+"."+spec.group ({plural}.{group})', {"name": name})
-        del kind
+            raise invalid(rt, name, [invalid_value("metadata.name", name,
+                                                   'must be spec.names.plural+"."+spec.group')])
         existing = self.types.find(group, versions[0]["name"], plural)
         if existing is not None and not existing.custom:
-            raise Invalid(f'CustomResourceDefinition "{name}" is invalid: {plural}.{group} is a built-in type',
-                          {"name": name})
+            raise invalid(rt, name, [invalid_value("spec.group", group, f"{plural}.{group} is a built-in type")])
 
     # -- updates ----------------------------------------------------------------------------------------
 
     def update(self, rt: ResourceType, namespace: str | None, name: str, body: Any,
                subresource: str | None = None, manager: str | None = None) -> JSON:
         """PUT: replace the object (or only its status), with a resourceVersion precondition."""
-        self._check_subresource(rt, subresource)
+        self.check_subresource(rt, subresource)
         check_body(rt, body, name, namespace)
         old = self.get(rt, namespace, name)
         wanted_rv = (body.get("metadata") or {}).get("resourceVersion")
         if wanted_rv in (None, ""):
             if rt.custom:
-                raise Invalid(f'{rt.kind} "{name}" is invalid: metadata.resourceVersion: Invalid value: 0x0: '
-                              "must be specified for an update", {"name": name, "kind": rt.kind})
+                raise invalid(rt, name, [invalid_value("metadata.resourceVersion", Raw("0x0"),
+                                                       "must be specified for an update")])
         elif str(wanted_rv) != old["metadata"]["resourceVersion"]:
             raise self._stale(rt, name)
         return self._finish_update(rt, old, body, subresource, manager)
@@ -440,7 +456,7 @@ class FakeKubeAPI:
                         "please apply your changes to the latest version and try again",
                         {"name": name, "group": rt.group, "kind": rt.plural})
 
-    def _check_subresource(self, rt: ResourceType, subresource: str | None) -> None:
+    def check_subresource(self, rt: ResourceType, subresource: str | None) -> None:
         if subresource is None:
             return
         if subresource != "status" or not rt.has_status:
@@ -474,9 +490,9 @@ class FakeKubeAPI:
                 meta["managedFields"] = old_meta["managedFields"]
             added = set(meta.get("finalizers") or ()) - set(old_meta.get("finalizers") or ())
             if old_meta.get("deletionTimestamp") and added:
-                raise Invalid(f'{rt.kind} "{old_meta["name"]}" is invalid: metadata.finalizers: Forbidden: no new '
-                              "finalizers can be added if the object is being deleted",
-                              {"name": old_meta["name"], "kind": rt.kind})
+                raise invalid(rt, old_meta["name"], [forbidden(
+                    "metadata.finalizers", "no new finalizers can be added if the object is being deleted, found new "
+                    f"finalizers {go_strings(sorted(added))}")])
         new["apiVersion"] = old["apiVersion"]
         new["kind"] = rt.kind
         meta = new["metadata"]
@@ -543,7 +559,7 @@ class FakeKubeAPI:
     def patch(self, rt: ResourceType, namespace: str | None, name: str, patch_type: str, body: Any,
               subresource: str | None = None, manager: str | None = None, force: bool = False) -> JSON:
         """PATCH with ``merge``, ``json``, ``strategic`` or ``apply`` (server-side apply)."""
-        self._check_subresource(rt, subresource)
+        self.check_subresource(rt, subresource)
         if patch_type == "apply":
             return self._apply(rt, namespace, name, body, subresource, manager, force)
         old = self.get(rt, namespace, name)
@@ -563,7 +579,7 @@ class FakeKubeAPI:
         else:
             raise ApiError(415, "UnsupportedMediaType", f"unsupported patch type {patch_type!r}")
         if not isinstance(patched, dict):
-            raise Invalid(f'{rt.kind} "{name}" is invalid: the patch does not produce an object')
+            raise bad_request(f"the patch of {rt.describe()} {name!r} does not produce an object")
         check_body(rt, patched, name, namespace)
         meta = patched.get("metadata") or {}
         if str(meta.get("resourceVersion", old["metadata"]["resourceVersion"])) != old["metadata"]["resourceVersion"]:
@@ -573,8 +589,8 @@ class FakeKubeAPI:
     def _apply(self, rt: ResourceType, namespace: str | None, name: str, body: Any, subresource: str | None,
                manager: str | None, force: bool) -> JSON:
         if not manager:
-            raise Invalid("PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for "
-                          "apply requests")
+            raise invalid_error("PatchOptions", "meta.k8s.io", "", [required("fieldManager",
+                                                                             "is required for apply requests")])
         check_body(rt, body, name, namespace)
         if "apiVersion" not in body or "kind" not in body:
             raise bad_request("an apply request needs apiVersion and kind in the body")
@@ -758,12 +774,6 @@ class FakeKubeAPI:
     def clear_faults(self) -> None:
         self.faults.clear()
 
-    def apply_fault(self, spec: Mapping[str, Any]) -> JSON:
-        """A fault as data, e.g. ``{"fault": "throttle", "seconds": 10, "retryAfter": 2}`` (see ``admin``)."""
-        from .admin import apply_fault
-
-        return apply_fault(self, spec)
-
     def type_of(self, api_version: str, kind: str) -> ResourceType:
         """The served type of a kind (what manifests name), or 404."""
         rt = self.types.by_kind(api_version, kind)
@@ -788,18 +798,6 @@ class FakeKubeAPI:
         rt = self.type_of(api_version, kind)
         obj, gone = self.delete(rt, namespace if rt.namespaced else None, name)
         return None if gone else obj
-
-    def load_yaml(self, text_or_path: str | Path) -> builtins.list[JSON]:
-        """Creates the objects of a YAML file or text (see ``simulator.kube.loading``)."""
-        from .loading import load_yaml
-
-        return load_yaml(self, text_or_path)
-
-    async def serve(self, host: str = "127.0.0.1", port: int = 0) -> KubeHTTPServer:
-        """Starts an HTTP server for this store on the running loop."""
-        from .http_app import serve
-
-        return await serve(self, host, port)
 
     def watcher_count(self) -> int:
         return sum(len(ts.watchers) for ts in self._stores.values())

@@ -7,23 +7,17 @@ from typing import Any
 
 from haptic.k8s.api import ApiError, Invalid
 
+from . import field_errors
+from .field_errors import FieldError, invalid_value, required, too_long_bytes
 from .resources import ResourceType
 
 _LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$")
-_LABEL_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]$")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+_LABEL_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_JSON_TYPES = {bool: "bool", int: "number", float: "number", list: "array", dict: "object"}
 
-
-def _label_key_ok(key: object) -> bool:
-    if not isinstance(key, str):
-        return False
-    prefix, _, name = key.rpartition("/")
-    if prefix and (len(prefix) > 253 or not _SUBDOMAIN.match(prefix)):
-        return False
-    return bool(_LABEL_NAME.match(name))
-
-
+_ANNOTATIONS_LIMIT = 256 * 1024
 # Types whose names must be DNS-1123 labels rather than subdomains.
 _LABEL_NAMED = {("", "namespaces"), ("", "services")}
 
@@ -40,27 +34,83 @@ def bad_request(message: str) -> ApiError:
     return ApiError(400, "BadRequest", message)
 
 
-def invalid(rt: ResourceType, name: str, field: str, value: Any, why: str) -> Invalid:
-    return Invalid(
-        f'{rt.kind} "{name}" is invalid: {field}: Invalid value: "{value}": {why}',
-        {"name": name, "group": rt.group, "kind": rt.kind,
-         "causes": [{"reason": "FieldValueInvalid", "message": f'Invalid value: "{value}": {why}', "field": field}]},
-    )
+def undecodable(rt: ResourceType, detail: str) -> ApiError:
+    """A body the server cannot decode into the kind's type (400, as the JSON decoder words it)."""
+    return bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: {detail}')
+
+
+def invalid(rt: ResourceType, name: str, errors: list[FieldError]) -> Invalid:
+    """The 422 answer for ``errors`` of an object of type ``rt``."""
+    return field_errors.invalid(rt.kind, rt.group, name, errors)
+
+
+_DNS1123_LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
+                      "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
+                      "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+_DNS1123_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+                          "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
+                          "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+_LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and "
+                    "must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', "
+                    "regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
+_QUALIFIED_NAME_MSG = ("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+                       "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+                       "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
+
+
+def dns1123_label_errors(field: str, value: str) -> list[FieldError]:
+    errors = []
+    if len(value) > 63:
+        errors.append(invalid_value(field, value, "must be no more than 63 characters"))
+    if not _LABEL.match(value):
+        errors.append(invalid_value(field, value, _DNS1123_LABEL_MSG))
+    return errors
+
+
+def dns1123_subdomain_errors(field: str, value: str) -> list[FieldError]:
+    errors = []
+    if len(value) > 253:
+        errors.append(invalid_value(field, value, "must be no more than 253 characters"))
+    if not _SUBDOMAIN.match(value):
+        errors.append(invalid_value(field, value, _DNS1123_SUBDOMAIN_MSG))
+    return errors
+
+
+def label_value_errors(field: str, value: str) -> list[FieldError]:
+    errors = []
+    if len(value) > 63:
+        errors.append(invalid_value(field, value, "must be no more than 63 characters"))
+    if not _LABEL_VALUE.match(value):
+        errors.append(invalid_value(field, value, _LABEL_VALUE_MSG))
+    return errors
+
+
+def qualified_name_errors(field: str, key: str) -> list[FieldError]:
+    """``validation.IsQualifiedName`` (label and annotation keys: ``[prefix/]name``)."""
+    prefix, slash, name = key.rpartition("/")
+    errors: list[FieldError] = []
+    if slash and not prefix:
+        errors.append(invalid_value(field, key, "prefix part must be non-empty"))
+    elif prefix:
+        errors.extend(invalid_value(field, key, "prefix part " + e.detail) for e in
+                      dns1123_subdomain_errors(field, prefix))
+    if not name:
+        errors.append(invalid_value(field, key, "name part must be non-empty"))
+    else:
+        if len(name) > 63:
+            errors.append(invalid_value(field, key, "name part must be no more than 63 characters"))
+        if not _LABEL_NAME.match(name):
+            errors.append(invalid_value(field, key, _QUALIFIED_NAME_MSG))
+    return errors
 
 
 def check_name(rt: ResourceType, name: Any) -> None:
     if not isinstance(name, str) or not name:
-        raise Invalid(f"{rt.kind} is invalid: metadata.name: Required value: name or generateName is required",
-                      {"kind": rt.kind, "group": rt.group})
-    if rt.storage_key in _LABEL_NAMED:
-        if len(name) > 63 or not _LABEL.match(name):
-            raise invalid(rt, name, "metadata.name", name,
-                          "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
-                          "and must start and end with an alphanumeric character (e.g. 'my-name', or '123-abc')")
-    elif len(name) > 253 or not _SUBDOMAIN.match(name):
-        raise invalid(rt, name, "metadata.name", name,
-                      "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
-                      "'.', and must start and end with an alphanumeric character (e.g. 'example.com')")
+        raise invalid(rt, "", [required("metadata.name", "name or generateName is required")])
+    errors = (dns1123_label_errors if rt.storage_key in _LABEL_NAMED else dns1123_subdomain_errors)(
+        "metadata.name", name)
+    if errors:
+        raise invalid(rt, name, errors)
 
 
 def check_body(rt: ResourceType, body: Any, url_name: str | None = None, url_namespace: str | None = None) -> None:
@@ -84,18 +134,37 @@ def check_body(rt: ResourceType, body: Any, url_name: str | None = None, url_nam
                           f"({url_name})")
     if rt.namespaced and url_namespace is not None and meta.get("namespace") not in (None, url_namespace):
         raise bad_request("the namespace of the provided object does not match the namespace sent on the request")
+    for key in ("labels", "annotations"):
+        value = meta.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, dict):
+            raise undecodable(rt, f"json: cannot unmarshal {_JSON_TYPES.get(type(value), 'string')} into Go struct "
+                                  f"field ObjectMeta.metadata.{key} of type map[string]string")
+        for item in value.values():
+            if not isinstance(item, str) and item is not None:  # null decodes as ""
+                # The value is not echoed: annotations may carry secret material (last-applied-configuration).
+                raise undecodable(rt, f"json: cannot unmarshal {_JSON_TYPES.get(type(item), 'null')} into Go "
+                                      f"struct field ObjectMeta.metadata.{key} of type string")
+    errors = metadata_errors(meta)
+    if errors:
+        raise invalid(rt, str(meta.get("name") or ""), errors)
+
+
+def metadata_errors(meta: dict[str, Any]) -> list[FieldError]:
+    """Labels and annotations as ``ValidateObjectMeta`` checks them."""
+    errors: list[FieldError] = []
     labels = meta.get("labels")
     if isinstance(labels, dict):
         for key, value in labels.items():
-            if not _label_key_ok(key) or not (isinstance(value, str) and _LABEL_VALUE.match(value)):
-                raise invalid(rt, str(meta.get("name", "")), f"metadata.labels[{key}]", value,
-                              "label keys are [prefix/]name and values at most 63 characters of alphanumerics, "
-                              "'-', '_' or '.', starting and ending with an alphanumeric character")
-    for key in ("labels", "annotations"):
-        value = meta.get(key)
-        if value is not None and (not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values())):
-            # The value is not echoed: annotations may carry secret material (last-applied-configuration).
-            raise Invalid(f'{rt.kind} "{meta.get("name", "")}" is invalid: metadata.{key}: Invalid value: '
-                          "must be a map of strings to strings",
-                          {"name": meta.get("name", ""), "kind": rt.kind,
-                           "causes": [{"reason": "FieldValueInvalid", "field": f"metadata.{key}"}]})
+            errors.extend(qualified_name_errors("metadata.labels", str(key)))
+            if isinstance(value, str):
+                errors.extend(label_value_errors("metadata.labels", value))
+    annotations = meta.get("annotations")
+    if isinstance(annotations, dict):
+        for key in annotations:
+            errors.extend(qualified_name_errors("metadata.annotations", str(key).lower()))
+        total = sum(len(str(k)) + len(v) for k, v in annotations.items() if isinstance(v, str))
+        if total > _ANNOTATIONS_LIMIT:
+            errors.append(too_long_bytes("metadata.annotations", _ANNOTATIONS_LIMIT))
+    return errors

@@ -22,6 +22,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from haptic.names import GROUP_VERSION
+
 from .schema import FaultSpec, TrafficExpectation
 
 T = TypeVar("T")
@@ -54,8 +56,8 @@ KIND_API_VERSIONS: Mapping[str, str] = {
     "Pod": "v1",
     "Namespace": "v1",
     "Lease": "coordination.k8s.io/v1",
-    "HAProxyTemplateConfig": "haproxy-haptic.org/v1alpha1",
-    "HAProxyCfg": "haproxy-haptic.org/v1alpha1",
+    "HAProxyTemplateConfig": GROUP_VERSION,
+    "HAProxyCfg": GROUP_VERSION,
 }
 
 

@@ -22,10 +22,11 @@ from typing import Any, TypeVar
 
 from prometheus_client import generate_latest
 
-from haptic.controller.iteration import Iteration
+from haptic.controller.loop.iteration import Iteration
 from haptic.core import VirtualClock
 from haptic.dataplane import plan
 from haptic.dataplane.aux_files import AuxFiles
+from haptic.names import GROUP_VERSION
 from haptic.templating.errors import TemplatingError
 from haptic.validation.checksum import content_checksum
 from simulator.dataplane.storage import parse_map, sanitize_name
@@ -350,7 +351,7 @@ class SimBackend:
         return generate_latest(found[0].controller.metrics.registry).decode("utf-8")
 
     async def list_objects(self, kind: str, namespace: str | None = None) -> Sequence[Mapping[str, Any]]:
-        rt = self.h.rt(KIND_API_VERSIONS.get(kind, "haproxy-haptic.org/v1alpha1"), kind)
+        rt = self.h.rt(KIND_API_VERSIONS.get(kind, GROUP_VERSION), kind)
         return list(self.h.api.list(rt, namespace).items)
 
     async def traffic(self, check: TrafficExpectation) -> TrafficResult:

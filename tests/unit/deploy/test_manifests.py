@@ -4,7 +4,6 @@ names, labels, ports, directories, sockets and the RBAC rules the watched resour
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,8 @@ import pytest
 import yaml
 
 from haptic.config.models import HAProxyTemplateConfig, load_config
-from haptic.templating.libraries import LIBRARIES_ANNOTATION, expand_libraries
+from haptic.names import LIBRARIES_ANNOTATION
+from haptic.templating.libraries import expand_libraries
 from haptic.validation.config_file import compile_config
 from simulator.local import objects
 
@@ -131,44 +131,6 @@ def test_dataplaneapi_config_matches_haproxy_and_the_controller() -> None:
     assert haproxy_args[haproxy_args.index("-f") + 1] == spec.dataplane.config_file
     users = dpapi["dataplaneapi"]["user"]
     assert [u["password"] for u in users] == ["__DATAPLANE_PASSWORD__"]  # filled from the Secret at start
-
-
-def _rules(kind: str, name: str) -> Iterator[tuple[str, str, str]]:
-    for rule in find(kind, name)["rules"]:
-        for group in rule["apiGroups"]:
-            for resource in rule["resources"]:
-                for verb in rule["verbs"]:
-                    yield group, resource, verb
-
-
-@pytest.mark.parametrize("verb", ["get", "list", "watch"])
-def test_rbac_lets_the_controller_read_everything_it_watches(verb: str) -> None:
-    granted = set(_rules("ClusterRole", "haptic-controller"))
-    spec = config().spec
-    needed = [(w.api_version.rpartition("/")[0], w.resources) for w in spec.watched_resources.values()]
-    needed += [("", "pods"), ("", "secrets"), ("haproxy-haptic.org", "haproxytemplateconfigs")]
-    missing = [(group, resource) for group, resource in needed if (group, resource, verb) not in granted]
-    assert missing == []
-
-
-def test_rbac_lets_the_controller_publish_and_elect_a_leader() -> None:
-    granted = set(_rules("ClusterRole", "haptic-controller"))
-    for verb in ("create", "update", "patch", "delete"):
-        assert ("haproxy-haptic.org", "haproxycfgs", verb) in granted
-    assert ("haproxy-haptic.org", "haproxytemplateconfigs/status", "patch") in granted
-    assert ("", "events", "create") in granted
-    lease_rules = set(_rules("Role", "haptic-leader-election"))
-    for verb in ("get", "create", "update"):
-        assert ("coordination.k8s.io", "leases", verb) in lease_rules
-    binding = find("RoleBinding", "haptic-leader-election")
-    assert binding["subjects"][0]["name"] == "haptic-controller"
-
-
-def test_controller_image_carries_haproxy_for_validation() -> None:
-    dockerfile = (DEPLOY / "Dockerfile").read_text()
-    assert "FROM python:3.11-slim" in dockerfile
-    assert "install -y --no-install-recommends haproxy" in dockerfile
-    assert 'ENTRYPOINT ["haptic"]' in dockerfile
 
 
 def crd_schema(plural: str) -> JSON:

@@ -1,0 +1,229 @@
+"""One iteration of the controller: a fresh bus, stores and components for one validated config.
+
+Order (after the original): build everything (components subscribe at construction) → start the
+all-replica components (watchers list and watch) → wait until every watcher finished its initial
+sync → publish the bootstrap ``config.validated`` / ``credentials.updated`` → release the bus →
+start leader election (leader-only components start with leadership) → run until a new valid
+config generation asks for reinitialization or the controller stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from haptic.config.credentials import Credentials
+from haptic.config.models import HAProxyTemplateConfig
+from haptic.controller.component import IterationComponent
+from haptic.controller.context import IterationContext
+from haptic.controller.deploy.deployer import Deployer
+from haptic.controller.deploy.discovery import Discovery
+from haptic.controller.deploy.drift_monitor import DriftMonitor
+from haptic.controller.deploy.scheduler import DeploymentScheduler
+from haptic.controller.events import ConfigValidated
+from haptic.controller.loop.leader_election import LeaderElection
+from haptic.controller.loop.observed_bus import ObservedBus
+from haptic.controller.metrics import ControllerMetrics
+from haptic.controller.observe.commentator import EventCommentator
+from haptic.controller.observe.event_ring import EventRing
+from haptic.controller.observe.metrics_component import MetricsComponent
+from haptic.controller.observe.state_cache import StateCache
+from haptic.controller.ports import ControllerPorts
+from haptic.controller.publish.ingress_status import IngressStatusWriter
+from haptic.controller.publish.publisher import ConfigPublisher
+from haptic.controller.publish.status_writer import ConfigStatusWriter
+from haptic.controller.reconcile.coordinator import RenderValidateCoordinator
+from haptic.controller.reconcile.reconciler import DEFAULT_DEBOUNCE, Reconciler
+from haptic.controller.watch.config_loader import ConfigLoader, ConfigWatcher, CredentialsLoader, SecretWatcher
+from haptic.controller.watch.index_tracker import IndexSynchronizationTracker
+from haptic.controller.watch.watcher import ResourceWatcher
+from haptic.core import Component, Event, EventBus, LifecycleRegistry
+from haptic.k8s.leaderelection import ElectionConfig, LeaderElector
+from haptic.names import HAPROXY_PODS
+from haptic.templating.engine import compile_templates
+from haptic.validation.haproxy_check import HAProxyValidator
+
+DEFAULT_REINIT_DEBOUNCE = 5.0
+DEFAULT_RELEASE_TIMEOUT = 10.0
+SYNC_PROGRESS_INTERVAL = 30.0
+
+
+@dataclass(frozen=True)
+class IterationSettings:
+    reconcile_debounce: float = DEFAULT_DEBOUNCE
+    reinit_debounce: float = DEFAULT_REINIT_DEBOUNCE
+    #: How long ending an iteration (stop or reinitialization) waits for the Lease release; past it the
+    #: Lease is left to expire, so a hung API cannot hold a reinitialization up.
+    release_timeout: float = DEFAULT_RELEASE_TIMEOUT
+
+
+class ReinitTrigger(IterationComponent):
+    """Signals reinitialization once a newer config generation validated (debounced: edits come in bursts)."""
+
+    name = "configchange-handler"
+    subscribes = (ConfigValidated,)
+
+    def __init__(self, bus: EventBus, ctx: IterationContext, debounce: float) -> None:
+        super().__init__(bus, ctx)
+        self.debounce = debounce
+        self.requested = asyncio.Event()
+        self.version: str | None = None
+        self._timer = self.clock.timer(self.requested.set)
+
+    async def on_stop(self) -> None:
+        self._timer.cancel()
+
+    async def handle(self, event: Event) -> None:
+        assert isinstance(event, ConfigValidated)
+        if event.version == self.ctx.config_version:
+            return
+        self.version = event.version
+        self.logger.info("config generation %s validated: reinitializing in %.0fs", event.version, self.debounce)
+        self._timer.start(self.debounce)
+
+
+class Iteration:
+    """Build with a validated config and credentials, then ``await run(stop)``."""
+
+    def __init__(
+        self,
+        ports: ControllerPorts,
+        config: HAProxyTemplateConfig,
+        config_version: str,
+        credentials: Credentials,
+        credentials_version: str,
+        metrics: ControllerMetrics,
+        *,
+        current_config: str | None = None,
+        observer: Callable[[Event], None] | None = None,
+        event_ring: EventRing | None = None,
+        settings: IterationSettings | None = None,
+        capabilities: dict[str, Any] | None = None,
+    ) -> None:
+        self.ports = ports
+        self.settings = settings or IterationSettings()
+        self.logger = ports.logger("iteration")
+        self.bus = ObservedBus(ports.clock, ports.ids, on_critical_drop=metrics.on_critical_drop)
+        self.bus.observer = observer
+        spec = config.spec
+        self.ctx = IterationContext(
+            ports=ports, config=config, config_version=config_version, credentials=credentials,
+            credentials_version=credentials_version, engine=compile_templates(spec),
+            validator=HAProxyValidator(ports.haproxy_binary, structural=True), metrics=metrics,
+            stores=spec.make_stores(),
+            current_config=current_config, capabilities=dict(capabilities or {}),
+        )
+        self.ctx.validator.dirs = self.ctx.dirs
+        self.registry = LifecycleRegistry()
+        bus, ctx = self.bus, self.ctx
+        self.commentator = EventCommentator(bus, ports.logger("events"), event_ring)
+        self.metrics_recorder = MetricsComponent(bus, metrics)
+        self.state = StateCache(bus, ctx)
+        self.config_loader = ConfigLoader(bus, ctx)
+        self.credentials_loader = CredentialsLoader(bus, ctx)
+        self.reinit = ReinitTrigger(bus, ctx, self.settings.reinit_debounce)
+        self.watchers = [ResourceWatcher(bus, ctx, name) for name in sorted(ctx.stores)]
+        self.index_tracker = IndexSynchronizationTracker(bus, sorted(ctx.stores))
+        self.reconciler = Reconciler(bus, ctx, self.settings.reconcile_debounce)
+        self.discovery = Discovery(bus, ctx)
+        self.config_watcher = ConfigWatcher(bus, ctx)
+        self.secret_watcher = SecretWatcher(bus, ctx, ports.identity.secret_name)
+        self.coordinator = RenderValidateCoordinator(bus, ctx)
+        self.scheduler = DeploymentScheduler(bus, ctx)
+        self.deployer = Deployer(bus, ctx)
+        self.drift = DriftMonitor(bus, ctx)
+        self.publisher = ConfigPublisher(bus, ctx)
+        self.status_writer = ConfigStatusWriter(bus, ctx)
+        self.ingress_status = IngressStatusWriter(bus, ctx)
+        all_replica: list[Component] = [
+            self.commentator, self.metrics_recorder, self.state, self.config_loader, self.credentials_loader,
+            self.reinit, *self.watchers, self.index_tracker, self.reconciler, self.discovery, self.config_watcher,
+            self.secret_watcher,
+        ]
+        for component in all_replica:
+            self.registry.register(component)
+        for component in (self.coordinator, self.scheduler, self.deployer, self.drift, self.publisher,
+                          self.status_writer, self.ingress_status):
+            self.registry.register(component, leader_only=True)
+        # Started by hand after the bus is released (it must not lead before the initial sync).
+        self.leader = LeaderElection(bus, self.registry, _elector(ctx), identity=ports.identity.pod_name)
+        #: Set once the initial sync is complete and leader election runs (readiness).
+        self.campaigning = False
+
+    @property
+    def is_leader(self) -> bool:
+        return self.registry.is_leader
+
+    async def _wait_for_sync(self) -> None:
+        pending = [w for w in self.watchers if not w.synced.is_set()]
+        while pending:
+            waits = [asyncio.ensure_future(w.synced.wait()) for w in pending]
+            try:
+                await asyncio.wait(waits, timeout=SYNC_PROGRESS_INTERVAL)
+            finally:
+                for w in waits:
+                    w.cancel()
+            pending = [w for w in self.watchers if not w.synced.is_set()]
+            if pending:
+                self.logger.info("waiting for the initial sync of %s", ", ".join(w.resource for w in pending))
+
+    async def run(self, stop: asyncio.Event) -> str:
+        """Runs until ``stop`` is set ("stopped") or a new config generation validated ("config_changed")."""
+        graceful = False
+        try:
+            await self.registry.start()
+            await self._wait_for_sync()
+            counts = {w.resource: len(w.store) for w in self.watchers}
+            self.logger.info("initial sync complete: %s", ", ".join(f"{k}={v}" for k, v in sorted(counts.items())))
+            self.bus.publish(self.config_loader.initial())
+            self.bus.publish(self.credentials_loader.initial())
+            self.bus.start()
+            await self.leader.start()
+            self.campaigning = True
+            stopping = asyncio.ensure_future(stop.wait())
+            reinit = asyncio.ensure_future(self.reinit.requested.wait())
+            try:
+                await asyncio.wait((stopping, reinit), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                stopping.cancel()
+                reinit.cancel()
+            graceful = True
+            return "stopped" if stop.is_set() else "config_changed"
+        finally:
+            await self.shutdown(graceful)
+
+    async def shutdown(self, graceful: bool) -> None:
+        self.campaigning = False
+        if graceful:
+            limit = self.settings.release_timeout
+            try:
+                async with self.ports.clock.timeout(limit):
+                    await self.leader.release()
+            except TimeoutError:
+                self.logger.warning("releasing leadership took longer than %.0fs: the Lease is left to expire", limit)
+            except Exception:
+                self.logger.exception("releasing leadership failed")
+        await self.leader.abandon()
+        await self.registry.stop()
+
+    def resource_count(self, name: str = HAPROXY_PODS) -> int:
+        return len(self.ctx.stores[name])
+
+
+def _elector(ctx: IterationContext) -> LeaderElector | None:
+    settings = ctx.spec.controller.leader_election
+    if not settings.enabled:
+        return None
+    return LeaderElector(ctx.ports.kube, ElectionConfig(
+        lease_name=settings.lease_name, namespace=ctx.namespace, identity=ctx.ports.identity.pod_name,
+        lease_duration=settings.lease_duration.total_seconds(),
+        renew_deadline=settings.renew_deadline.total_seconds(),
+        retry_period=settings.retry_period.total_seconds(),
+    ), ctx.ports.clock)
+
+
+def log_waiting(log: logging.Logger, what: str) -> None:
+    log.info("waiting for %s", what)

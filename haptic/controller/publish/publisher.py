@@ -1,0 +1,160 @@
+"""``ConfigPublisher`` (leader-only): publishes what was rendered and deployed as a ``HAProxyCfg``.
+
+``<config>-haproxycfg`` in the controller's namespace, owned by the HAProxyTemplateConfig: ``spec``
+holds the validated config (zstd-compressed and base64-encoded above ``compressionThreshold``) and its
+checksum; ``status.deployedToPods`` one entry per pod (checksum, reload, errors); the last validation
+failure is recorded apart (``status.validationError``) and never replaces the published content.
+"""
+
+from __future__ import annotations
+
+import base64
+from datetime import datetime
+from typing import Any
+
+import zstandard
+
+from haptic.controller.component import IterationComponent
+from haptic.controller.context import HAPROXY_CFGS, IterationContext
+from haptic.controller.events import (
+    ConfigAppliedToPod,
+    ConfigPublished,
+    HAProxyPodsDiscovered,
+    HAProxyPodTerminated,
+    LostLeadership,
+    ValidationCompleted,
+    ValidationFailed,
+)
+from haptic.core import Event, EventBus
+from haptic.k8s.api import JSON, ApiError, NotFound
+from haptic.names import TEMPLATE_CONFIG_LABEL
+
+
+def encode_content(text: str, threshold: int) -> tuple[str, bool]:
+    """The stored form of ``text``: as is, or zstd + base64 when longer than ``threshold`` bytes."""
+    raw = text.encode()
+    if threshold <= 0 or len(raw) <= threshold:
+        return text, False
+    return base64.b64encode(zstandard.ZstdCompressor().compress(raw)).decode(), True
+
+
+def decode_content(content: str, compressed: bool) -> str:
+    if not compressed:
+        return content
+    return zstandard.ZstdDecompressor().decompress(base64.b64decode(content)).decode()
+
+
+def _time(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class ConfigPublisher(IterationComponent):
+    name = "config-publisher"
+    subscribes = (ValidationCompleted, ValidationFailed, ConfigAppliedToPod, HAProxyPodTerminated,
+                  HAProxyPodsDiscovered, LostLeadership)
+    leader_only = True
+    capacity = 1000
+
+    def __init__(self, bus: EventBus, ctx: IterationContext) -> None:
+        super().__init__(bus, ctx)
+        self._reset()
+
+    def _reset(self) -> None:
+        self.published_checksum: str | None = None
+        self.pods: dict[str, dict[str, Any]] = {}
+        self.validation_error: str | None = None
+        self.meta: dict[str, Any] = {}
+        self._dirty = False
+        self.writes = 0
+
+    async def on_stop(self) -> None:
+        self._reset()
+
+    async def handle(self, event: Event) -> None:
+        try:
+            await self._handle(event)
+        except ApiError as exc:
+            self.logger.warning("publishing %s failed: %s", self.ctx.runtime_config_name, exc)
+            return
+        assert self.subscription is not None
+        if self._dirty and self.subscription.queued == 0:
+            await self._write_status()
+
+    async def _handle(self, event: Event) -> None:
+        if isinstance(event, ValidationCompleted):
+            if self.validation_error is not None:
+                self.validation_error = None
+                self._dirty = True
+            if event.content_checksum != self.published_checksum:
+                await self._publish_spec(event)
+        elif isinstance(event, ValidationFailed):
+            self.validation_error = "\n".join(event.errors)
+            self._dirty = True
+        elif isinstance(event, ConfigAppliedToPod):
+            entry = self.pods.setdefault(event.pod_name, {"podName": event.pod_name, "consecutiveErrors": 0})
+            now = _time(self.clock.now())
+            if event.sync.error:
+                entry["lastError"] = event.sync.error
+                entry["lastErrorAt"] = now
+                entry["consecutiveErrors"] = int(entry.get("consecutiveErrors") or 0) + 1
+            else:
+                entry.update({"checksum": event.checksum, "deployedAt": now, "consecutiveErrors": 0,
+                              "lastError": None, "lastErrorAt": None})
+                if event.sync.reload_triggered:
+                    entry["lastReloadAt"] = now
+                    entry["lastReloadID"] = event.sync.reload_id or None
+            self._dirty = True
+        elif isinstance(event, HAProxyPodTerminated):
+            if self.pods.pop(event.pod_name, None) is not None:
+                self._dirty = True
+        elif isinstance(event, HAProxyPodsDiscovered):
+            names = {e.pod_name for e in event.endpoints}
+            for name in [n for n in self.pods if n not in names]:
+                del self.pods[name]
+                self._dirty = True
+        elif isinstance(event, LostLeadership):
+            self._reset()
+
+    async def _publish_spec(self, rendered: ValidationCompleted) -> None:
+        threshold = self.ctx.spec.controller.config_publishing.compression_threshold
+        content, compressed = encode_content(rendered.haproxy_config, threshold)
+        spec = {"path": self.ctx.spec.dataplane.config_file, "content": content, "checksum": rendered.content_checksum,
+                "compressed": compressed}
+        kube = self.ctx.ports.kube
+        name, namespace = self.ctx.runtime_config_name, self.ctx.namespace
+        try:
+            await kube.patch(HAPROXY_CFGS, name, {"spec": spec}, "merge", namespace=namespace)
+        except NotFound:
+            meta: JSON = {"name": name, "namespace": namespace, "labels": {TEMPLATE_CONFIG_LABEL: self.ctx.config_name}}
+            uid = self.ctx.config.metadata.uid
+            if uid:
+                meta["ownerReferences"] = [{"apiVersion": self.ctx.config.api_version, "kind": self.ctx.config.kind,
+                                            "name": self.ctx.config_name, "uid": uid, "controller": True}]
+            await kube.create(HAPROXY_CFGS, {"apiVersion": HAPROXY_CFGS.api_version, "kind": "HAProxyCfg",
+                                             "metadata": meta, "spec": spec}, namespace=namespace)
+        self.writes += 1
+        self.published_checksum = rendered.content_checksum
+        aux = rendered.auxiliary_files
+        size = len(rendered.haproxy_config.encode())
+        total = size + sum(len(v.encode()) for group in (aux.maps, aux.files, aux.certificates, aux.crt_lists)
+                           for v in group.values())
+        now = _time(self.clock.now())
+        self.meta = {"contentSize": size, "totalSize": total, "renderedAt": now, "validatedAt": now}
+        self._dirty = True
+        self.publish(ConfigPublished(runtime_config_name=name, runtime_config_namespace=namespace,
+                                     map_file_count=len(aux.maps), secret_count=len(aux.certificates)))
+
+    async def _write_status(self) -> None:
+        self._dirty = False
+        pods = [{k: v for k, v in self.pods[n].items() if v is not None} for n in sorted(self.pods)]
+        status: JSON = {"deployedToPods": pods, "metadata": self.meta, "validationError": self.validation_error,
+                        "observedGeneration": self.ctx.generation}
+        try:
+            await self.ctx.ports.kube.patch(HAPROXY_CFGS, self.ctx.runtime_config_name, {"status": status}, "merge",
+                                            namespace=self.ctx.namespace, subresource="status")
+            self.writes += 1
+        except NotFound:
+            pass  # nothing published yet: the status follows the first publication
+        except ApiError as exc:
+            self._dirty = True
+            self.logger.warning("status of %s not written: %s", self.ctx.runtime_config_name, exc)

@@ -1,0 +1,165 @@
+"""``DryRunCheck``: the admission webhook's ``ProposalCheck`` through the templating and validation APIs.
+
+Render (with the proposed stores, no HAProxy pods, no deployed config: as the original's dry-run
+validator), ``haproxy -c`` in strict mode, then the config's embedded validationTests.
+
+The validationTests read only their own fixtures, never the live stores, so their outcome depends on
+the configuration alone: they run once per check object (in a worker thread, with an engine and a
+validator of their own, so they neither block the event loop nor share render state with it) and
+every review awaits that one result. Build a new ``DryRunCheck`` for each configuration.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Mapping
+from typing import Any
+
+from haptic.config.models import HAProxyTemplateConfigSpec
+from haptic.k8s.store import ResourceStore
+from haptic.names import HAPROXY_PODS
+from haptic.templating.context import StorageDirs, StoreLike
+from haptic.templating.engine import RenderInputs, TemplateEngine, TemplateSet
+from haptic.templating.errors import TemplatingError
+from haptic.validation.haproxy_check import ConfigProblem, HAProxyValidator
+from haptic.validation.process import AsyncCommandRunner, AsyncSubprocessRunner
+from haptic.validation.render_check import render_and_validate
+from haptic.validation.testrunner import TestReport, TestResult, ValidationTestRunner
+from haptic.webhook.admission import DEFAULT_TIMEOUT, AdmissionValidator, ProposalOutcome
+
+TESTS_TIMEOUT = 60.0
+_MAX_PROBLEMS = 8
+
+
+def test_failures(report: TestReport) -> list[str]:
+    """One line per failed validationTest: its name and its first failing assertion or render error."""
+    return [_failure(r) for r in report.results if not r.passed]
+
+
+def _failure(result: TestResult) -> str:
+    failed = [a for a in result.assertions if not a.passed]
+    if failed:
+        first = failed[0]
+        what = first.description or f"{first.type} {first.target}"
+        detail = first.message.splitlines()[0] if first.message else ""
+        more = f" (+{len(failed) - 1} more)" if len(failed) > 1 else ""
+        return f"validationTest {result.name}: {what}{': ' + detail if detail else ''}{more}"
+    return f"validationTest {result.name}: rendering failed: {result.rendering_error}"
+
+
+def _problem_text(problem: ConfigProblem) -> str:
+    where = f"{problem.file}:{problem.line}: " if problem.file and problem.line else ""
+    source = f" (line: {problem.source})" if problem.source else ""
+    return f"{where}{problem.message}{source}"
+
+
+class DryRunCheck:
+    """Render + ``haproxy -c`` + validationTests for one configuration."""
+
+    def __init__(
+        self,
+        spec: HAProxyTemplateConfigSpec,
+        engine: TemplateEngine,
+        validator: HAProxyValidator,
+        *,
+        runner: AsyncCommandRunner | None = None,
+        tests: ValidationTestRunner | None = None,
+        tests_timeout: float = TESTS_TIMEOUT,
+        capabilities: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.spec = spec
+        self.engine = engine
+        self.validator = validator
+        self.runner: AsyncCommandRunner = runner or AsyncSubprocessRunner()
+        self.tests = tests
+        self.tests_timeout = tests_timeout
+        self.capabilities = dict(capabilities or {})
+        self._report: asyncio.Task[list[str]] | None = None
+
+    @classmethod
+    def from_spec(
+        cls,
+        spec: HAProxyTemplateConfigSpec,
+        haproxy_binary: str = "haproxy",
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        runner: AsyncCommandRunner | None = None,
+        capabilities: Mapping[str, Any] | None = None,
+    ) -> DryRunCheck:
+        """Compiles the templates twice (webhook renders and validationTests never share an engine)."""
+        dirs = StorageDirs.from_spec(spec.dataplane)
+        templates = TemplateSet.from_spec(spec)
+        engine = TemplateEngine(templates, render_timeout=timeout)
+        validator = HAProxyValidator(haproxy_binary, dirs, strict=True, timeout=timeout)
+        tests = None
+        if spec.validation_tests:
+            tests = ValidationTestRunner(
+                spec,
+                TemplateEngine(templates),
+                HAProxyValidator(haproxy_binary, dirs, strict=True),
+                capabilities=capabilities,
+            )
+        return cls(spec, engine, validator, runner=runner, tests=tests, capabilities=capabilities)
+
+    def start_tests(self) -> None:
+        """Starts the validationTests now (optional: the first review starts them otherwise)."""
+        if self._report is None and self.tests is not None:
+            self._report = asyncio.create_task(self._run_tests(self.tests), name="webhook-validation-tests")
+
+    async def _run_tests(self, tests: ValidationTestRunner) -> list[str]:
+        try:
+            report = await asyncio.wait_for(asyncio.to_thread(tests.run), self.tests_timeout)
+        except TimeoutError:
+            return [f"validationTests did not finish within {self.tests_timeout:g}s"]
+        return test_failures(report)
+
+    async def test_problems(self) -> list[str]:
+        self.start_tests()
+        if self._report is None:
+            return []
+        # Shielded: a review that times out must not cancel the run other reviews are waiting for.
+        return list(await asyncio.shield(self._report))
+
+    async def __call__(self, stores: Mapping[str, StoreLike]) -> ProposalOutcome:
+        inputs = RenderInputs(
+            stores={name: store for name, store in stores.items() if name != HAPROXY_PODS},
+            haproxy_pods=None,
+            extra_context=self.spec.templating_settings.extra_context,
+            current_config=None,
+            capabilities=self.capabilities,
+            dirs=StorageDirs.from_spec(self.spec.dataplane),
+        )
+        try:
+            checked = await render_and_validate(self.engine, inputs, self.validator, runner=self.runner)
+        except TemplatingError as exc:
+            return ProposalOutcome((f"rendering failed: {exc}",))
+        problems: list[str] = []
+        result, validation = checked.render, checked.validation
+        if not validation.valid:
+            errors = [_problem_text(e) for e in validation.errors] or [validation.summary()]
+            problems.append("haproxy -c: " + "; ".join(errors[:_MAX_PROBLEMS]))
+        problems.extend(await self.test_problems())
+        return ProposalOutcome(tuple(problems), tuple(result.warnings))
+
+
+def admission_validator(
+    spec: HAProxyTemplateConfigSpec,
+    stores: Mapping[str, ResourceStore],
+    haproxy_binary: str = "haproxy",
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    capabilities: Mapping[str, Any] | None = None,
+    runner: AsyncCommandRunner | None = None,
+) -> AdmissionValidator:
+    """The validator for one configuration over its live stores, with the standard dry-run check.
+
+    Built inside a running event loop, the validationTests start at once (in a worker thread), so the
+    first review does not wait for them; otherwise the first review starts them. ``runner`` runs
+    ``haproxy -c`` (the controller's check runner; the simulator's must not let virtual time advance).
+    """
+    check = DryRunCheck.from_spec(spec, haproxy_binary, timeout=timeout, capabilities=capabilities, runner=runner)
+    with contextlib.suppress(RuntimeError):
+        asyncio.get_running_loop()
+        check.start_tests()
+    return AdmissionValidator.from_spec(spec, stores, check, timeout=timeout)
