@@ -14,7 +14,7 @@ from typing import Literal
 from cryptography import x509
 from cryptography.x509.oid import NameOID
 
-from haptic.dataplane.api_errors import DataplaneError
+from haptic.dataplane.api_errors import DataplaneError, DataplaneHTTPError
 from haptic.dataplane.aux_files import AuxFiles, parse_map_entries, sanitize_storage_name
 from haptic.dataplane.client import (
     STORAGE_GENERAL,
@@ -129,7 +129,10 @@ async def plan_aux(
                 changes.append(AuxChange(kind, "update", name, content))
         changes.extend(AuxChange(kind, "delete", name) for name in sorted(existing - desired.keys()))
     if any(c.map_edits is not None for c in changes):
-        editable = await client.runtime_map_names()
+        try:
+            editable = await client.runtime_map_names()
+        except DataplaneHTTPError:
+            editable = set()  # no runtime API right now (haproxy down): upload, the reload tells
         changes = [c if c.map_edits is None or c.name in editable else replace(c, map_edits=None) for c in changes]
     return changes
 

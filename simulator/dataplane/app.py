@@ -423,4 +423,6 @@ def create_app(fake: FakeDataplane) -> ASGIApp:
         Route("/_sim/faults", endpoint(sim_clear, admin=True), methods=["DELETE"]),
         Route("/_sim/restart", endpoint(sim_restart, admin=True), methods=["POST"]),
     ]
-    return _EscapedPathRouting(Starlette(routes=routes))
+    app = Starlette(routes=routes)
+    app.router.redirect_slashes = False  # the real router answers 404, it does not redirect
+    return _EscapedPathRouting(app)

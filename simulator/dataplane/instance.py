@@ -202,8 +202,22 @@ class FakeDataplane:
 
     @property
     def runtime_available(self) -> bool:
-        """Whether the runtime API answers: always on sim; with a real haproxy, while it runs."""
-        return self.driver is None or self.driver.running
+        """Whether the runtime API answers: while haproxy runs (on sim: unless ``haproxy_down``)."""
+        return not self.faults.haproxy_down and (self.driver is None or self.driver.running)
+
+    def haproxy_down(self) -> None:
+        """haproxy dies (the container keeps the API): runtime endpoints fail, reloads fail, config
+        and storage writes still go to the files."""
+        self.faults.haproxy_down = True
+        if self.driver is not None:
+            self.driver.stop()
+
+    async def haproxy_up(self) -> None:
+        """haproxy starts again, from the configuration on disk."""
+        self.faults.haproxy_down = False
+        if self.driver is not None and not self.driver.running:
+            await self.driver.start(self.document.body())
+        self.haproxy.load(self.document)
 
     # -- faults (also reachable through the admin endpoint) ------------------------------------
 
@@ -241,7 +255,9 @@ class FakeDataplane:
         self.counters.reloads += 1
         loading, loading_version = self.document, self.version
         error: str | None = None
-        if self.faults.fail_reloads > 0:
+        if self.faults.haproxy_down:
+            error = "reload failed: haproxy is not running (master socket unavailable)"
+        elif self.faults.fail_reloads > 0:
             self.faults.fail_reloads -= 1
             error = "reload failed (injected fault)"
         elif self.driver is not None:

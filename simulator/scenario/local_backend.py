@@ -362,7 +362,7 @@ class LocalBackend:
             for index in self._pod_indexes(fault.pod):
                 dataplane = stack.pods[index].fake
                 if fault.kind == "dataplane_5xx":
-                    dataplane.inject_errors(fault.count, fault.status)
+                    dataplane.inject_errors(fault.count, fault.status, fault.path)
                 elif fault.kind == "dataplane_slow":
                     dataplane.slow_down(fault.delay)
                 elif fault.kind == "dataplane_409_storm":

@@ -190,6 +190,8 @@ class Dataplane5xx(_PodFault):
     kind: Literal["dataplane_5xx"]
     status: int = Field(default=503, ge=500, le=599)
     count: int = Field(default=1, ge=1, description="the next N requests fail")
+    path: str = Field(default="", description="only requests whose API path contains this (e.g. /servers/); all "
+                                              "when empty")
 
 
 class DataplaneSlow(_PodFault):

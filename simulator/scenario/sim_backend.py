@@ -164,7 +164,7 @@ class SimBackend:
             for name in self._pod_names(fault.pod):
                 dataplane = h.pods[name].dataplane
                 if fault.kind == "dataplane_5xx":
-                    dataplane.inject_errors(fault.count, fault.status)
+                    dataplane.inject_errors(fault.count, fault.status, fault.path)
                 elif fault.kind == "dataplane_slow":
                     dataplane.slow_down(fault.delay)
                 elif fault.kind == "dataplane_409_storm":

@@ -33,7 +33,9 @@ backend web
 """
 
 
-MAP_CONFIG = CONFIG.replace("    default_backend web", "    use_backend %[req.hdr(host),map(/etc/haproxy/maps/host.map,web)]")
+MAP_CONFIG = CONFIG.replace(
+    "    default_backend web", "    use_backend %[req.hdr(host),map(/etc/haproxy/maps/host.map,web)]"
+)
 
 
 async def push(client: DataplaneClient, text: str = CONFIG) -> str | None:
@@ -218,7 +220,7 @@ async def test_map_storage_and_referenced_delete(client: DataplaneClient, fake: 
     assert (await client.delete_storage_file(STORAGE_MAPS, "host.map")).status == 204
     with pytest.raises(errors.NotFoundError):
         await client.delete_storage_file(STORAGE_MAPS, "host.map")
-    with pytest.raises(errors.ValidationError, match="cannot open map '/etc/haproxy/maps/host.map'"):
+    with pytest.raises(errors.ValidationError, match=r"cannot open map '/etc/haproxy/maps/host\.map'"):
         await client.post_raw_config(MAP_CONFIG, await client.get_version())  # haproxy would not start
 
 
