@@ -40,7 +40,8 @@ def _config(instance: DrivenInstance, extra: str = "") -> str:
         "global\n    log stdout format raw local0\n" + extra +
         "\ndefaults\n    mode http\n    timeout connect 2s\n    timeout client 5s\n    timeout server 5s\n\n"
         f"frontend fe\n    bind 127.0.0.1:{instance.frontend_port}\n"
-        f"    http-request return status 200 content-type text/plain lf-string %[req.hdr(host),map({maps}/host.map,none)]"
+        "    http-request return status 200 content-type text/plain"
+        f" lf-string %[req.hdr(host),map({maps}/host.map,none)]"
         "\n\nbackend web\n    server s1 127.0.0.1:1 weight 10\n"
     )
 
@@ -117,7 +118,8 @@ async def test_certificate_named_only_by_a_crt_list_is_rotated_in_haproxy(instan
     if relative:  # as the Ingress library writes them: relative to default-path
         cert_ref, list_ref, extra = "ssl/example_com.pem", "general/crt-list.txt", f"    default-path origin {root}\n"
     else:
-        cert_ref, list_ref, extra = f"{dirs.ssl_certs_dir}/example_com.pem", f"{dirs.general_storage_dir}/crt-list.txt", ""
+        cert_ref, extra = f"{dirs.ssl_certs_dir}/example_com.pem", ""
+        list_ref = f"{dirs.general_storage_dir}/crt-list.txt"
     config = _config(instance, extra) + f"\nfrontend tls\n    bind 127.0.0.1:{port} ssl crt-list {list_ref}\n" \
         "    default_backend web\n"
     files = {"crt-list.txt": f"{cert_ref} example.com\n"}
