@@ -183,9 +183,8 @@ class HAProxyDriver:
         raise HAProxyError(f"no new haproxy worker after {self.reload_wait:g}s: {self._log_since(log_offset)}")
 
     async def _confirm_loaded(self, log_offset: int) -> None:
-        """A new worker appeared; it must still be there a moment later (a worker that cannot set
-        itself up exits at once, and the master logs it)."""
-        await self.runner.pause(0.05)
+        """A new worker appeared; haproxy must not have logged that it died or did not load (a worker
+        that cannot set itself up exits at once, and the master logs it)."""
         tail = self._log_since(log_offset)
         workers = [p for p in await self.show_proc() if p.kind == "worker"]
         if not workers or any(marker in tail for marker in _LOAD_FAILURES):
