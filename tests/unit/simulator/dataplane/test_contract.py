@@ -172,9 +172,9 @@ class Recorder(httpx.AsyncBaseTransport):
                     self.problems.append(f"{request.method} {path}: body fields not in the model {sorted(unknown)}")
         if path.endswith("/configuration/raw") and request.method == "POST" and "text/plain" not in content_type:
             self.problems.append(f"POST raw sent as {content_type!r}, not text/plain")
-        if request.method in ("POST", "PUT") and "/storage/" in path and "multipart" in content_type:
-            if b'name="file_upload"' not in request.content:
-                self.problems.append(f"{request.method} {path}: multipart without a file_upload field")
+        multipart = request.method in ("POST", "PUT") and "/storage/" in path and "multipart" in content_type
+        if multipart and b'name="file_upload"' not in request.content:
+            self.problems.append(f"{request.method} {path}: multipart without a file_upload field")
         return spec
 
     def check_response(self, request: httpx.Request, spec: Op, response: httpx.Response, body: bytes) -> None:
