@@ -250,6 +250,8 @@ class Dataplane5xx(_PodFault):
     kind: Literal["dataplane_5xx"]
     status: int = Field(default=503, ge=500, le=599)
     count: int | None = Field(default=None, ge=1, description=_COUNT_DOC.format(what="requests"))
+    path: str = Field(default="", description="only requests whose API path contains this (e.g. /servers/); all "
+                                              "when empty")
 
 
 class DataplaneSlow(_PodFault):
