@@ -27,6 +27,8 @@ class ResourceType:
     custom: bool = False
     list_kind: str = ""
     printer_columns: tuple[Mapping[str, Any], ...] = field(default=(), compare=False, hash=False)
+    # The openAPIV3Schema of a CRD's version (custom resources are validated and pruned against it).
+    schema: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
 
 
     storage_key: tuple[str, str] = field(default=("", ""), init=False, compare=False)
@@ -101,6 +103,11 @@ CRD_KEY = ("apiextensions.k8s.io", "customresourcedefinitions")
 NAMESPACES_KEY = ("", "namespaces")
 
 
+def _schema(version: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    schema = (version.get("schema") or {}).get("openAPIV3Schema")
+    return schema if isinstance(schema, Mapping) else None
+
+
 class TypeRegistry:
     """All served types, indexed by (group, version, plural), with discovery order kept stable."""
 
@@ -170,6 +177,7 @@ class TypeRegistry:
                 custom=True,
                 list_kind=names.get("listKind") or names["kind"] + "List",
                 printer_columns=tuple(version.get("additionalPrinterColumns") or ()),
+                schema=_schema(version),
             )
             self.add(rt)
             added.append(rt)

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
-from simulator.kube import BackgroundServer, write_kubeconfig
-from tests.integration.kube_helpers import WIDGET_CRD, wait_until
+from simulator.kube import BackgroundServer
+from tests.integration.kube_helpers import WIDGET_CRD, Kubectl, wait_until
 
 pytestmark = pytest.mark.kubectl
 
@@ -61,31 +61,6 @@ spec:
         image: nginx:1
         env: [{name: MODE, value: a}]
 """
-
-
-class Kubectl:
-    def __init__(self, binary: str, server: BackgroundServer, tmp: Path) -> None:
-        self.binary = binary
-        self.server = server
-        self.kubeconfig = write_kubeconfig(tmp / "kubeconfig", server.url)
-        self.cache = tmp / "cache"
-        self.env = {**os.environ, "KUBECONFIG": str(self.kubeconfig), "HOME": str(tmp)}
-
-    def args(self, *args: str) -> list[str]:
-        return [self.binary, "--cache-dir", str(self.cache), "--request-timeout", "20s", *args]
-
-    def __call__(self, *args: str, check: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        result = subprocess.run(self.args(*args), capture_output=True, text=True, env=self.env, input=stdin,
-                                timeout=60)
-        if check and result.returncode != 0:
-            raise AssertionError(f"kubectl {' '.join(args)} failed ({result.returncode}): {result.stderr}")
-        return result
-
-    def stored(self, api_version: str, plural: str, namespace: str | None, name: str) -> Any:
-        def read(api: Any) -> Any:
-            return api.get(api.resolve(api_version, plural), namespace, name)
-
-        return self.server.call(read)
 
 
 @pytest.fixture
