@@ -2,7 +2,7 @@
 the body (reported per ``fieldValidation``), defaults, then validation (422 naming each field).
 
 Custom resources follow their CRD's structural schema (``schema_validation``) and CEL rules
-(``cel_rules``); built-in kinds are left to ``defaults`` and ``validation`` for now. Raising leaves the store
+(``cel_rules``); built-in kinds drop what their client model (``models``) does not declare. Raising leaves the store
 untouched: the store calls these before committing.
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 
 from haptic.k8s.api import JSON
 
-from . import cel_rules, field_validation, schema_validation
+from . import cel_rules, field_validation, models, schema_validation
 from .field_errors import NOT_SUPPORTED, REQUIRED, TOO_LONG, TOO_MANY, TYPE_INVALID, invalid_value
 from .patching import json_copy
 from .resources import ResourceType
@@ -23,7 +23,13 @@ _BLOCKING = (NOT_SUPPORTED, REQUIRED, TOO_LONG, TOO_MANY, TYPE_INVALID)
 
 def check_write(rt: ResourceType, obj: JSON, old: JSON | None, operation: str, how: str) -> None:
     """Prunes, defaults and validates ``obj`` (the object about to be stored) in place, or raises."""
-    schema = rt.schema if rt.custom else None
+    if not rt.custom:
+        model = models.root_model(rt)
+        if model is not None:
+            dropped = [models.decode_path(p) for p in models.undeclared(obj, model)]
+            field_validation.report_unknown(rt, dropped, how, operation, obj)
+        return
+    schema = rt.schema
     if schema is None:
         return
     unknown = schema_validation.prune(obj, schema)
@@ -44,6 +50,12 @@ def check_write(rt: ResourceType, obj: JSON, old: JSON | None, operation: str, h
 
 def check_apply_body(rt: ResourceType, body: Any, namespace: str | None, name: str) -> None:
     """Server-side apply refuses fields the type does not declare, whatever ``fieldValidation`` says."""
+    if not rt.custom and isinstance(body, dict):
+        model = models.root_model(rt)
+        if model is not None:
+            paths = models.undeclared(json_copy(body), model)
+            field_validation.refuse_apply(rt, namespace, name, [models.apply_path(p, rt.kind) for p in paths])
+        return
     schema = rt.schema if rt.custom else None
     if schema is None or not isinstance(body, dict):
         return

@@ -126,9 +126,9 @@ async def test_status_subresource_isolation_and_generation(kube: InProcessKubeCl
     assert spec["metadata"]["generation"] == 2 and spec["status"] == {"replicas": 1}
     labelled = await kube.patch(DEPLOY, "d", {"metadata": {"labels": {"a": "b"}}}, namespace="default")
     assert labelled["metadata"]["generation"] == 2
-    patched_status = await kube.patch(DEPLOY, "d", {"status": {"ready": 3}}, namespace="default",
+    patched_status = await kube.patch(DEPLOY, "d", {"status": {"readyReplicas": 3}}, namespace="default",
                                       subresource="status")
-    assert patched_status["status"] == {"replicas": 1, "ready": 3}
+    assert patched_status["status"] == {"replicas": 1, "readyReplicas": 3}
     with pytest.raises(NotFound):
         await kube.patch(CM, "x", {"status": {}}, namespace="default", subresource="status")
 
