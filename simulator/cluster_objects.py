@@ -15,6 +15,8 @@ from typing import Any
 
 import yaml
 
+from haptic.names import GROUP_VERSION
+
 JSON = dict[str, Any]
 
 DATAPLANE_PORT = 5555
@@ -83,7 +85,7 @@ def template_config(name: str = "haproxy-config", namespace: str = "haptic", *, 
         "haproxyConfig": {"template": template},
     }
     spec.update(dict(extra_spec or {}))
-    return {"apiVersion": "haproxy-haptic.org/v1alpha1", "kind": "HAProxyTemplateConfig",
+    return {"apiVersion": GROUP_VERSION, "kind": "HAProxyTemplateConfig",
             "metadata": {"name": name, "namespace": namespace}, "spec": spec}
 
 

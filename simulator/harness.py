@@ -140,6 +140,8 @@ class Harness:
         # None: the in-process webhook is on when the config enables it for some resource (as deployed).
         self._webhook = webhook
         self._reviewers: dict[int, AdmissionHandler] = {}
+        self._clocks: dict[str, VirtualClock] = {}  # per replica: a node's wall clock may be skewed
+        self._unreachable: set[str] = set()
         # Discovery admits pods whose Dataplane reports the local haproxy's major.minor: by default the fake
         # Dataplanes report exactly that.
         self.dataplane_version = dataplane_version or local_api_version(haproxy_binary)
@@ -314,9 +316,18 @@ class Harness:
     def _transport(self, url: str) -> httpx.AsyncBaseTransport | None:
         host = url.split("//", 1)[-1].split("/", 1)[0].rsplit(":", 1)[0].strip("[]")
         for pod in self.pods.values():
-            if pod.ip == host:
+            if pod.ip == host and pod.name not in self._unreachable:
                 return pod.transport
         return _Unreachable()
+
+    def set_reachable(self, name: str, reachable: bool) -> None:
+        """``False``: connections to the pod's Dataplane API are refused (the pod itself keeps running)."""
+        if name not in self.pods:
+            raise KeyError(f"no pod {name!r}")
+        if reachable:
+            self._unreachable.discard(name)
+        else:
+            self._unreachable.add(name)
 
     def add_pod(self, name: str | None = None, api_version: str | None = None) -> SimPod:
         """A HAProxy pod; ``api_version`` is what its ``/v3/info`` reports (default: matching the controller)."""
@@ -384,7 +395,7 @@ class Harness:
         ports = ControllerPorts(
             kube=InProcessKubeClient(self.api, field_manager=name),
             identity=ControllerIdentity(namespace=self.namespace, pod_name=name),
-            clock=self.clock,
+            clock=self.replica_clock(name),
             ids=SeededIds(self.seed * 1000 + index),
             dataplane_transport=self._transport,
             check_runner=BlockingAsyncRunner(),
@@ -392,6 +403,17 @@ class Harness:
             log_name=f"haptic.{name}",
         )
         return Controller(ports, observer=lambda event: self._record(name, event), settings=self.settings)
+
+    def replica_clock(self, name: str) -> VirtualClock:
+        """The clock of replica ``name``'s node: the shared virtual time, its wall clock possibly skewed."""
+        if name not in self._clocks:
+            self._clocks[name] = VirtualClock(self.clock.epoch)
+        return self._clocks[name]
+
+    def skew_clock(self, index: int, offset: float) -> None:
+        """Replica ``index``'s wall clock runs ``offset`` seconds ahead of the others (negative: behind), from
+        now on and across its restarts; its monotonic time is the shared loop time, as on a real node."""
+        self.replica_clock(self.replicas[index].name).epoch = self.clock.epoch + offset
 
     def _launch(self, replica: Replica) -> None:
         replica.task = asyncio.get_running_loop().create_task(replica.controller.run(), name=replica.name)

@@ -21,7 +21,8 @@ from pydantic.json_schema import GenerateJsonSchema
 
 from haptic.config.durations import format_duration
 from haptic.config.haproxycfg import HAProxyCfgSpec, HAProxyCfgStatus
-from haptic.config.models import API_GROUP, HAProxyTemplateConfigSpec, HAProxyTemplateConfigStatus
+from haptic.config.models import HAProxyTemplateConfigSpec, HAProxyTemplateConfigStatus
+from haptic.names import API_GROUP
 
 VERSION = "v1alpha1"
 

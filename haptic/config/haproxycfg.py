@@ -17,7 +17,6 @@ from haptic.config.durations import Duration
 from haptic.config.meta import CamelModel, Condition, ObjectMeta
 
 HAPROXYCFG_KIND = "HAProxyCfg"
-TEMPLATE_CONFIG_LABEL = "haproxy-haptic.org/template-config"
 DEFAULT_CONFIG_PATH = "/etc/haproxy/haproxy.cfg"
 
 

@@ -45,12 +45,10 @@ from haptic.config.meta import CamelModel, Condition, ObjectMeta
 from haptic.k8s.jsonpath import JSONPathError, compile_jsonpath
 from haptic.k8s.selectors import LabelSelector, SelectorError, parse_field_selector, parse_label_selector
 from haptic.k8s.store import ResourceStore
+from haptic.names import HAPROXY_PODS
 
 __all__ = [
-    "API_GROUP",
-    "API_VERSION",
     "HAPROXY_PODS_INDEX_BY",
-    "HAPROXY_PODS_RESOURCE",
     "KIND",
     "AuxiliaryFileRef",
     "AuxiliaryFiles",
@@ -88,11 +86,7 @@ __all__ = [
     "load_credentials",
 ]
 
-API_GROUP = "haproxy-haptic.org"
-API_VERSION = f"{API_GROUP}/v1alpha1"
 KIND = "HAProxyTemplateConfig"
-HAPROXY_PODS_RESOURCE = "haproxy-pods"
-"""Name of the watched resource the controller injects for the HAProxy pods; reserved."""
 HAPROXY_PODS_INDEX_BY = ("metadata.namespace", "metadata.name")
 
 DEFAULT_COMPRESSION_THRESHOLD = 1_048_576
@@ -382,8 +376,8 @@ class HAProxyTemplateConfigSpec(CamelModel):
     @field_validator("watched_resources")
     @classmethod
     def _reserved_names(cls, value: dict[str, WatchedResource]) -> dict[str, WatchedResource]:
-        if HAPROXY_PODS_RESOURCE in value:
-            raise ValueError(f"{HAPROXY_PODS_RESOURCE!r} is reserved for the HAProxy pods the controller watches")
+        if HAPROXY_PODS in value:
+            raise ValueError(f"{HAPROXY_PODS!r} is reserved for the HAProxy pods the controller watches")
         for name in value:
             if not name:
                 raise ValueError("watched resource names must not be empty")
@@ -392,7 +386,7 @@ class HAProxyTemplateConfigSpec(CamelModel):
     def make_store(self, name: str) -> ResourceStore:
         """An empty store for watched resource ``name`` (or ``haproxy-pods``), with its index, selector and
         the global ignore fields."""
-        if name == HAPROXY_PODS_RESOURCE:
+        if name == HAPROXY_PODS:
             return ResourceStore(name, list(HAPROXY_PODS_INDEX_BY), ignore_fields=self.watched_resources_ignore_fields)
         watched = self.watched_resources[name]
         return ResourceStore(
@@ -404,7 +398,7 @@ class HAProxyTemplateConfigSpec(CamelModel):
 
     def make_stores(self) -> dict[str, ResourceStore]:
         """One empty store per watched resource plus ``haproxy-pods``, keyed by name (sorted)."""
-        names = sorted([*self.watched_resources, HAPROXY_PODS_RESOURCE])
+        names = sorted([*self.watched_resources, HAPROXY_PODS])
         return {name: self.make_store(name) for name in names}
 
 

@@ -18,14 +18,13 @@ from haptic.controller.metrics import ControllerMetrics
 from haptic.controller.ports import ControllerPorts
 from haptic.k8s.api import ResourceRef
 from haptic.k8s.store import ResourceStore
+from haptic.names import GROUP_VERSION, HAPROXY_PODS
 from haptic.templating.context import StorageDirs
 from haptic.templating.engine import TemplateEngine
 from haptic.validation.haproxy_check import HAProxyValidator
 
-HAPROXY_PODS = "haproxy-pods"
-
-TEMPLATE_CONFIGS = ResourceRef("haproxy-haptic.org/v1alpha1", "haproxytemplateconfigs", True, "HAProxyTemplateConfig")
-HAPROXY_CFGS = ResourceRef("haproxy-haptic.org/v1alpha1", "haproxycfgs", True, "HAProxyCfg")
+TEMPLATE_CONFIGS = ResourceRef(GROUP_VERSION, "haproxytemplateconfigs", True, "HAProxyTemplateConfig")
+HAPROXY_CFGS = ResourceRef(GROUP_VERSION, "haproxycfgs", True, "HAProxyCfg")
 SECRETS = ResourceRef("v1", "secrets", True, "Secret")
 PODS = ResourceRef("v1", "pods", True, "Pod")
 INGRESSES = ResourceRef("networking.k8s.io/v1", "ingresses", True, "Ingress")

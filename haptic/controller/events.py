@@ -7,25 +7,27 @@ for traces. Secrets never travel in a rendered event: ``CredentialsUpdated`` ren
 version, ``SecretResourceChanged`` omits the Secret object. Bulky payloads (parsed configs, whole
 resources, auxiliary files) are omitted from ``to_dict()`` and rendered config text becomes a digest.
 
-Payload types owned by other packages (the parsed ``HAProxyTemplateConfig`` model, parsed HAProxy
-configuration, auxiliary files, credentials) are typed ``object`` here so this catalogue does not
-depend on them; consumers narrow them with ``isinstance``.
+Payloads are typed with the pure libraries' own types (the ``HAProxyTemplateConfig`` model,
+``Credentials``, ``AuxFiles``): consumers use them as they are, never narrow or default them.
+A validated render travels once: ``ValidationCompleted`` carries the config and auxiliary files it
+validated, so nobody pairs ``TemplateRendered`` with ``ValidationCompleted`` by checksum.
 
 Who publishes / subscribes what (after the original, see DESIGN.md):
 
 - watchers → ``resource.index.updated``, ``resource.sync.complete``; index tracker → ``index.synchronized``
 - CR / Secret watchers → ``config.resource.changed``, ``secret.resource.changed``
 - config loader → ``config.parsed``; credentials loader → ``credentials.updated`` / ``credentials.invalid``
-- config change handler → ``config.validation.request`` (scatter-gather to the validators, which answer
-  ``config.validation.response``) → ``config.validated`` / ``config.invalid``
+- config loader → ``config.validated`` / ``config.invalid``
 - reconciler → ``reconciliation.triggered``; coordinator (leader) → ``reconciliation.started``,
-  ``template.rendered`` / ``template.render.failed``, ``validation.completed`` / ``validation.failed``,
+  ``template.rendered`` / ``template.render.failed``, ``validation.completed`` (with the validated render) /
+  ``validation.failed``,
   ``reconciliation.completed`` / ``reconciliation.failed``
 - scheduler (leader) → ``deployment.scheduled``, ``deployment.cancel.request``; deployer (leader) →
   ``deployment.started``, ``instance.deployed`` / ``instance.deployment.failed``, ``config.applied.to.pod``,
-  ``deployment.completed``; drift monitor (leader) → ``drift.prevention.triggered``
+  ``deployment.completed`` / ``deployment.cancelled``; drift monitor (leader) → ``drift.prevention.triggered``
 - discovery → ``haproxy.pods.discovered``, ``haproxy.pod.terminated``
 - config publisher (leader) → ``config.published``; leader election → ``leader.*``
+- admission webhook (``haptic.controller.loop.webhook_binding.decision_events``) → ``webhook.validation.*``
 """
 
 from __future__ import annotations
@@ -35,7 +37,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from haptic.core import DIGEST, OMIT, SECRET, Event, Request, Response
+from haptic.config.credentials import Credentials
+from haptic.config.models import HAProxyTemplateConfig
+from haptic.core import DIGEST, OMIT, SECRET, Event
+from haptic.dataplane.aux_files import AuxFiles
 
 
 class TriggerReason(enum.StrEnum):
@@ -48,8 +53,6 @@ class TriggerReason(enum.StrEnum):
     CONFIG_CHANGE = "config_change"
     DRIFT_PREVENTION = "drift_prevention"
     BECAME_LEADER = "became_leader"
-    HTTP_RESOURCE_CHANGE = "http_resource_change"
-    HTTP_CONTENT_VALIDATED = "http_content_validated"
     DEPLOYMENT_TIMEOUT_RECOVERY = "deployment_timeout_recovery"
 
 
@@ -80,34 +83,16 @@ class ConfigResourceChanged(Event):
 class ConfigParsed(Event):
     type: ClassVar[str] = "config.parsed"
     version: str
-    secret_version: str = ""
-    config: object = field(default=None, metadata=OMIT)
-    template_config: Mapping[str, object] = field(default_factory=dict, metadata=OMIT)
+    config: HAProxyTemplateConfig = field(repr=False, metadata=OMIT)
 
 
-@dataclass(frozen=True, slots=True)
-class ConfigValidationRequest(Request):
-    """Scatter-gather request to the config validators; answered by ``ConfigValidationResponse``."""
-
-    type: ClassVar[str] = "config.validation.request"
-    version: str
-    config: object = field(default=None, metadata=OMIT)
-
-
-@dataclass(frozen=True, slots=True)
-class ConfigValidationResponse(Response):
-    type: ClassVar[str] = "config.validation.response"
-    valid: bool
-    errors: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class ConfigValidated(Event):
     type: ClassVar[str] = "config.validated"
     version: str
-    secret_version: str = ""
-    config: object = field(default=None, metadata=OMIT)
-    template_config: Mapping[str, object] = field(default_factory=dict, metadata=OMIT)
+    config: HAProxyTemplateConfig = field(repr=False, metadata=OMIT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +101,6 @@ class ConfigInvalid(Event):
     version: str
     #: validator name -> its error messages
     errors: Mapping[str, tuple[str, ...]]
-    template_config: Mapping[str, object] = field(default_factory=dict, metadata=OMIT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +120,7 @@ class CredentialsUpdated(Event):
 
     type: ClassVar[str] = "credentials.updated"
     secret_version: str
-    credentials: object = field(default=None, repr=False, metadata=SECRET)
+    credentials: Credentials = field(repr=False, metadata=SECRET)
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,11 +196,11 @@ class TemplateRendered(Event):
     type: ClassVar[str] = "template.rendered"
     haproxy_config: str = field(repr=False, metadata=DIGEST)
     content_checksum: str
+    auxiliary_files: AuxFiles = field(repr=False, metadata=OMIT)
     auxiliary_file_count: int = 0
     duration_s: float = 0.0
     trigger_reason: str = ""
     coalescible: bool = True
-    auxiliary_files: object = field(default=None, repr=False, metadata=OMIT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,26 +208,24 @@ class TemplateRenderFailed(Event):
     type: ClassVar[str] = "template.render.failed"
     template_name: str
     error: str
-    stack_trace: str = ""
 
-
-@dataclass(frozen=True, slots=True)
-class ValidationStarted(Event):
-    type: ClassVar[str] = "validation.started"
-    content_checksum: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class ValidationCompleted(Event):
+    """A render passed validation; it carries that render (config and auxiliary files, not rendered in
+    traces: ``template.rendered`` has the digest) so consumers need no other event."""
+
     type: ClassVar[str] = "validation.completed"
     content_checksum: str
+    haproxy_config: str = field(repr=False, metadata=OMIT)
+    auxiliary_files: AuxFiles = field(repr=False, metadata=OMIT)
     warnings: tuple[str, ...] = ()
     duration_s: float = 0.0
     trigger_reason: str = ""
     coalescible: bool = True
     #: "haproxy -c", or "structural" when proven from the last haproxy -c pass (runtime-only server changes)
     method: str = "haproxy -c"
-    parsed_config: object = field(default=None, repr=False, metadata=OMIT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,25 +237,7 @@ class ValidationFailed(Event):
     trigger_reason: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class ValidationTestsStarted(Event):
-    type: ClassVar[str] = "validation_tests.started"
-    test_count: int
 
-
-@dataclass(frozen=True, slots=True)
-class ValidationTestsCompleted(Event):
-    type: ClassVar[str] = "validation_tests.completed"
-    total: int
-    passed: int
-    failed: int
-    duration_s: float = 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class ValidationTestsFailed(Event):
-    type: ClassVar[str] = "validation_tests.failed"
-    failed_tests: tuple[str, ...]
 
 
 # -- deployment ----------------------------------------------------------------------------------
@@ -286,11 +250,10 @@ class DeploymentScheduled(Event):
     content_checksum: str
     endpoints: tuple[DataplaneEndpoint, ...]
     reason: str
+    auxiliary_files: AuxFiles = field(repr=False, metadata=OMIT)
     runtime_config_name: str = ""
     runtime_config_namespace: str = ""
     coalescible: bool = True
-    auxiliary_files: object = field(default=None, repr=False, metadata=OMIT)
-    parsed_config: object = field(default=None, repr=False, metadata=OMIT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -410,11 +373,6 @@ class ConfigPublished(Event):
     secret_count: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class ConfigPublishFailed(Event):
-    type: ClassVar[str] = "config.publish.failed"
-    error: str
-
 
 # -- leadership ----------------------------------------------------------------------------------
 
@@ -449,52 +407,10 @@ class LeaderObserved(Event):
     is_self: bool
 
 
-# -- HTTP content (http.Fetch in templates) ------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class HTTPResourceUpdated(Event):
-    type: ClassVar[str] = "http.resource.updated"
-    url: str
-    content_checksum: str
-    content_size: int
 
 
-@dataclass(frozen=True, slots=True)
-class HTTPResourceAccepted(Event):
-    type: ClassVar[str] = "http.resource.accepted"
-    url: str
-    content_checksum: str
-    content_size: int
-
-
-@dataclass(frozen=True, slots=True)
-class HTTPResourceRejected(Event):
-    type: ClassVar[str] = "http.resource.rejected"
-    url: str
-    content_checksum: str
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class ProposalValidationRequested(Event):
-    """Render and validate with overlays (pending HTTP content or proposed resources) before accepting."""
-
-    type: ClassVar[str] = "proposal.validation.requested"
-    proposal_id: str
-    source: str
-    source_context: str = ""
-    overlays: object = field(default=None, repr=False, metadata=OMIT)
-
-
-@dataclass(frozen=True, slots=True)
-class ProposalValidationCompleted(Event):
-    type: ClassVar[str] = "proposal.validation.completed"
-    proposal_id: str
-    valid: bool
-    phase: str = ""
-    error: str = ""
-    duration_s: float = 0.0
 
 
 # -- admission webhook ---------------------------------------------------------------------------

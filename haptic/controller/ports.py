@@ -17,7 +17,7 @@ import httpx
 
 from haptic.core import Clock, IdSource, RealClock, UuidIds
 from haptic.k8s.api import KubeAPI
-from haptic.validation.process import AsyncProcessRunner, AsyncSubprocessRunner
+from haptic.validation.process import AsyncCommandRunner, AsyncSubprocessRunner
 
 #: Pod endpoint URL (``http://10.0.0.5:5555/v3``) -> the httpx transport reaching it; ``None`` means
 #: httpx's default TCP transport.
@@ -53,7 +53,7 @@ class ControllerPorts:
     clock: Clock = field(default_factory=RealClock)
     ids: IdSource = field(default_factory=UuidIds)
     dataplane_transport: DataplaneTransportFactory = tcp_transport
-    check_runner: AsyncProcessRunner = field(default_factory=AsyncSubprocessRunner)
+    check_runner: AsyncCommandRunner = field(default_factory=AsyncSubprocessRunner)
     haproxy_binary: str = "haproxy"
     #: HTTP timeout of one Dataplane API request.
     dataplane_timeout: float = 30.0

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-ANNOTATION_PREFIX = "haproxy-haptic.org/"
+from haptic.names import ANNOTATION_PREFIX
 
 _HOST = re.compile(r"^(\*\.)?[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*\Z")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z")

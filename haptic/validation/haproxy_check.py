@@ -25,7 +25,7 @@ from pathlib import Path
 from haptic.dataplane.aux_files import AuxFiles
 from haptic.templating.context import StorageDirs, sanitize_filename
 from haptic.validation.checksum import content_checksum
-from haptic.validation.process import AsyncProcessRunner, ProcessResult, ProcessRunner, SubprocessRunner
+from haptic.validation.process import AsyncCommandRunner, CommandRunner, ProcessResult, SubprocessRunner
 from haptic.validation.structural import structural_check
 
 #: ``ValidationResult.method`` values.
@@ -88,7 +88,7 @@ class HAProxyValidator:
         *,
         strict: bool = True,
         timeout: float = 30.0,
-        runner: ProcessRunner | None = None,
+        runner: CommandRunner | None = None,
         cache_size: int = 64,
         tmp_root: str | None = None,
         structural: bool = False,
@@ -97,7 +97,7 @@ class HAProxyValidator:
         self.dirs = dirs or StorageDirs()
         self.strict = strict
         self.timeout = timeout
-        self.runner: ProcessRunner = runner or SubprocessRunner()
+        self.runner: CommandRunner = runner or SubprocessRunner()
         self._cache: OrderedDict[str, ValidationResult] = OrderedDict()
         self._cache_size = cache_size
         self._tmp_root = tmp_root
@@ -127,7 +127,7 @@ class HAProxyValidator:
             return self._remember(self._interpret(result, checksum, config, aux, prepared), config, aux, reason)
 
     async def avalidate(
-        self, config: str, aux: AuxFiles | None = None, *, runner: AsyncProcessRunner
+        self, config: str, aux: AuxFiles | None = None, *, runner: AsyncCommandRunner
     ) -> ValidationResult:
         aux = aux or AuxFiles()
         checksum, known, reason = self._without_haproxy(config, aux)

@@ -1,6 +1,6 @@
 """The local HAProxy (the controller image's ``haproxy``): its version and capabilities.
 
-Detected once per process through the process-runner port (``haproxy -vv``), as the original does at
+Detected once per process through the command-runner port (``haproxy -vv``), as the original does at
 startup: discovery admits only pods whose Dataplane reports the same major.minor, and templates see
 the capabilities. A binary that cannot run fails the iteration (retried), like the original's fatal check.
 """
@@ -11,14 +11,14 @@ import tempfile
 from typing import Any
 
 from haptic.templating.capabilities import capabilities_from_version_output
-from haptic.validation.process import AsyncProcessRunner
+from haptic.validation.process import AsyncCommandRunner
 
 DETECT_TIME_LIMIT = 10.0
 
 __all__ = ["detect_local_haproxy", "local_major_minor"]
 
 
-async def detect_local_haproxy(binary: str, runner: AsyncProcessRunner) -> dict[str, Any]:
+async def detect_local_haproxy(binary: str, runner: AsyncCommandRunner) -> dict[str, Any]:
     """The capabilities of ``binary`` (``haproxy_version``, ``version_major``, ``version_minor``, ...)."""
     result = await runner.run([binary, "-vv"], cwd=tempfile.gettempdir(), time_limit=DETECT_TIME_LIMIT)
     if result.returncode != 0:

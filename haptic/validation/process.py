@@ -1,4 +1,7 @@
-"""The process-runner port ``haproxy -c`` goes through.
+"""The command-runner ports ``haproxy -c`` goes through (``CommandRunner``, ``AsyncCommandRunner``).
+
+Not to be confused with ``simulator.dataplane.process_runner``, which starts and stops long-running
+haproxy processes for the fake Dataplane API: these run one command to completion.
 
 The live controller awaits a real subprocess (``AsyncSubprocessRunner``); the simulator must not
 let virtual time advance while HAProxy checks a config, so it wraps the blocking runner in
@@ -21,11 +24,11 @@ class ProcessResult:
     stderr: str
 
 
-class ProcessRunner(Protocol):
+class CommandRunner(Protocol):
     def run(self, argv: Sequence[str], *, cwd: str, time_limit: float) -> ProcessResult: ...
 
 
-class AsyncProcessRunner(Protocol):
+class AsyncCommandRunner(Protocol):
     async def run(self, argv: Sequence[str], *, cwd: str, time_limit: float) -> ProcessResult: ...
 
 
@@ -66,7 +69,7 @@ class AsyncSubprocessRunner:
 class BlockingAsyncRunner:
     """Async face over a blocking runner: the loop (and virtual time) stands still until it finishes."""
 
-    def __init__(self, runner: ProcessRunner | None = None) -> None:
+    def __init__(self, runner: CommandRunner | None = None) -> None:
         self._runner = runner or SubprocessRunner()
 
     async def run(self, argv: Sequence[str], *, cwd: str, time_limit: float) -> ProcessResult:

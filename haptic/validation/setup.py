@@ -10,10 +10,10 @@ from typing import Any
 
 from haptic.config.models import HAProxyTemplateConfigSpec
 from haptic.k8s.store import ResourceStore
+from haptic.names import HAPROXY_PODS
 from haptic.templating.context import StorageDirs
 from haptic.templating.engine import RenderInputs
 
-HAPROXY_PODS = "haproxy-pods"
 GLOBAL_TEST = "_global"
 
 

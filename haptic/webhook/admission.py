@@ -33,8 +33,9 @@ from pydantic.alias_generators import to_camel
 from haptic.config.models import HAProxyTemplateConfigSpec, WatchedResource
 from haptic.k8s.store import ResourceStore
 from haptic.k8s.store_overlay import OverlayStore
+from haptic.names import ANNOTATION_PREFIX
 from haptic.templating.context import StoreLike
-from haptic.templating.safety import ANNOTATION_PREFIX, object_id
+from haptic.templating.safety import object_id
 
 ADMISSION_API_VERSION = "admission.k8s.io/v1"
 DEFAULT_TIMEOUT = 5.0

@@ -18,6 +18,7 @@ from typing import Any
 
 from haptic.config.models import WatchedResource
 from haptic.k8s.api import JSON, KubeAPI, NotFound, ResourceRef
+from haptic.names import WEBHOOK_DOMAIN
 from haptic.webhook.admission import GroupVersionResource, webhook_resources
 
 WEBHOOK_CONFIGURATIONS = ResourceRef(
@@ -27,7 +28,6 @@ DEFAULT_NAME = "haptic-validating-webhook"
 FIELD_MANAGER = "haptic-controller"
 WEBHOOK_PATH = "/validate"
 TIMEOUT_SECONDS = 10
-WEBHOOK_DOMAIN = "validate.haproxy-haptic.org"
 
 
 @dataclass(frozen=True)

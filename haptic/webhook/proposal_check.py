@@ -18,15 +18,16 @@ from typing import Any
 
 from haptic.config.models import HAProxyTemplateConfigSpec
 from haptic.k8s.store import ResourceStore
+from haptic.names import HAPROXY_PODS
 from haptic.templating.context import StorageDirs, StoreLike
 from haptic.templating.engine import RenderInputs, TemplateEngine, TemplateSet
 from haptic.templating.errors import TemplatingError
 from haptic.validation.haproxy_check import ConfigProblem, HAProxyValidator
-from haptic.validation.process import AsyncProcessRunner, AsyncSubprocessRunner
+from haptic.validation.process import AsyncCommandRunner, AsyncSubprocessRunner
+from haptic.validation.render_check import render_and_validate
 from haptic.validation.testrunner import TestReport, TestResult, ValidationTestRunner
 from haptic.webhook.admission import DEFAULT_TIMEOUT, AdmissionValidator, ProposalOutcome
 
-HAPROXY_PODS = "haproxy-pods"
 TESTS_TIMEOUT = 60.0
 _MAX_PROBLEMS = 8
 
@@ -62,7 +63,7 @@ class DryRunCheck:
         engine: TemplateEngine,
         validator: HAProxyValidator,
         *,
-        runner: AsyncProcessRunner | None = None,
+        runner: AsyncCommandRunner | None = None,
         tests: ValidationTestRunner | None = None,
         tests_timeout: float = TESTS_TIMEOUT,
         capabilities: Mapping[str, Any] | None = None,
@@ -70,7 +71,7 @@ class DryRunCheck:
         self.spec = spec
         self.engine = engine
         self.validator = validator
-        self.runner: AsyncProcessRunner = runner or AsyncSubprocessRunner()
+        self.runner: AsyncCommandRunner = runner or AsyncSubprocessRunner()
         self.tests = tests
         self.tests_timeout = tests_timeout
         self.capabilities = dict(capabilities or {})
@@ -83,7 +84,7 @@ class DryRunCheck:
         haproxy_binary: str = "haproxy",
         *,
         timeout: float = DEFAULT_TIMEOUT,
-        runner: AsyncProcessRunner | None = None,
+        runner: AsyncCommandRunner | None = None,
         capabilities: Mapping[str, Any] | None = None,
     ) -> DryRunCheck:
         """Compiles the templates twice (webhook renders and validationTests never share an engine)."""
@@ -130,11 +131,11 @@ class DryRunCheck:
             dirs=StorageDirs.from_spec(self.spec.dataplane),
         )
         try:
-            result = self.engine.render(inputs)
+            checked = await render_and_validate(self.engine, inputs, self.validator, runner=self.runner)
         except TemplatingError as exc:
             return ProposalOutcome((f"rendering failed: {exc}",))
         problems: list[str] = []
-        validation = await self.validator.avalidate(result.config, result.aux, runner=self.runner)
+        result, validation = checked.render, checked.validation
         if not validation.valid:
             errors = [_problem_text(e) for e in validation.errors] or [validation.summary()]
             problems.append("haproxy -c: " + "; ".join(errors[:_MAX_PROBLEMS]))
@@ -149,7 +150,7 @@ def admission_validator(
     *,
     timeout: float = DEFAULT_TIMEOUT,
     capabilities: Mapping[str, Any] | None = None,
-    runner: AsyncProcessRunner | None = None,
+    runner: AsyncCommandRunner | None = None,
 ) -> AdmissionValidator:
     """The validator for one configuration over its live stores, with the standard dry-run check.
 

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from simulator.scenario.backend_capabilities import blocking, capabilities, limitations
 from simulator.scenario.backends import BACKENDS, get_factory
 from simulator.scenario.loader import ScenarioCell, ScenarioLoadError, find_scenario_files, load_cells
 from simulator.scenario.reports import print_failures, progress_line, summary_table, write_reports
@@ -29,6 +30,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("-k", dest="keyword", default="", help="select by id: words, and/or/not, parentheses")
     parser.add_argument("--report", type=Path, default=None, help="write JUnit XML, summary and JSONL traces here")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    parser.add_argument("--check", action="store_true",
+                        help="only load the files and report, per scenario, the steps the backend cannot run and the "
+                             "checks it cannot perform; exit 1 when a scenario cannot run there")
     add_log_level(parser)
     parser.set_defaults(func=run)
 
@@ -56,6 +60,21 @@ def load_all(paths: list[str], out: Any = sys.stderr) -> list[ScenarioCell] | No
     return None if broken else cells
 
 
+def report_limitations(cells: list[ScenarioCell], backend: str, out: Any, verbose: bool) -> int:
+    """Prints what ``backend`` cannot do in each cell (before anything runs); returns how many cells can run."""
+    caps = capabilities(backend)
+    runnable = 0
+    for cell in cells:
+        found = limitations(cell, caps) if caps is not None else []
+        if not blocking(found):
+            runnable += 1
+        if verbose and found:
+            print(f"{cell.id} [{backend}]:", file=out)
+            for limitation in found:
+                print(f"  {limitation.render(str(cell.source))}", file=out)
+    return runnable
+
+
 def run(args: argparse.Namespace) -> int:
     quiet_logs(args.log_level)
     try:
@@ -68,6 +87,10 @@ def run(args: argparse.Namespace) -> int:
         print("haptic-sim run: nothing ran, fix the scenario files above", file=sys.stderr)
         return 2
     cells = [c for c in cells if selected(c.id)]
+    runnable = report_limitations(cells, args.backend, sys.stdout, verbose=args.check or not args.quiet)
+    if args.check:
+        print(f"{runnable} of {len(cells)} scenario cell(s) can run on {args.backend}")
+        return 0 if runnable == len(cells) else 1
     factory = get_factory(args.backend)
     results: list[CellResult] = []
     for index, cell in enumerate(cells, start=1):
@@ -75,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
         results.append(result)
         if not args.quiet:
             print(progress_line(index, len(cells), result), flush=True)
+            for made in result.generated:
+                print(f"      generated: {made}", flush=True)
     print_failures(results, sys.stdout)
     print()
     print(summary_table(results))

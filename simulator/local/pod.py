@@ -114,6 +114,17 @@ class LocalHAProxyPod:
             self.driver.stop()
             raise
 
+    async def stop_api(self) -> None:
+        """The Dataplane API stops listening: connections are refused (haproxy keeps serving traffic)."""
+        if self._server is not None:
+            server, self._server = self._server, None
+            await server.stop()
+
+    async def start_api(self) -> None:
+        """The Dataplane API listens again on its address, with the state it had."""
+        if self._server is None:
+            self._server = await serve(self.fake, host=self.ip, port=self.dataplane_port)
+
     async def stop(self) -> None:
         try:
             if self._server is not None:

@@ -22,6 +22,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from haptic.names import GROUP_VERSION
+
 from .schema import FaultSpec, TrafficExpectation
 
 T = TypeVar("T")
@@ -54,8 +56,8 @@ KIND_API_VERSIONS: Mapping[str, str] = {
     "Pod": "v1",
     "Namespace": "v1",
     "Lease": "coordination.k8s.io/v1",
-    "HAProxyTemplateConfig": "haproxy-haptic.org/v1alpha1",
-    "HAProxyCfg": "haproxy-haptic.org/v1alpha1",
+    "HAProxyTemplateConfig": GROUP_VERSION,
+    "HAProxyCfg": GROUP_VERSION,
 }
 
 
@@ -122,7 +124,8 @@ class ScenarioBackend(Protocol):
     def runtime_updates(self, pod: str) -> int: ...
     def trace(self) -> Sequence[TraceRecord]: ...
     def metrics(self) -> str: ...
-    async def list_objects(self, kind: str, namespace: str | None = None) -> Sequence[Mapping[str, Any]]: ...
+    async def list_objects(self, kind: str, namespace: str | None = None,
+                           api_version: str | None = None) -> Sequence[Mapping[str, Any]]: ...
     async def traffic(self, check: TrafficExpectation) -> TrafficResult: ...
 
 

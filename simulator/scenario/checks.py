@@ -14,7 +14,8 @@ from typing import Any
 from prometheus_client.parser import text_string_to_metric_families
 
 from .backend import TraceRecord
-from .schema import Count, EventMatch, EventsExpectation, MetricExpectation, StatusExpectation, TextMatch
+from .event_match import describe, event_matches, lookup, same
+from .schema import Count, EventsExpectation, MetricExpectation, StatusExpectation, TextMatch
 
 
 @dataclass(frozen=True)
@@ -97,47 +98,6 @@ def _normalise(text: str) -> str:
 # -- events ---------------------------------------------------------------------------------------
 
 
-def _lookup(data: Mapping[str, Any], dotted: str) -> tuple[bool, Any]:
-    node: Any = data
-    for part in dotted.split("."):
-        if isinstance(node, Mapping) and part in node:
-            node = node[part]
-        elif isinstance(node, list | tuple) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return False, None
-    return True, node
-
-
-def _same(expected: Any, actual: Any) -> bool:
-    if expected == actual:
-        return True
-    if isinstance(expected, str) and not isinstance(actual, str):
-        return expected == str(actual) or (isinstance(actual, bool) and expected == str(actual).lower())
-    return False
-
-
-def event_matches(match: EventMatch, record: TraceRecord) -> bool:
-    if record.type != match.type:
-        return False
-    for key, expected in match.fields.items():
-        if key == "source":
-            if not _same(expected, record.source):
-                return False
-            continue
-        found, actual = _lookup(record.data, key)
-        if not found or not _same(expected, actual):
-            return False
-    return True
-
-
-def _describe(match: EventMatch) -> str:
-    if not match.fields:
-        return match.type
-    fields = ", ".join(f"{k}={v!r}" for k, v in match.fields.items())
-    return f"{match.type}({fields})"
-
-
 def _listing(records: Sequence[TraceRecord]) -> str:
     return "".join(f"{r.t:10.3f} {r.source:<14} {r.type}\n" for r in records)
 
@@ -147,12 +107,12 @@ def check_events(expect: EventsExpectation, records: Sequence[TraceRecord], span
     domain = [r for r in records if r.source != "runner"]
     for match in expect.present:
         if not any(event_matches(match, r) for r in domain):
-            failures.append(CheckFailure("events.present", f"no {_describe(match)} {span}",
-                                         expected=_describe(match) + "\n", actual=_listing(domain)))
+            failures.append(CheckFailure("events.present", f"no {describe(match)} {span}",
+                                         expected=describe(match) + "\n", actual=_listing(domain)))
     for match in expect.absent:
         hits = [r for r in domain if event_matches(match, r)]
         if hits:
-            failures.append(CheckFailure("events.absent", f"{len(hits)} x {_describe(match)} {span}, first at "
+            failures.append(CheckFailure("events.absent", f"{len(hits)} x {describe(match)} {span}, first at "
                                          f"t={hits[0].t:.3f}s from {hits[0].source}"))
     if expect.in_order:
         position = 0
@@ -160,8 +120,8 @@ def check_events(expect: EventsExpectation, records: Sequence[TraceRecord], span
             if position < len(expect.in_order) and event_matches(expect.in_order[position], record):
                 position += 1
         if position < len(expect.in_order):
-            wanted = "".join(_describe(m) + "\n" for m in expect.in_order)
-            missing = _describe(expect.in_order[position])
+            wanted = "".join(describe(m) + "\n" for m in expect.in_order)
+            missing = describe(expect.in_order[position])
             message = f"only the first {position} of {len(expect.in_order)} events appeared in order {span}; " \
                 f"missing {missing}"
             failures.append(CheckFailure("events.in_order", message, expected=wanted, actual=_listing(domain)))
@@ -210,15 +170,15 @@ def check_object(check: str, expect: StatusExpectation, objects: Sequence[Mappin
     obj = chosen[0]
     failures = []
     for path, expected in expect.fields.items():
-        found, actual = _lookup(obj, path)
+        found, actual = lookup(obj, path)
         if not found:
             failures.append(CheckFailure(f"{check}.{path}", "field absent", expected=render(expected),
                                          actual=render(obj)))
-        elif not _same(expected, actual):
+        elif not same(expected, actual):
             failures.append(CheckFailure(f"{check}.{path}", f"expected {expected!r}, got {actual!r}",
                                          expected=render(expected), actual=render(actual)))
     for path, needle in expect.contains.items():
-        found, actual = _lookup(obj, path)
+        found, actual = lookup(obj, path)
         text = actual if isinstance(actual, str) else render(actual)
         if not found or needle not in text:
             failures.append(CheckFailure(f"{check}.{path}", f"missing {needle!r}", expected=_with(text, needle),

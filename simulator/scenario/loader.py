@@ -13,13 +13,14 @@ from __future__ import annotations
 import difflib
 import itertools
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from .generators import FlatStep, GeneratorError, expand_generate, flatten, names_defined, summary
 from .schema import (
     STEP_KINDS,
     ApplyStep,
@@ -28,6 +29,8 @@ from .schema import (
     Expect,
     ExpectStep,
     FileRef,
+    Generate,
+    GenerateSource,
     KubeObject,
     MatrixValue,
     Scenario,
@@ -70,8 +73,12 @@ class ScenarioCell:
     text_files: Mapping[str, str]
     marks: Marks
     config: dict[str, Any] = field(default_factory=dict)
-    #: line of each step when the steps are not the file's own (exploration inserts some)
+    #: line of each step when the steps are not the file's own (repeats expanded, exploration inserts some)
     step_lines: tuple[int, ...] = ()
+    #: where each step came from when the file's ``repeat``s were expanded ("" for the file's own steps)
+    step_origins: tuple[str, ...] = ()
+    #: what the file's generators made: (where, summary), in file order
+    generated: tuple[tuple[str, str], ...] = ()
 
     @property
     def id(self) -> str:
@@ -85,12 +92,18 @@ class ScenarioCell:
             return self.step_lines[index]
         return self.marks.line_of(("steps", index))
 
+    def step_origin(self, index: int) -> str:
+        return self.step_origins[index] if index < len(self.step_origins) else ""
+
     def objects(self, sources: Iterable[BaseModel]) -> list[dict[str, Any]]:
-        """The objects of ``apply`` sources, in order: inline ones as given, files' documents in file order."""
+        """The objects of ``apply`` sources, in order: inline ones as given, files' documents in file order,
+        generated ones in index order."""
         found: list[dict[str, Any]] = []
         for source in sources:
             if isinstance(source, FileRef):
                 found.extend(dict(o) for o in self.object_files[source.file])
+            elif isinstance(source, GenerateSource):
+                found.extend(expand_generate(source.generate, self.variables))
             elif isinstance(source, KubeObject):
                 found.append(source.model_dump(mode="json", exclude_none=True))
         return found
@@ -100,19 +113,24 @@ class ScenarioCell:
 
 
 def _substitute(value: Any, variables: Mapping[str, MatrixValue], path: tuple[str | int, ...],
-                undefined: list[tuple[tuple[str | int, ...], str]]) -> Any:
+                undefined: list[tuple[tuple[str | int, ...], str]], deferred: frozenset[str] = frozenset()) -> Any:
+    """Matrix substitution. Names a generator or repeat defines below a node (``deferred``) are left for
+    the generator to resolve when it expands."""
     if isinstance(value, dict):
-        return {k: _substitute(v, variables, (*path, str(k)), undefined) for k, v in value.items()}
+        deferred = deferred | names_defined(value)
+        return {k: _substitute(v, variables, (*path, str(k)), undefined, deferred) for k, v in value.items()}
     if isinstance(value, list):
-        return [_substitute(v, variables, (*path, i), undefined) for i, v in enumerate(value)]
+        return [_substitute(v, variables, (*path, i), undefined, deferred) for i, v in enumerate(value)]
     if isinstance(value, str) and "${" in value:
         whole = _VAR_RE.fullmatch(value)
         if whole is not None:
             name = whole.group(1)
-            if name in variables:
+            if name in variables and name not in deferred:
                 return variables[name]  # keeps the variable's type: ``pods: ${pods}`` stays an int
         def repl(m: re.Match[str]) -> str:
             name = m.group(1)
+            if name in deferred:
+                return m.group(0)
             if name not in variables:
                 undefined.append((path, name))
                 return m.group(0)
@@ -193,7 +211,9 @@ def _message(error: Mapping[str, Any], data: Any, path: Sequence[str | int]) -> 
 
 
 def _problems(exc: ValidationError, data: Any, marks: Marks, base: tuple[str | int, ...] = (),
-              prefix: str = "") -> list[Problem]:
+              prefix: str = "", remap: Callable[[Sequence[str | int]], list[str | int]] | None = None
+              ) -> list[Problem]:
+    """``remap`` turns a path into the validated data into one into the file (expanded repeats)."""
     problems: list[Problem] = []
     seen: set[tuple[str, str]] = set()
     for error in exc.errors():
@@ -202,6 +222,8 @@ def _problems(exc: ValidationError, data: Any, marks: Marks, base: tuple[str | i
         message, shown = _message(error, data, path)
         path = [*base, *path]
         shown = [*base, *shown]
+        if remap is not None:
+            path, shown = remap(path), remap(shown)
         message = prefix + message
         key = (_render_path(shown), message)
         if key in seen:
@@ -225,7 +247,8 @@ def _read_yaml_file(path: Path, shown: str) -> list[tuple[Any, Marks]]:
         raise ScenarioLoadError([Problem(exc.file, exc.line, "", exc.message)]) from None
 
 
-def _file_refs(scenario: Scenario) -> Iterator[tuple[tuple[str | int, ...], str, str]]:
+def _file_refs(scenario: Scenario, step_paths: Sequence[tuple[str | int, ...]]
+               ) -> Iterator[tuple[tuple[str | int, ...], str, str]]:
     """(data path, file, "objects" | "text") of every file a scenario references."""
     if scenario.setup.config.file is not None:
         yield ("setup", "config", "file"), scenario.setup.config.file, "objects"
@@ -233,16 +256,17 @@ def _file_refs(scenario: Scenario) -> Iterator[tuple[tuple[str | int, ...], str,
         if isinstance(obj, FileRef):
             yield ("setup", "objects", i, "file"), obj.file, "objects"
     for s, step in enumerate(scenario.steps):
+        at = step_paths[s]
         if isinstance(step, ApplyStep):
             for i, src in enumerate(step.apply):
                 if isinstance(src, FileRef):
-                    yield ("steps", s, "apply", i, "file"), src.file, "objects"
+                    yield (*at, "apply", i, "file"), src.file, "objects"
         elif isinstance(step, DeleteStep):
             for i, target in enumerate(step.delete):
                 if isinstance(target, FileRef):
-                    yield ("steps", s, "delete", i, "file"), target.file, "objects"
+                    yield (*at, "delete", i, "file"), target.file, "objects"
         elif isinstance(step, ExpectStep):
-            yield from _expect_refs(step.expect, ("steps", s, "expect"))
+            yield from _expect_refs(step.expect, (*at, "expect"))
 
 
 def _expect_refs(expect: Expect, at: tuple[str | int, ...]) -> Iterator[tuple[tuple[str | int, ...], str, str]]:
@@ -305,22 +329,54 @@ def load_cells(path: str | Path, root: Path | None = None) -> list[ScenarioCell]
         data["matrix"] = matrix
         cell_problems = [Problem(shown, marks.line_of(p), _render_path(p), f"undefined variable ${{{n}}}")
                          for p, n in undefined]
+        before = len(cell_problems)
+        flat = _flatten(data, shown, marks, cell_problems)
+        if len(cell_problems) > before:  # a malformed repeat: its steps cannot be checked
+            problems.extend(p for p in cell_problems if p not in problems)
+            continue
         try:
             scenario = Scenario.model_validate(data)
         except ValidationError as exc:
-            cell_problems.extend(_problems(exc, data, marks))
+            cell_problems.extend(_problems(exc, data, marks, remap=_remapper(flat)))
             scenario = None
         if cell_problems:
             problems.extend(p for p in cell_problems if p not in problems)
             continue
         assert scenario is not None
         try:
-            cells.append(_resolve(scenario, source, shown, variables, marks))
+            cells.append(_resolve(scenario, source, shown, variables, marks, flat))
         except ScenarioLoadError as exc:
             problems.extend(p for p in exc.problems if p not in problems)
     if problems:
         raise ScenarioLoadError(sorted(problems, key=lambda p: (p.file, p.line)))
     return cells
+
+
+def _flatten(data: dict[str, Any], shown: str, marks: Marks, problems: list[Problem]) -> list[FlatStep] | None:
+    """Expands the ``repeat`` steps of ``data`` in place; None when there are none (steps as in the file)."""
+    steps = data.get("steps")
+    if not isinstance(steps, list) or not any(isinstance(s, dict) and "repeat" in s for s in steps):
+        return None
+    try:
+        flat = list(flatten(steps))
+    except GeneratorError as exc:
+        problems.append(Problem(shown, marks.line_of(exc.path), _render_path(exc.path), str(exc)))
+        return None
+    data["steps"] = [f.data for f in flat]
+    return flat
+
+
+def _remapper(flat: list[FlatStep] | None) -> Callable[[Sequence[str | int]], list[str | int]] | None:
+    """Paths into the expanded steps -> paths into the file."""
+    if flat is None:
+        return None
+
+    def remap(path: Sequence[str | int]) -> list[str | int]:
+        if len(path) >= 2 and path[0] == "steps" and isinstance(path[1], int) and path[1] < len(flat):
+            return [*flat[path[1]].path, *path[2:]]
+        return list(path)
+
+    return remap
 
 
 def _shown(path: Path, root: Path | None) -> str:
@@ -333,12 +389,14 @@ def _shown(path: Path, root: Path | None) -> str:
 
 
 def _resolve(scenario: Scenario, source: Path, shown: str, variables: Mapping[str, MatrixValue],
-             marks: Marks) -> ScenarioCell:
+             marks: Marks, flat: list[FlatStep] | None = None) -> ScenarioCell:
     base = source.parent
     object_files: dict[str, tuple[dict[str, Any], ...]] = {}
     text_files: dict[str, str] = {}
     problems: list[Problem] = []
-    for at, name, kind in _file_refs(scenario):
+    step_paths = [f.path for f in flat] if flat is not None else [("steps", i) for i in range(len(scenario.steps))]
+    generated = _check_generators(scenario, step_paths, variables, shown, marks, problems)
+    for at, name, kind in _file_refs(scenario, step_paths):
         target = base / name
         line = marks.line_of(at)
         if not target.is_file():
@@ -356,8 +414,59 @@ def _resolve(scenario: Scenario, source: Path, shown: str, variables: Mapping[st
     if problems:
         raise ScenarioLoadError(problems)
     config = _config_object(scenario, object_files, shown, marks)
+    lines = tuple(marks.line_of(p) for p in step_paths) if flat is not None else ()
+    origins = tuple(f.origin for f in flat) if flat is not None else ()
     return ScenarioCell(scenario=scenario, source=source, variables=dict(variables), object_files=object_files,
-                        text_files=text_files, marks=marks, config=config)
+                        text_files=text_files, marks=marks, config=config, step_lines=lines, step_origins=origins,
+                        generated=tuple(generated))
+
+
+def _generator_sites(scenario: Scenario, step_paths: Sequence[tuple[str | int, ...]]
+                     ) -> Iterator[tuple[tuple[str | int, ...], str, Generate]]:
+    """(data path, label, spec) of every ``generate`` source, in file order."""
+    for i, obj in enumerate(scenario.setup.objects):
+        if isinstance(obj, GenerateSource):
+            yield ("setup", "objects", i, "generate"), f"setup.objects[{i}]", obj.generate
+    for s, step in enumerate(scenario.steps):
+        sources: Sequence[BaseModel] = step.apply if isinstance(step, ApplyStep) else \
+            step.delete if isinstance(step, DeleteStep) else ()
+        kind = "apply" if isinstance(step, ApplyStep) else "delete"
+        for i, src in enumerate(sources):
+            if isinstance(src, GenerateSource):
+                yield (*step_paths[s], kind, i, "generate"), f"step {s + 1} ({kind})", src.generate
+
+
+def _check_generators(scenario: Scenario, step_paths: Sequence[tuple[str | int, ...]],
+                      variables: Mapping[str, MatrixValue], shown: str, marks: Marks,
+                      problems: list[Problem]) -> list[tuple[str, str]]:
+    """Expands every generator once: what it makes (for the report), or the problems of its template."""
+    made: list[tuple[str, str]] = []
+    reported: set[tuple[str | int, ...]] = set()
+    for at, label, spec in _generator_sites(scenario, step_paths):
+        try:
+            objects = expand_generate(spec, variables)
+        except GeneratorError as exc:
+            where = (*at, *exc.path)
+            if where not in reported:  # a repeated step expands the same template again
+                reported.add(where)
+                problems.append(Problem(shown, marks.line_of(where), _render_path(where), str(exc)))
+            continue
+        bad = False
+        for n, obj in enumerate(objects):
+            try:
+                KubeObject.model_validate(obj)
+            except ValidationError as exc:
+                template = (*at, "template") if not isinstance(spec.template, list) else \
+                    (*at, "template", n % len(spec.template))
+                if template not in reported:
+                    reported.add(template)
+                    problems.extend(_problems(exc, obj, marks, template, f"generated object #{n}: not a Kubernetes "
+                                                                         "object: "))
+                bad = True
+                break
+        if not bad:
+            made.append((label, summary(objects)))
+    return made
 
 
 def _config_object(scenario: Scenario, object_files: Mapping[str, tuple[dict[str, Any], ...]], shown: str,

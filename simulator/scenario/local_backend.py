@@ -46,6 +46,7 @@ from simulator.local.pod import POD_LABELS
 from simulator.local.stack import LocalStack, StackOptions
 from simulator.local.traffic import probe
 
+from . import dataplane_faults
 from .backend import (
     KIND_API_VERSIONS,
     BackendSetup,
@@ -55,11 +56,11 @@ from .backend import (
     TraceRecord,
     TrafficResult,
 )
+from .backend_capabilities import local_max_advance
 from .schema import FaultSpec, TrafficExpectation
 
 T = TypeVar("T")
 
-_DATAPLANE_FAULTS = ("dataplane_5xx", "dataplane_slow", "dataplane_409_storm", "reload_failure")
 _WILDCARD_PORT = re.compile(r"^[ \t]*bind[ \t]+(?:\*|0\.0\.0\.0|\[::\]|::)?:(\d+)", re.MULTILINE)
 
 
@@ -68,7 +69,7 @@ def time_scale() -> float:
 
 
 def max_advance() -> float:
-    return float(os.environ.get("HAPTIC_LOCAL_MAX_ADVANCE", "120"))
+    return local_max_advance()
 
 
 def adapt_config(config: Mapping[str, Any], *, dataplane_port: int, secret_name: str) -> JSON:
@@ -134,6 +135,8 @@ class LocalBackend:
         self._seen: set[tuple[int, str]] = set()
         self._poller: asyncio.Task[None] | None = None
         self._client: httpx.AsyncClient | None = None
+        self._arming = dataplane_faults.Arming()
+        self._clears: dict[tuple[str, str], Callable[[], object]] = {}
 
     @property
     def s(self) -> LocalStack:
@@ -358,20 +361,40 @@ class LocalBackend:
         elif fault.kind == "pod_restart":
             for index in self._pod_indexes(fault.pod):
                 await stack.restart_pod(index)
-        elif fault.kind in _DATAPLANE_FAULTS:
-            for index in self._pod_indexes(fault.pod):
-                dataplane = stack.pods[index].fake
-                if fault.kind == "dataplane_5xx":
-                    dataplane.inject_errors(fault.count, fault.status)
-                elif fault.kind == "dataplane_slow":
-                    dataplane.slow_down(fault.delay)
-                elif fault.kind == "dataplane_409_storm":
-                    dataplane.conflict_storm(fault.count)
-                else:
-                    dataplane.fail_next_reloads(fault.count)
-                self._later(fault.duration, dataplane.clear_faults)
+        elif fault.kind == "kube_latency":
+            kube.add_latency(fault.delay, fault.duration)
+        elif fault.kind == "clock_skew":
+            raise NotApplicable("clock_skew: a controller subprocess runs on the host's own clock")
+        else:
+            for index in self._pod_indexes(getattr(fault, "pod", None)):
+                await self._pod_fault(index, fault)
+
+    async def _pod_fault(self, index: int, fault: FaultSpec) -> None:
+        pod = self.s.pods[index]
+        if fault.kind in dataplane_faults.FAKE_FAULTS:
+            dataplane_faults.inject(pod.fake, fault)
+            self._arm(pod.name, fault.kind, fault.duration, lambda: dataplane_faults.clear(pod.fake, fault.kind))
+        elif fault.kind == "dataplane_unreachable":
+            await pod.stop_api()
+            self._arm(pod.name, fault.kind, fault.duration, pod.start_api)
+        elif fault.kind == "haproxy_down":
+            dataplane_faults.haproxy_down(pod.fake)
+            self._arm(pod.name, fault.kind, fault.duration, lambda: dataplane_faults.haproxy_up(pod.fake))
         else:
             raise NotApplicable(f"fault {fault.kind} is not supported by the local fakes")
+
+    def _arm(self, target: str, kind: str, duration: float | None, clear: Callable[[], object]) -> None:
+        """Remembers how to clear ``kind`` on ``target``; with a duration, clears it then (unless re-injected)."""
+        token = self._arming.arm(target, kind)
+        self._clears[(target, kind)] = clear
+
+        def expire() -> Awaitable[object] | object:
+            if not self._arming.expire(target, kind, token):
+                return None
+            self._clears.pop((target, kind), None)
+            return clear()
+
+        self._later(duration, expire)
 
     def leader(self) -> int | None:
         """The replica holding the Lease (its holderIdentity is the replica's POD_NAME)."""
@@ -414,10 +437,16 @@ class LocalBackend:
     async def clear_faults(self, kind: str | None) -> None:
         stack = self.s
         if kind in (None, "kube_outage"):
-            stack.kube.clear_faults()
-        if kind is None or kind in _DATAPLANE_FAULTS:
-            for pod in stack.pods:
-                pod.fake.clear_faults()
+            stack.kube.faults.outage_until = float("-inf")
+        if kind in (None, "kube_latency"):
+            stack.kube.faults.latency = 0.0
+        for (target, armed), clear in sorted(self._clears.items()):
+            if kind is None or armed == kind:
+                del self._clears[(target, armed)]
+                self._arming.disarm(target, armed)
+                outcome = clear()
+                if asyncio.iscoroutine(outcome):
+                    await outcome
         if kind in (None, "leader_loss"):
             while self._killed:
                 await stack.start_controller(self._killed.pop(0))
@@ -487,9 +516,10 @@ class LocalBackend:
         index = self.leader()
         return await self.s.metrics(index if index is not None else 0)
 
-    async def list_objects(self, kind: str, namespace: str | None = None) -> Sequence[Mapping[str, Any]]:
+    async def list_objects(self, kind: str, namespace: str | None = None,
+                           api_version: str | None = None) -> Sequence[Mapping[str, Any]]:
         stack = self.s
-        rt = stack.kube.types.by_kind(KIND_API_VERSIONS.get(kind, "haproxy-haptic.org/v1alpha1"), kind)
+        rt = stack.kube.types.by_kind(api_version or KIND_API_VERSIONS.get(kind, "haproxy-haptic.org/v1alpha1"), kind)
         if rt is None:
             return []
         try:

@@ -21,6 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from .backend import BackendFactory, BackendSetup, NotApplicable, ObjectKey, ScenarioBackend, TraceRecord
+from .backend_capabilities import blocking, capabilities, limitations
 from .checks import (
     CheckFailure,
     check_count,
@@ -30,6 +31,7 @@ from .checks import (
     check_text,
 )
 from .invariants import InvariantMonitor, Violation
+from .k8s_events import EVENT_API_VERSIONS, KubeEvent, check_conditions, check_k8s_events, collect, fresh
 from .loader import ScenarioCell
 from .schema import (
     AdvanceStep,
@@ -44,7 +46,10 @@ from .schema import (
     ExpectStep,
     FaultStep,
     FileRef,
+    GenerateSource,
+    KubeEventsExpectation,
     MetricExpectation,
+    ObjectExpectation,
     ObjectRef,
     PatchStep,
     RestartStep,
@@ -71,9 +76,12 @@ class Failure:
     diff: str = ""
     trace: tuple[str, ...] = ()
     category: Literal["expectation", "invariant", "error"] = "expectation"
+    origin: str = ""  # the repeat a step was expanded from
 
     def render(self, source: str) -> str:
         where = "setup" if self.step_index is None else f"step {self.step_index + 1} ({self.step_kind})"
+        if self.origin:
+            where += f" [{self.origin}]"
         lines = [f"{source}:{self.step_line}: {where}: {self.category} {self.check}: {self.message}"]
         if self.diff:
             lines.append(self.diff.rstrip("\n"))
@@ -97,6 +105,7 @@ class CellResult:
     wall_seconds: float = 0.0
     trace_lines: list[str] = field(default_factory=list)
     message: str = ""
+    generated: list[str] = field(default_factory=list)  # what the file's generators made
 
     def report(self) -> str:
         """The human report of this cell: status line, then every failure in full."""
@@ -104,6 +113,7 @@ class CellResult:
         parts = [head + (f": {self.message}" if self.message else "")]
         parts.extend(f.render(self.source) for f in self.failures)
         parts.extend(f"  not applicable: {n}" for n in self.not_applicable)
+        parts.extend(f"  generated: {g}" for g in self.generated)
         return "\n".join(parts)
 
 
@@ -145,6 +155,10 @@ class _Run:
         self.step_mark = 0  # trace index at the start of the previous step
         self.current_step_mark = 0
         self.started = False  # setup done, steps running
+        self.k8s_event_marks: dict[str, int] = {}  # Kubernetes Events (uid -> count) at the previous expect
+        self.watches_k8s_events = any(
+            isinstance(s, ExpectStep) and s.expect.k8s_events is not None and s.expect.k8s_events.since ==
+            "previous_expect" for s in cell.scenario.steps)
 
     # -- trace
 
@@ -166,8 +180,9 @@ class _Run:
     def fail(self, index: int | None, kind: str, failure: CheckFailure, category: str = "expectation") -> None:
         line = self.cell.step_line(index) if index is not None else self.cell.marks.line_of(("setup",))
         self.note("check.failed", step=index, check=failure.check, message=failure.message)
+        origin = self.cell.step_origin(index) if index is not None else ""
         self.result.failures.append(Failure(index, line, kind, failure.check, failure.message, failure.diff(),
-                                            self.excerpt(), category))  # type: ignore[arg-type]
+                                            self.excerpt(), category, origin))  # type: ignore[arg-type]
 
     def pods(self, selector: str | int, check: str) -> list[str] | CheckFailure:
         names = list(self.backend.pod_names())
@@ -205,6 +220,8 @@ class _Run:
         if not self._invariants(None, "setup", settled=setup.settle):
             return
         self.snapshot_counters()
+        if self.watches_k8s_events:
+            self.k8s_event_marks = {e.uid: e.count for e in await self._kube_events()}
         self._flush()
         self.expect_mark = self.step_mark = len(self.combined)
         self.started = True
@@ -212,7 +229,9 @@ class _Run:
             kind = step_kind(step)
             self._flush()
             self.step_mark, self.current_step_mark = self.current_step_mark, len(self.combined)
-            self.note("step.started", index=index, kind=kind, line=self.cell.step_line(index))
+            origin = self.cell.step_origin(index)
+            self.note("step.started", index=index, kind=kind, line=self.cell.step_line(index),
+                      **({"origin": origin} if origin else {}))
             before = len(self.result.failures)
             settled = await self._step(index, kind, step)
             self.result.steps_run = index + 1
@@ -258,8 +277,8 @@ class _Run:
             self.monitor.changed(backend.now())
         elif isinstance(step, DeleteStep):
             for target in step.delete:
-                if isinstance(target, FileRef):
-                    for obj in self.cell.object_files[target.file]:
+                if isinstance(target, FileRef | GenerateSource):
+                    for obj in self.cell.objects([target]):
                         meta = obj.get("metadata") or {}
                         await backend.delete(ObjectKey(str(obj["kind"]), str(meta["name"]), meta.get("namespace"),
                                                        str(obj.get("apiVersion"))))
@@ -309,6 +328,8 @@ class _Run:
             self._flush()
             self.expect_mark = len(self.combined)
             self.snapshot_counters()
+            if self.watches_k8s_events:
+                self.k8s_event_marks = {e.uid: e.count for e in await self._kube_events()}
         return False
 
     # -- expectations
@@ -377,6 +398,8 @@ class _Run:
             read_async = getattr(backend, "metrics_async", None)  # optional: a backend reading /metrics over HTTP
             exposition = await read_async() if read_async is not None else backend.metrics()
             return check_metric(check, exposition)
+        if isinstance(check, ObjectExpectation):
+            return await self._object(check)
         if isinstance(check, StatusExpectation):
             kind = "HAProxyCfg" if name == "haproxycfg" else "HAProxyTemplateConfig"
             if kind == "HAProxyTemplateConfig" and check.name is None:
@@ -384,11 +407,34 @@ class _Run:
                 check = check.model_copy(update={"name": meta.get("name"), "namespace": meta.get("namespace")})
             objects = await backend.list_objects(kind, check.namespace)
             return check_object(name, check, objects, _yaml)
+        if isinstance(check, KubeEventsExpectation):
+            events = await self._kube_events()
+            if check.since == "previous_expect":
+                return check_k8s_events(check, fresh(events, self.k8s_event_marks), "since the previous expect")
+            return check_k8s_events(check, events, "in the cluster")
         if isinstance(check, ConvergedExpectation):
             return await self._converged(check)
         if isinstance(check, TrafficExpectation):
             return await self._traffic(check)
         raise TypeError(f"unknown check {name}")
+
+    async def _object(self, check: ObjectExpectation) -> list[CheckFailure]:
+        key = ObjectKey(check.kind, check.name or "", check.namespace, check.apiVersion)
+        try:
+            api_version = key.resolved_api_version()
+        except ValueError as exc:
+            return [CheckFailure(f"object[{check.kind}]", str(exc))]
+        objects = await self.backend.list_objects(check.kind, check.namespace, api_version)
+        label = f"object[{check.kind}/{check.namespace + '/' if check.namespace else ''}{check.name or '*'}]"
+        failures = check_object(label, check, objects, _yaml)
+        chosen = [o for o in objects if check.name is None or (o.get("metadata") or {}).get("name") == check.name]
+        if check.exists and len(chosen) == 1:
+            failures.extend(check_conditions(label, check, chosen[0], _yaml))
+        return failures
+
+    async def _kube_events(self) -> list[KubeEvent]:
+        listings = [await self.backend.list_objects("Event", None, version) for version in EVENT_API_VERSIONS]
+        return collect(listings)
 
     def _counter(self, name: str, check: CounterExpectation) -> list[CheckFailure]:
         pods = self.pods(check.pod, name)
@@ -455,7 +501,8 @@ async def run_cell(cell: ScenarioCell, backend: ScenarioBackend, backend_name: s
     """Runs ``cell`` on ``backend`` (already created, not started). Never raises for scenario failures."""
     options = options or RunOptions()
     seed = cell.scenario.seed if options.seed is None else options.seed
-    result = CellResult(id=cell.id, backend=backend_name, source=str(cell.source), seed=seed)
+    result = CellResult(id=cell.id, backend=backend_name, source=str(cell.source), seed=seed,
+                        generated=[f"{where}: {what}" for where, what in cell.generated])
     run = _Run(cell, backend, result, options)
     try:
         await run.run()
@@ -486,6 +533,8 @@ def run_cell_with(cell: ScenarioCell, factory: BackendFactory, options: RunOptio
     """Runs one cell in the loop ``factory`` provides; an unavailable backend gives an ``unavailable`` result."""
     reason = factory.unavailable_reason()
     seed = cell.scenario.seed if options is None or options.seed is None else options.seed
+    if reason is None:
+        reason = cannot_run(cell, factory.name)
     if reason is not None:
         return CellResult(id=cell.id, backend=factory.name, source=str(cell.source), seed=seed,
                           status="unavailable", message=reason)
@@ -498,6 +547,18 @@ def run_cell_with(cell: ScenarioCell, factory: BackendFactory, options: RunOptio
     result = factory.run(main)
     result.wall_seconds = time.perf_counter() - started
     return result
+
+
+def cannot_run(cell: ScenarioCell, backend: str) -> str | None:
+    """Why ``backend`` cannot run ``cell`` (steps it cannot perform, with their lines), found before it starts."""
+    caps = capabilities(backend)
+    if caps is None:
+        return None
+    found = blocking(limitations(cell, caps))
+    if not found:
+        return None
+    return "; ".join(f"step {f.step_index + 1 if f.step_index is not None else '-'} (line {f.line}): {f.message}"
+                     for f in found)
 
 
 def summarize(results: Sequence[CellResult]) -> Mapping[str, int]:

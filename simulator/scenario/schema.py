@@ -103,22 +103,49 @@ class KubeObject(BaseModel):
     metadata: ObjectMeta
 
 
+_IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+
+class Generate(_Strict):
+    """``count`` objects from ``template`` (one object or a list), expanded when the file loads.
+
+    In the template, ``${i}`` is the index (``start``, ``start + 1``, ...) and ``${name}`` a value of
+    ``vars``: a list is cycled through (object n gets item ``n % len``), anything else is itself a
+    template (``"shop-${i}.example"``). ``${...}`` may hold integer arithmetic (``${i % 250}``,
+    ``${i // 250 + 1}``) over those names and the matrix variables, and a format spec after a colon
+    (``${i:04d}`` is ``0007``). A whole-string ``${...}`` keeps its type (``port: ${port}`` stays a number).
+    """
+
+    count: int = Field(ge=0, le=100_000, description="how many copies")
+    start: int = Field(default=0, description="the first value of ${i}")
+    vars: dict[Annotated[str, Field(pattern=_IDENTIFIER)], Any] = Field(
+        default_factory=dict, description="name -> list (cycled) or template value")
+    template: dict[str, Any] | list[dict[str, Any]] = Field(
+        description="a Kubernetes object (or a list of them) with ${i} and ${var} references")
+
+
+class GenerateSource(_Strict):
+    generate: Generate
+
+
 def _object_source_tag(value: Any) -> str | None:
     if isinstance(value, dict):
-        return "file" if "file" in value else "object"
+        return "file" if "file" in value else "generate" if "generate" in value else "object"
     if isinstance(value, FileRef):
         return "file"
+    if isinstance(value, GenerateSource):
+        return "generate"
     if isinstance(value, KubeObject):
         return "object"
     return None
 
 
 ObjectSource = Annotated[
-    Annotated[FileRef, Tag("file")] | Annotated[KubeObject, Tag("object")],
+    Annotated[FileRef, Tag("file")] | Annotated[GenerateSource, Tag("generate")] | Annotated[KubeObject, Tag("object")],
     Discriminator(
         _object_source_tag,
         custom_error_type="object_source",
-        custom_error_message="expected a Kubernetes object or {file: path}",
+        custom_error_message="expected a Kubernetes object, {file: path} or {generate: {...}}",
     ),
 ]
 
@@ -160,24 +187,55 @@ class Setup(_Strict):
 
 
 class _Fault(_Strict):
-    duration: Seconds | None = Field(default=None, description="clear automatically after this virtual time")
+    """A fault is active from its ``fault`` step until ``duration`` passes (then it clears by itself) or a
+    ``fault: {clear: ...}`` step clears it; without ``duration``, until cleared. While active it affects
+    every request it applies to; ``count`` (where a fault has one) caps that at the first N."""
+
+    duration: Seconds | None = Field(default=None, description="active for this time, then cleared by itself; "
+                                                                "absent: until a `clear` step")
+
+
+def _signed_seconds(value: Any) -> Any:
+    if isinstance(value, str) and value.startswith("-"):
+        return -float(_seconds(value[1:]))
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return _seconds(value)
+
+
+#: a signed duration (``"-30s"``, ``"1h"``, ``-5``): a clock offset
+SignedSeconds = Annotated[
+    float,
+    BeforeValidator(_signed_seconds),
+    WithJsonSchema({"anyOf": [{"type": "string", "pattern": "^-?(?:" + DURATION_PATTERN.strip("^$") + ")$"},
+                              {"type": "number"}]}),
+]
+
+_COUNT_DOC = "at most the first N {what} while active fail; absent: every one while active"
 
 
 class KubeOutage(_Fault):
-    """The Kubernetes API answers 503 to every request."""
+    """The Kubernetes API answers 503 to every request (and cuts open watches)."""
 
     kind: Literal["kube_outage"]
 
 
+class KubeLatency(_Fault):
+    """Every Kubernetes API answer is delayed by ``delay`` (watch events already streaming are not)."""
+
+    kind: Literal["kube_latency"]
+    delay: Seconds = Field(description="added to every Kubernetes API answer")
+
+
 class WatchDrop(_Fault):
-    """Open watches are closed by the server (clients must re-watch)."""
+    """Open watches are closed by the server (clients must re-watch). Instant: ``duration`` has no effect."""
 
     kind: Literal["watch_drop"]
     resource: str | None = Field(default=None, description="plural resource name; all when absent")
 
 
 class Compaction(_Fault):
-    """The API compacts its history: re-watching from an old resourceVersion gets 410 Gone."""
+    """The API compacts its history: re-watching from an old resourceVersion gets 410 Gone. Instant."""
 
     kind: Literal["compaction"]
 
@@ -187,9 +245,11 @@ class _PodFault(_Fault):
 
 
 class Dataplane5xx(_PodFault):
+    """The pod's Dataplane API answers ``status`` to its requests."""
+
     kind: Literal["dataplane_5xx"]
     status: int = Field(default=503, ge=500, le=599)
-    count: int = Field(default=1, ge=1, description="the next N requests fail")
+    count: int | None = Field(default=None, ge=1, description=_COUNT_DOC.format(what="requests"))
 
 
 class DataplaneSlow(_PodFault):
@@ -197,18 +257,35 @@ class DataplaneSlow(_PodFault):
     delay: Seconds = Field(description="every Dataplane answer is delayed by this much virtual time")
 
 
+class DataplaneUnreachable(_PodFault):
+    """Connections to the pod's Dataplane API are refused (the pod's haproxy keeps serving traffic)."""
+
+    kind: Literal["dataplane_unreachable"]
+
+
+class HAProxyDown(_PodFault):
+    """The pod's haproxy process dies while its Dataplane API stays up: runtime calls and reloads fail and
+    traffic to the pod is refused; when the fault clears, haproxy starts again from the config on disk."""
+
+    kind: Literal["haproxy_down"]
+
+
 class Dataplane409Storm(_PodFault):
+    """Version-checked writes to the pod's Dataplane API answer 409 (version conflict)."""
+
     kind: Literal["dataplane_409_storm"]
-    count: int = Field(default=5, ge=1, description="the next N version-checked writes answer 409")
+    count: int | None = Field(default=None, ge=1, description=_COUNT_DOC.format(what="version-checked writes"))
 
 
 class ReloadFailure(_PodFault):
+    """The pod's reloads fail (haproxy keeps the previous configuration)."""
+
     kind: Literal["reload_failure"]
-    count: int = Field(default=1, ge=1, description="the next N reloads fail")
+    count: int | None = Field(default=None, ge=1, description=_COUNT_DOC.format(what="reloads"))
 
 
 class PodRestart(_PodFault):
-    """The HAProxy pod restarts: its Dataplane version counter starts again at 1, its config is empty."""
+    """The HAProxy pod restarts: its Dataplane version counter starts again at 1, its config is empty. Instant."""
 
     kind: Literal["pod_restart"]
 
@@ -226,29 +303,46 @@ class LeaderLoss(_Fault):
                     "is handed to (the first live follower when absent)")
 
 
+class ClockSkew(_Fault):
+    """Replica ``replica``'s wall clock runs ``offset`` ahead (negative: behind) of the others, as with an
+    unsynchronized node; its monotonic clock, which times Lease expiry, is unaffected."""
+
+    kind: Literal["clock_skew"]
+    replica: int = Field(ge=0, description="the controller replica whose clock is off")
+    offset: SignedSeconds = Field(description="how far ahead its wall clock is ('-30s': behind)")
+
+
 FaultSpec = Annotated[
     KubeOutage
+    | KubeLatency
     | WatchDrop
     | Compaction
     | Dataplane5xx
     | DataplaneSlow
+    | DataplaneUnreachable
+    | HAProxyDown
     | Dataplane409Storm
     | ReloadFailure
     | PodRestart
-    | LeaderLoss,
+    | LeaderLoss
+    | ClockSkew,
     Field(discriminator="kind"),
 ]
 
 FAULT_KINDS: tuple[str, ...] = (
     "kube_outage",
+    "kube_latency",
     "watch_drop",
     "compaction",
     "dataplane_5xx",
     "dataplane_slow",
+    "dataplane_unreachable",
+    "haproxy_down",
     "dataplane_409_storm",
     "reload_failure",
     "pod_restart",
     "leader_loss",
+    "clock_skew",
 )
 
 
@@ -335,11 +429,68 @@ class CounterExpectation(_Strict):
         return self
 
 
+_VALUE_MATCHER_SCHEMA: dict[str, Any] = {
+    "type": "object", "additionalProperties": False, "minProperties": 1,
+    "properties": {"not": {"description": "holds when the value is absent or differs"},
+                   "in": {"type": "array", "description": "holds when the value equals one of these"}},
+}
+
+
+def _value_matcher(value: Any, where: str) -> Any:
+    if isinstance(value, dict) and {"not", "in"} & set(value):
+        extra = sorted(set(value) - {"not", "in"})
+        if extra:
+            raise ValueError(f"{where}: a value matcher has only 'not' and 'in', got also {', '.join(extra)}")
+        if "in" in value and not isinstance(value["in"], list):
+            raise ValueError(f"{where}: 'in' takes a list of values")
+    return value
+
+
+def _field_matchers(value: Any) -> Any:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _value_matcher(item, str(key))
+    return value
+
+
+#: a field value: a literal, ``{not: v}`` (absent or different) or ``{in: [a, b]}`` (one of them)
+FieldPatterns = Annotated[
+    dict[str, Any],
+    BeforeValidator(_field_matchers),
+    WithJsonSchema({"type": "object", "additionalProperties": {"anyOf": [_VALUE_MATCHER_SCHEMA, {}]}}),
+]
+
+
+def _except(value: Any) -> Any:
+    value = [value] if isinstance(value, dict) else value
+    if isinstance(value, list):
+        for item in value:
+            _field_matchers(item)
+    return value
+
+
 class EventMatch(_Strict):
-    """A domain event by ``type``, optionally with field values (compared as rendered in the trace)."""
+    """A domain event by ``type``, optionally with field values (compared as rendered in the trace).
+
+    ``source`` (the emitter, e.g. ``controller-1``) and each ``fields`` value is a literal, ``{not: v}``
+    or ``{in: [a, b]}``; ``except`` excludes the events matching all the fields of one of its mappings.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     type: str = Field(min_length=1)
-    fields: dict[str, Any] = Field(default_factory=dict)
+    source: Annotated[
+        str | dict[str, Any],
+        BeforeValidator(lambda v: _value_matcher(v, "source")),
+        WithJsonSchema({"anyOf": [{"type": "string"}, _VALUE_MATCHER_SCHEMA]}),
+    ] | None = Field(default=None, description="the emitter (controller-0, pod/haproxy-1, ...): literal or matcher")
+    fields: FieldPatterns = Field(default_factory=dict, description="dotted path -> literal, {not: v} or {in: [..]}")
+    except_: Annotated[
+        list[FieldPatterns],
+        BeforeValidator(_except),
+        WithJsonSchema({"anyOf": [{"type": "array", "items": {"type": "object"}}, {"type": "object"}]}),
+    ] = Field(default_factory=list, alias="except",
+              description="exclude events matching every field of one of these mappings (a mapping or a list)")
 
 
 def _event_match(value: Any) -> Any:
@@ -380,6 +531,67 @@ class StatusExpectation(_Strict):
     contains: dict[str, str] = Field(default_factory=dict, description="dotted path -> substring of the value")
 
 
+class ConditionMatch(_Strict):
+    """A ``status.conditions`` entry: its ``type``, and optionally ``status``, ``reason`` and a substring of
+    its ``message``."""
+
+    type: str = Field(min_length=1)
+    status: Literal["True", "False", "Unknown"] | None = None
+    reason: str | None = None
+    message: str | None = Field(default=None, description="a substring of the condition's message")
+
+
+class ObjectExpectation(StatusExpectation):
+    """Any object by ``kind`` (+ ``apiVersion`` when the kind is not a common one): dotted ``fields``,
+    ``contains``, and ``conditions`` that must be in its ``status.conditions`` (``absent_conditions``:
+    condition types that must not be)."""
+
+    kind: str = Field(min_length=1)
+    apiVersion: str | None = None
+    conditions: list[ConditionMatch] = Field(default_factory=list)
+    absent_conditions: StrList = Field(default_factory=list, description="condition types that must not be set")
+
+
+_OBJECT_REF = r"^[A-Za-z][A-Za-z0-9]*/[a-z0-9.-]+(/[a-z0-9.-]+)?$"
+
+
+class KubeEventMatch(_Strict):
+    """A Kubernetes Event (core/v1 or events.k8s.io/v1): the ``object`` it is about (``Kind/namespace/name``
+    or ``Kind/name``), ``reason``, ``type``, a substring of its message (``message``) or a regular
+    expression (``regex``), the component that reported it (``source``). Absent keys match anything."""
+
+    object: str | None = Field(default=None, pattern=_OBJECT_REF, description="Kind/namespace/name or Kind/name")
+    reason: str | None = None
+    type: Literal["Normal", "Warning"] | None = None
+    message: str | None = Field(default=None, description="a substring of the message (core/v1) or note")
+    regex: str | None = Field(default=None, description="searched in the message")
+    source: str | None = Field(default=None, description="reportingController / source.component")
+
+    @field_validator("regex")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"not a valid regular expression: {exc}") from None
+        return value
+
+
+KubeEventList = Annotated[list[KubeEventMatch], BeforeValidator(_as_list), _Or()]
+
+
+class KubeEventsExpectation(_Strict):
+    """Kubernetes Events in the cluster: every ``present`` pattern matches one, no ``absent`` pattern does.
+
+    ``since: start`` looks at every Event there is; ``previous_expect`` at those created (or repeated, a
+    higher ``count``) since the previous ``expect`` step."""
+
+    since: Literal["start", "previous_expect"] = "start"
+    present: KubeEventList = Field(default_factory=list)
+    absent: KubeEventList = Field(default_factory=list)
+
+
 class ConvergedExpectation(_Strict):
     """Every pod runs the config desired for the current objects, at most ``within`` virtual seconds
     after the last change (mutating step or fault clear); the runner advances time up to that bound."""
@@ -412,6 +624,8 @@ class Expect(_Strict):
     metric: MetricExpectation | None = None
     haproxycfg: StatusExpectation | None = None
     config_status: StatusExpectation | None = None
+    object: ObjectExpectation | None = None
+    k8s_events: KubeEventsExpectation | None = None
     converged: ConvergedExpectation | None = None
     traffic: TrafficExpectation | None = None
 
@@ -443,6 +657,8 @@ EXPECTATION_KINDS: tuple[str, ...] = (
     "metric",
     "haproxycfg",
     "config_status",
+    "object",
+    "k8s_events",
     "traffic",
 )
 
@@ -498,12 +714,13 @@ class ApplyStep(_Strict):
 
 def _delete_tag(value: Any) -> str:
     if isinstance(value, dict):
-        return "file" if "file" in value else "ref"
-    return "file" if isinstance(value, FileRef) else "ref"
+        return "file" if "file" in value else "generate" if "generate" in value else "ref"
+    return "file" if isinstance(value, FileRef) else "generate" if isinstance(value, GenerateSource) else "ref"
 
 
 DeleteTarget = Annotated[
-    Annotated[FileRef, Tag("file")] | Annotated[ObjectRef, Tag("ref")], Discriminator(_delete_tag)
+    Annotated[FileRef, Tag("file")] | Annotated[GenerateSource, Tag("generate")] | Annotated[ObjectRef, Tag("ref")],
+    Discriminator(_delete_tag),
 ]
 
 
@@ -540,7 +757,26 @@ class ExpectStep(_Strict):
     expect: Expect
 
 
-STEP_KINDS: tuple[str, ...] = ("apply", "delete", "patch", "advance", "settle", "fault", "restart", "expect")
+class RepeatHead(_Strict):
+    times: int = Field(ge=1, le=10_000)
+    every: Seconds | None = Field(default=None, description="advance this much between iterations")
+    var: str = Field(default="iteration", pattern=_IDENTIFIER, description="the name of the iteration number")
+
+
+class RepeatSpec(RepeatHead):
+    """``steps`` ``times`` times, expanded when the file loads. ``${iteration}`` (or the name ``var`` gives)
+    is 0, 1, ... in the repeated steps; ``every`` is an ``advance`` inserted between iterations (so on
+    ``sim``, where apply/patch/delete take no time, iteration k starts at k * every)."""
+
+    steps: list[Step] = Field(min_length=1)
+
+
+class RepeatStep(_Strict):
+    repeat: RepeatSpec
+
+
+STEP_KINDS: tuple[str, ...] = ("apply", "delete", "patch", "advance", "settle", "fault", "restart", "expect",
+                               "repeat")
 
 
 def _step_tag(value: Any) -> str | None:
@@ -561,13 +797,17 @@ Step = Annotated[
     | Annotated[SettleStep, Tag("settle")]
     | Annotated[FaultStep, Tag("fault")]
     | Annotated[RestartStep, Tag("restart")]
-    | Annotated[ExpectStep, Tag("expect")],
+    | Annotated[ExpectStep, Tag("expect")]
+    | Annotated[RepeatStep, Tag("repeat")],
     Discriminator(
         _step_tag,
         custom_error_type="unknown_step",
         custom_error_message="a step is a mapping with exactly one of: " + ", ".join(STEP_KINDS),
     ),
 ]
+
+
+RepeatSpec.model_rebuild()
 
 
 def step_kind(step: BaseModel) -> str:

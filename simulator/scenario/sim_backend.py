@@ -26,17 +26,18 @@ from haptic.controller.loop.iteration import Iteration
 from haptic.core import VirtualClock
 from haptic.dataplane import plan
 from haptic.dataplane.aux_files import AuxFiles
+from haptic.names import GROUP_VERSION
 from haptic.templating.errors import TemplatingError
 from haptic.validation.checksum import content_checksum
 from simulator.dataplane.storage import parse_map, sanitize_name
 from simulator.harness import Harness, Replica
 
+from . import dataplane_faults
 from .backend import KIND_API_VERSIONS, BackendSetup, NotApplicable, ObjectKey, TraceRecord, TrafficResult
 from .schema import FaultSpec, TrafficExpectation
 
 T = TypeVar("T")
 
-_DATAPLANE_FAULTS = ("dataplane_5xx", "dataplane_slow", "dataplane_409_storm", "reload_failure")
 _NO_OUTAGE_END = 10.0**9
 _STOP_BOUND = 30.0
 
@@ -76,6 +77,9 @@ class SimBackend:
         self._validated: set[str] = set()
         self._killed: list[int] = []
         self._timers: list[asyncio.TimerHandle] = []
+        self._tasks: set[asyncio.Future[object]] = set()
+        self._arming = dataplane_faults.Arming()
+        self._clears: dict[tuple[str, str], Callable[[], object]] = {}
         self._sync_cache: dict[tuple[str, str], bool] = {}
         self._desired_cache: tuple[tuple[int, str], tuple[str, AuxFiles] | None] | None = None
 
@@ -100,6 +104,8 @@ class SimBackend:
     async def stop(self) -> None:
         for timer in self._timers:
             timer.cancel()
+        for task in list(self._tasks):
+            task.cancel()
         if self.harness is not None:
             await self.harness.stop()
 
@@ -147,6 +153,8 @@ class SimBackend:
         h = self.h
         if fault.kind == "kube_outage":
             h.kube_outage(fault.duration if fault.duration is not None else _NO_OUTAGE_END)
+        elif fault.kind == "kube_latency":
+            h.api.add_latency(fault.delay, fault.duration)
         elif fault.kind == "watch_drop":
             h.drop_watches()
         elif fault.kind == "compaction":
@@ -156,21 +164,52 @@ class SimBackend:
             h.take_lease(fault.replica)
         elif fault.kind == "leader_loss":
             await self._leader_loss(fault.replica, fault.duration)
+        elif fault.kind == "clock_skew":
+            if fault.replica >= len(h.replicas):
+                raise ValueError(f"no replica #{fault.replica}; there are {len(h.replicas)}")
+            replica = fault.replica
+            h.skew_clock(replica, fault.offset)
+            self._arm(f"replica-{replica}", fault.kind, fault.duration, lambda: h.skew_clock(replica, 0.0))
         elif fault.kind == "pod_restart":
             for name in self._pod_names(fault.pod):
                 await h.restart_pod(name)
         else:
             for name in self._pod_names(fault.pod):
-                dataplane = h.pods[name].dataplane
-                if fault.kind == "dataplane_5xx":
-                    dataplane.inject_errors(fault.count, fault.status)
-                elif fault.kind == "dataplane_slow":
-                    dataplane.slow_down(fault.delay)
-                elif fault.kind == "dataplane_409_storm":
-                    dataplane.conflict_storm(fault.count)
-                elif fault.kind == "reload_failure":
-                    dataplane.fail_next_reloads(fault.count)
-                self._later(fault.duration, dataplane.clear_faults)
+                self._pod_fault(name, fault)
+
+    def _pod_fault(self, name: str, fault: FaultSpec) -> None:
+        h = self.h
+        dataplane = h.pods[name].dataplane
+        if fault.kind in dataplane_faults.FAKE_FAULTS:
+            dataplane_faults.inject(dataplane, fault)
+            self._arm(name, fault.kind, fault.duration, lambda: dataplane_faults.clear(dataplane, fault.kind))
+        elif fault.kind == "dataplane_unreachable":
+            h.set_reachable(name, False)
+            self._arm(name, fault.kind, fault.duration, lambda: h.set_reachable(name, True))
+        elif fault.kind == "haproxy_down":
+            dataplane_faults.haproxy_down(dataplane)
+            self._arm(name, fault.kind, fault.duration, lambda: dataplane_faults.haproxy_up(dataplane))
+        else:
+            raise ValueError(f"unknown pod fault {fault.kind}")
+
+    def _arm(self, target: str, kind: str, duration: float | None, clear: Callable[[], object]) -> None:
+        """Remembers how to clear ``kind`` on ``target``; with a duration, clears it then (unless re-injected)."""
+        token = self._arming.arm(target, kind)
+        self._clears[(target, kind)] = clear
+
+        def expire() -> None:
+            if self._arming.expire(target, kind, token):
+                self._clears.pop((target, kind), None)
+                outcome = clear()
+                if asyncio.iscoroutine(outcome):
+                    self._spawn(outcome)
+
+        self._later(duration, expire)
+
+    def _spawn(self, work: Awaitable[object]) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _leader_loss(self, replica: int | None, duration: float | None) -> None:
         h = self.h
@@ -209,10 +248,16 @@ class SimBackend:
     async def clear_faults(self, kind: str | None) -> None:
         h = self.h
         if kind in (None, "kube_outage"):
-            h.api.faults.clear()
-        if kind is None or kind in _DATAPLANE_FAULTS:
-            for pod in h.pods.values():
-                pod.dataplane.clear_faults()
+            h.api.faults.outage_until = float("-inf")
+        if kind in (None, "kube_latency"):
+            h.api.faults.latency = 0.0
+        for (target, armed), clear in sorted(self._clears.items()):
+            if kind is None or armed == kind:
+                del self._clears[(target, armed)]
+                self._arming.disarm(target, armed)
+                outcome = clear()
+                if asyncio.iscoroutine(outcome):
+                    await outcome
         if kind in (None, "leader_loss"):
             while self._killed:
                 h.restart_replica(self._killed.pop(0))
@@ -349,8 +394,9 @@ class SimBackend:
             return ""
         return generate_latest(found[0].controller.metrics.registry).decode("utf-8")
 
-    async def list_objects(self, kind: str, namespace: str | None = None) -> Sequence[Mapping[str, Any]]:
-        rt = self.h.rt(KIND_API_VERSIONS.get(kind, "haproxy-haptic.org/v1alpha1"), kind)
+    async def list_objects(self, kind: str, namespace: str | None = None,
+                           api_version: str | None = None) -> Sequence[Mapping[str, Any]]:
+        rt = self.h.rt(api_version or KIND_API_VERSIONS.get(kind, GROUP_VERSION), kind)
         return list(self.h.api.list(rt, namespace).items)
 
     async def traffic(self, check: TrafficExpectation) -> TrafficResult:

@@ -100,7 +100,7 @@ class Deployer(IterationComponent):
         started = self.clock.monotonic()
         endpoints = event.endpoints
         self.publish(DeploymentStarted(endpoints=endpoints, content_checksum=event.content_checksum), cause=event)
-        aux = event.auxiliary_files if isinstance(event.auxiliary_files, AuxFiles) else AuxFiles()
+        aux = event.auxiliary_files
         parsed: HAProxyConfig | None
         try:
             previous = self._parsed

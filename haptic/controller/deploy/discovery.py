@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from haptic.controller.component import IterationComponent
-from haptic.controller.context import HAPROXY_PODS, IterationContext
+from haptic.controller.context import IterationContext
+from haptic.names import HAPROXY_PODS
 from haptic.controller.events import (
     BecameLeader,
     CredentialsUpdated,

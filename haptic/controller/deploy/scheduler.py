@@ -1,6 +1,6 @@
 """``DeploymentScheduler`` (leader-only): decides when a validated config goes to the pods.
 
-* Only validated renders are deployed (the render is matched to its validation by checksum).
+* Only validated renders are deployed (``ValidationCompleted`` carries the render it validated).
 * One deployment at a time; while one runs, one pending slot holds the latest request ("latest wins").
 * At least ``minDeploymentInterval`` between the end of one deployment and the start of the next.
 * Skipped when the content checksum and the pod set equal the last deployment's, unless forced (drift).
@@ -23,12 +23,12 @@ from haptic.controller.events import (
     HAProxyPodsDiscovered,
     LostLeadership,
     ReconciliationTriggered,
-    TemplateRendered,
     TriggerReason,
     ValidationCompleted,
     ValidationFailed,
 )
 from haptic.core import Event, EventBus
+from haptic.dataplane.aux_files import AuxFiles
 
 RETRY_INITIAL = 5.0
 
@@ -36,7 +36,7 @@ RETRY_INITIAL = 5.0
 @dataclass(frozen=True)
 class Candidate:
     config: str
-    aux: object
+    aux: AuxFiles
     checksum: str
     reason: str
     forced: bool = False
@@ -44,8 +44,7 @@ class Candidate:
 
 class DeploymentScheduler(IterationComponent):
     name = "deployment-scheduler"
-    subscribes = (TemplateRendered, ValidationCompleted, ValidationFailed, HAProxyPodsDiscovered, DeploymentCompleted,
-                  LostLeadership)
+    subscribes = (ValidationCompleted, ValidationFailed, HAProxyPodsDiscovered, DeploymentCompleted, LostLeadership)
     leader_only = True
     capacity = 1000
 
@@ -62,7 +61,6 @@ class DeploymentScheduler(IterationComponent):
         self._reset()
 
     def _reset(self) -> None:
-        self.rendered: TemplateRendered | None = None
         self.validated: Candidate | None = None
         self.endpoints: tuple[DataplaneEndpoint, ...] | None = None
         self.deploying = False
@@ -80,14 +78,9 @@ class DeploymentScheduler(IterationComponent):
         self._reset()
 
     async def handle(self, event: Event) -> None:
-        if isinstance(event, TemplateRendered):
-            self.rendered = event
-        elif isinstance(event, ValidationCompleted):
-            rendered = self.rendered
-            if rendered is None or rendered.content_checksum != event.content_checksum:
-                return
+        if isinstance(event, ValidationCompleted):
             forced = event.trigger_reason == TriggerReason.DRIFT_PREVENTION
-            self.validated = Candidate(rendered.haproxy_config, rendered.auxiliary_files, rendered.content_checksum,
+            self.validated = Candidate(event.haproxy_config, event.auxiliary_files, event.content_checksum,
                                        event.trigger_reason or "config_validation", forced)
             self.request(self.validated)
         elif isinstance(event, ValidationFailed):

@@ -18,7 +18,7 @@ from typing import Any
 from haptic.config.credentials import Credentials
 from haptic.config.models import HAProxyTemplateConfig
 from haptic.controller.component import IterationComponent
-from haptic.controller.context import HAPROXY_PODS, IterationContext
+from haptic.controller.context import IterationContext
 from haptic.controller.deploy.deployer import Deployer
 from haptic.controller.deploy.discovery import Discovery
 from haptic.controller.deploy.drift_monitor import DriftMonitor
@@ -42,6 +42,7 @@ from haptic.controller.watch.index_tracker import IndexSynchronizationTracker
 from haptic.controller.watch.watcher import ResourceWatcher
 from haptic.core import Component, Event, EventBus, LifecycleRegistry
 from haptic.k8s.leaderelection import ElectionConfig, LeaderElector
+from haptic.names import HAPROXY_PODS
 from haptic.templating.engine import compile_templates
 from haptic.validation.haproxy_check import HAProxyValidator
 

@@ -22,7 +22,6 @@ from haptic.controller.events import (
     ValidationFailed,
 )
 from haptic.core import Event, EventBus
-from haptic.dataplane.aux_files import AuxFiles
 
 
 class StateCache(IterationComponent):
@@ -102,7 +101,7 @@ class StateCache(IterationComponent):
                 "size": len(self.rendered.haproxy_config), "timestamp": self.rendered.timestamp}
 
     def _auxfiles(self) -> dict[str, Any] | None:
-        if self.rendered is None or not isinstance(self.rendered.auxiliary_files, AuxFiles):
+        if self.rendered is None:
             return None
         aux = self.rendered.auxiliary_files
         # Certificates hold private keys: names only.

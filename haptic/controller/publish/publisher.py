@@ -14,7 +14,6 @@ from typing import Any
 
 import zstandard
 
-from haptic.config.haproxycfg import TEMPLATE_CONFIG_LABEL
 from haptic.controller.component import IterationComponent
 from haptic.controller.context import HAPROXY_CFGS, IterationContext
 from haptic.controller.events import (
@@ -23,13 +22,12 @@ from haptic.controller.events import (
     HAProxyPodsDiscovered,
     HAProxyPodTerminated,
     LostLeadership,
-    TemplateRendered,
     ValidationCompleted,
     ValidationFailed,
 )
 from haptic.core import Event, EventBus
-from haptic.dataplane.aux_files import AuxFiles
 from haptic.k8s.api import JSON, ApiError, NotFound
+from haptic.names import TEMPLATE_CONFIG_LABEL
 
 
 def encode_content(text: str, threshold: int) -> tuple[str, bool]:
@@ -52,7 +50,7 @@ def _time(moment: datetime) -> str:
 
 class ConfigPublisher(IterationComponent):
     name = "config-publisher"
-    subscribes = (TemplateRendered, ValidationCompleted, ValidationFailed, ConfigAppliedToPod, HAProxyPodTerminated,
+    subscribes = (ValidationCompleted, ValidationFailed, ConfigAppliedToPod, HAProxyPodTerminated,
                   HAProxyPodsDiscovered, LostLeadership)
     leader_only = True
     capacity = 1000
@@ -62,7 +60,6 @@ class ConfigPublisher(IterationComponent):
         self._reset()
 
     def _reset(self) -> None:
-        self.rendered: TemplateRendered | None = None
         self.published_checksum: str | None = None
         self.pods: dict[str, dict[str, Any]] = {}
         self.validation_error: str | None = None
@@ -84,17 +81,12 @@ class ConfigPublisher(IterationComponent):
             await self._write_status()
 
     async def _handle(self, event: Event) -> None:
-        if isinstance(event, TemplateRendered):
-            self.rendered = event
-        elif isinstance(event, ValidationCompleted):
-            rendered = self.rendered
-            if rendered is None or rendered.content_checksum != event.content_checksum:
-                return
+        if isinstance(event, ValidationCompleted):
             if self.validation_error is not None:
                 self.validation_error = None
                 self._dirty = True
-            if rendered.content_checksum != self.published_checksum:
-                await self._publish_spec(rendered)
+            if event.content_checksum != self.published_checksum:
+                await self._publish_spec(event)
         elif isinstance(event, ValidationFailed):
             self.validation_error = "\n".join(event.errors)
             self._dirty = True
@@ -123,7 +115,7 @@ class ConfigPublisher(IterationComponent):
         elif isinstance(event, LostLeadership):
             self._reset()
 
-    async def _publish_spec(self, rendered: TemplateRendered) -> None:
+    async def _publish_spec(self, rendered: ValidationCompleted) -> None:
         threshold = self.ctx.spec.controller.config_publishing.compression_threshold
         content, compressed = encode_content(rendered.haproxy_config, threshold)
         spec = {"path": self.ctx.spec.dataplane.config_file, "content": content, "checksum": rendered.content_checksum,
@@ -142,7 +134,7 @@ class ConfigPublisher(IterationComponent):
                                              "metadata": meta, "spec": spec}, namespace=namespace)
         self.writes += 1
         self.published_checksum = rendered.content_checksum
-        aux = rendered.auxiliary_files if isinstance(rendered.auxiliary_files, AuxFiles) else AuxFiles()
+        aux = rendered.auxiliary_files
         size = len(rendered.haproxy_config.encode())
         total = size + sum(len(v.encode()) for group in (aux.maps, aux.files, aux.certificates, aux.crt_lists)
                            for v in group.values())

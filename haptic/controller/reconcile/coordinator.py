@@ -9,7 +9,7 @@ and nothing else happens: the last good config stays deployed.
 from __future__ import annotations
 
 from haptic.controller.component import IterationComponent
-from haptic.controller.context import HAPROXY_PODS, IterationContext
+from haptic.controller.context import IterationContext
 from haptic.controller.events import (
     ReconciliationCompleted,
     ReconciliationFailed,
@@ -22,10 +22,11 @@ from haptic.controller.events import (
     ValidationFailed,
 )
 from haptic.core import Event, EventBus
+from haptic.names import HAPROXY_PODS
 from haptic.templating.current_config_cache import CurrentConfigCache
 from haptic.templating.engine import RenderInputs, RenderResult
 from haptic.templating.errors import TemplatingError
-from haptic.validation.checksum import content_checksum
+from haptic.validation.render_check import render_and_validate
 
 
 def merged_reason(triggers: list[ReconciliationTriggered]) -> tuple[str, bool]:
@@ -52,9 +53,9 @@ class RenderValidateCoordinator(IterationComponent):
         self._warnings: frozenset[str] = frozenset()
         self._deployed = CurrentConfigCache()
 
-    def render(self) -> RenderResult:
+    def render_inputs(self) -> RenderInputs:
         stores = {name: store for name, store in self.ctx.stores.items() if name != HAPROXY_PODS}
-        inputs = RenderInputs(
+        return RenderInputs(
             stores=stores,
             haproxy_pods=self.ctx.stores.get(HAPROXY_PODS),
             extra_context=self.ctx.spec.templating_settings.extra_context,
@@ -62,8 +63,11 @@ class RenderValidateCoordinator(IterationComponent):
             dirs=self.ctx.dirs,
             capabilities=self.ctx.capabilities,
         )
+
+    def render(self) -> RenderResult:
+        """A render of the live stores now, without validation (the simulator looks at it)."""
         self.renders += 1
-        return self.ctx.engine.render(inputs)
+        return self.ctx.engine.render(self.render_inputs())
 
     def _log_new_warnings(self, warnings: tuple[str, ...]) -> None:
         # Templates warn about every object they skip (hostile Ingresses, unusable Secrets) on every render:
@@ -81,24 +85,30 @@ class RenderValidateCoordinator(IterationComponent):
         cause = folded[-1]
         self.publish(ReconciliationStarted(trigger=reason), cause=cause)
         started = self.clock.monotonic()
+        rendered_at = started
+
+        def rendered(result: RenderResult, checksum: str) -> None:
+            nonlocal rendered_at
+            rendered_at = self.clock.monotonic()
+            self._log_new_warnings(result.warnings)
+            aux = result.aux
+            aux_count = sum(len(group) for group in (aux.maps, aux.files, aux.certificates, aux.crt_lists))
+            self.publish(TemplateRendered(haproxy_config=result.config, content_checksum=checksum,
+                                          auxiliary_file_count=aux_count, duration_s=rendered_at - started,
+                                          trigger_reason=reason, coalescible=coalescible, auxiliary_files=aux),
+                         cause=cause)
+
+        self.renders += 1
         try:
-            result = self.render()
+            checked = await render_and_validate(self.ctx.engine, self.render_inputs(), self.ctx.validator,
+                                                runner=self.ctx.ports.check_runner, on_rendered=rendered)
         except TemplatingError as exc:
             self.logger.error("rendering failed: %s", exc)
             self.publish(TemplateRenderFailed(template_name=str(getattr(exc, "template", "") or ""), error=str(exc)),
                          cause=cause)
             self.publish(ReconciliationFailed(error=str(exc), phase="render"), cause=cause)
             return
-        rendered_at = self.clock.monotonic()
-        self._log_new_warnings(result.warnings)
-        checksum = content_checksum(result.config, result.aux)
-        aux_count = sum(len(group) for group in (result.aux.maps, result.aux.files, result.aux.certificates,
-                                                 result.aux.crt_lists))
-        self.publish(TemplateRendered(haproxy_config=result.config, content_checksum=checksum,
-                                      auxiliary_file_count=aux_count, duration_s=rendered_at - started,
-                                      trigger_reason=reason, coalescible=coalescible, auxiliary_files=result.aux),
-                     cause=cause)
-        validation = await self.ctx.validator.avalidate(result.config, result.aux, runner=self.ctx.ports.check_runner)
+        result, checksum, validation = checked.render, checked.checksum, checked.validation
         done = self.clock.monotonic()
         if not validation.valid:
             errors = tuple(str(e) for e in validation.errors) or (validation.summary(),)
@@ -114,7 +124,9 @@ class RenderValidateCoordinator(IterationComponent):
         # The next render keeps each endpoint in the slot it has now (the config being deployed), so that
         # endpoint changes stay runtime-only for the whole life of the iteration, not just its first render.
         self.ctx.current_config = result.config
-        self.publish(ValidationCompleted(content_checksum=checksum, warnings=tuple(str(w) for w in validation.warnings),
+        self.publish(ValidationCompleted(content_checksum=checksum, haproxy_config=result.config,
+                                         auxiliary_files=result.aux,
+                                         warnings=tuple(str(w) for w in validation.warnings),
                                          duration_s=done - rendered_at, trigger_reason=reason,
                                          coalescible=coalescible, method=validation.method), cause=cause)
         self.publish(ReconciliationCompleted(duration_s=done - started), cause=cause)

@@ -10,7 +10,7 @@ leadership gains trigger immediately and cannot be coalesced away.
 from __future__ import annotations
 
 from haptic.controller.component import IterationComponent
-from haptic.controller.context import HAPROXY_PODS, IterationContext
+from haptic.controller.context import IterationContext
 from haptic.controller.events import (
     BecameLeader,
     DriftPreventionTriggered,
@@ -20,6 +20,7 @@ from haptic.controller.events import (
     TriggerReason,
 )
 from haptic.core import Event, EventBus
+from haptic.names import HAPROXY_PODS
 
 DEFAULT_DEBOUNCE = 5.0
 

@@ -167,8 +167,7 @@ class ConfigLoader(_ReplayingLoader):
 
     def initial(self) -> ConfigValidated:
         """The bootstrap event for the config this iteration was built from."""
-        event = ConfigValidated(version=self.ctx.config_version, config=self.ctx.config,
-                                template_config=self.ctx.config.to_json())
+        event = ConfigValidated(version=self.ctx.config_version, config=self.ctx.config)
         self.last = event
         return event
 
@@ -178,12 +177,12 @@ class ConfigLoader(_ReplayingLoader):
         version = config_version(obj)
         config, errors = validate_config_object(obj, f"{event.namespace}/{event.name}")
         if config is None:
-            out: Event = ConfigInvalid(version=version, errors={"config": tuple(errors)}, template_config=obj)
+            out: Event = ConfigInvalid(version=version, errors={"config": tuple(errors)})
             self.logger.error("HAProxyTemplateConfig %s/%s generation %s is invalid: %s", event.namespace, event.name,
                            version, "; ".join(errors))
         else:
-            self.publish(ConfigParsed(version=version, config=config, template_config=obj))
-            out = ConfigValidated(version=version, config=config, template_config=obj)
+            self.publish(ConfigParsed(version=version, config=config))
+            out = ConfigValidated(version=version, config=config)
         return out
 
 

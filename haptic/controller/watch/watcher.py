@@ -14,12 +14,13 @@ import contextlib
 from collections.abc import Mapping
 from typing import Any
 
-from haptic.controller.context import HAPROXY_PODS, IterationContext
+from haptic.controller.context import IterationContext
 from haptic.controller.events import ResourceIndexUpdated, ResourceSyncComplete
 from haptic.core import Component, EventBus
 from haptic.k8s.api import JSON, Selectors
 from haptic.k8s.store import ResourceStore, StoreError, identity_of
 from haptic.k8s.watch_loop import list_and_watch
+from haptic.names import HAPROXY_PODS
 
 
 def describe(obj: Mapping[str, Any]) -> str:

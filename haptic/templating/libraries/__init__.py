@@ -17,7 +17,8 @@ from typing import Any
 
 import yaml
 
-LIBRARIES_ANNOTATION = "haproxy-haptic.org/template-libraries"
+from haptic.names import LIBRARIES_ANNOTATION
+
 _KEYED = ("watchedResources", "templateSnippets", "maps", "files", "sslCertificates", "validationTests")
 
 

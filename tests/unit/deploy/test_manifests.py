@@ -12,7 +12,8 @@ import pytest
 import yaml
 
 from haptic.config.models import HAProxyTemplateConfig, load_config
-from haptic.templating.libraries import LIBRARIES_ANNOTATION, expand_libraries
+from haptic.names import LIBRARIES_ANNOTATION
+from haptic.templating.libraries import expand_libraries
 from haptic.validation.config_file import compile_config
 from simulator.local import objects
 

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 import pytest
 
 from haptic.config.credentials import Credentials
-from haptic.config.models import load_config
-from haptic.controller.context import IterationContext
 from haptic.controller.deploy.discovery import endpoint_url, pod_endpoint
 from haptic.controller.deploy.scheduler import DeploymentScheduler
 from haptic.controller.events import (
@@ -24,40 +21,16 @@ from haptic.controller.events import (
     ValidationCompleted,
     ValidationFailed,
 )
-from haptic.controller.metrics import ControllerMetrics
 from haptic.controller.observe.commentator import level_of, summarize
-from haptic.controller.ports import ControllerIdentity, ControllerPorts
 from haptic.controller.publish.publisher import decode_content, encode_content
 from haptic.controller.reconcile.coordinator import merged_reason
 from haptic.controller.reconcile.reconciler import Reconciler
-from haptic.core import EventBus, SequentialIds, VirtualClock
-from haptic.templating.engine import compile_templates
-from haptic.validation.haproxy_check import HAProxyValidator
-from simulator.cluster_objects import haproxy_pod, template_config
+from haptic.core import EventBus, VirtualClock
+from haptic.dataplane.aux_files import AuxFiles
+from simulator.cluster_objects import haproxy_pod
+from tests.support.controller import make_ctx, started_bus
 
 pytestmark = pytest.mark.looptime
-
-
-def make_ctx(**spec_overrides: Any) -> IterationContext:
-    obj = template_config(min_deployment_interval="2s")
-    obj["metadata"]["generation"] = 1
-    obj["spec"]["dataplane"].update(spec_overrides)
-    config = load_config(obj)
-    ports = ControllerPorts(kube=object(), identity=ControllerIdentity("haptic", "c0"),  # type: ignore[arg-type]
-                            clock=VirtualClock(), ids=SequentialIds())
-    from pydantic import SecretStr
-
-    return IterationContext(ports=ports, config=config, config_version="1",
-                            credentials=Credentials(username="u", password=SecretStr("p")), credentials_version="v1",
-                            engine=compile_templates(config.spec), validator=HAProxyValidator(),
-                            metrics=ControllerMetrics(),
-                            stores=config.spec.make_stores())
-
-
-def started_bus() -> EventBus:
-    bus = EventBus(VirtualClock(), SequentialIds())
-    bus.start()
-    return bus
 
 
 # -- reconciler ------------------------------------------------------------------------------------
@@ -115,8 +88,11 @@ EP = (DataplaneEndpoint("http://10.0.0.1:5555/v3", "p0", "haptic"),)
 
 
 async def validated(bus: EventBus, checksum: str, reason: str = "resource_change") -> None:
-    bus.publish(TemplateRendered(haproxy_config=f"# {checksum}\n", content_checksum=checksum, trigger_reason=reason))
-    bus.publish(ValidationCompleted(content_checksum=checksum, trigger_reason=reason))
+    config, aux = f"# {checksum}\n", AuxFiles()
+    bus.publish(TemplateRendered(haproxy_config=config, content_checksum=checksum, trigger_reason=reason,
+                                 auxiliary_files=aux))
+    bus.publish(ValidationCompleted(content_checksum=checksum, haproxy_config=config, auxiliary_files=aux,
+                                    trigger_reason=reason))
     await VirtualClock().sleep(0)
     await VirtualClock().sleep(0)
 
@@ -163,7 +139,8 @@ async def test_scheduler_falls_back_to_last_good_on_failed_drift_validation() ->
     assert len(out.drain()) == 1
     bus.publish(DeploymentCompleted(total=1, succeeded=1, failed=0))
     await VirtualClock().sleep(3)
-    bus.publish(TemplateRendered(haproxy_config="bad", content_checksum="bad", trigger_reason="drift_prevention"))
+    bus.publish(TemplateRendered(haproxy_config="bad", content_checksum="bad", trigger_reason="drift_prevention",
+                                 auxiliary_files=AuxFiles()))
     bus.publish(ValidationFailed(errors=("nope",), content_checksum="bad", trigger_reason="drift_prevention"))
     await VirtualClock().sleep(0.01)
     again = out.drain()

@@ -11,9 +11,14 @@ import types
 import typing
 
 import pytest
+from pydantic import SecretStr
 
+from haptic.config.credentials import Credentials
+from haptic.config.models import HAProxyTemplateConfig, load_config
 from haptic.controller import events as ev
 from haptic.core import Event, EventBus, SequentialIds, VirtualClock
+from haptic.dataplane.aux_files import AuxFiles
+from simulator.cluster_objects import template_config
 
 ENDPOINT = ev.DataplaneEndpoint(url="http://10.0.0.5:5555/v3", pod_name="haproxy-0", pod_namespace="ingress")
 
@@ -38,8 +43,15 @@ def sample(annotation: object) -> object:
         return (sample(args[0]),)
     if origin is collections.abc.Mapping:
         return {"k": sample(args[1])}
+    # Bulky or secret payloads carry the marker "opaque": it must never reach a rendered event.
     if annotation is object:
         return {"opaque": "payload"}
+    if annotation is AuxFiles:
+        return AuxFiles(maps={"opaque.map": "payload"}, certificates={"opaque.pem": "key"})
+    if annotation is Credentials:
+        return Credentials(username="opaque", password=SecretStr("opaque"))
+    if annotation is HAProxyTemplateConfig:
+        return load_config(template_config(name="opaque"))
     if origin in (typing.Union, types.UnionType):
         return sample(args[0])
     raise AssertionError(f"no sample for {annotation!r}")
@@ -66,8 +78,7 @@ def test_catalogue_covers_the_reconciliation_path() -> None:
         "config.parsed", "config.validated", "config.invalid", "credentials.updated", "credentials.invalid",
         "haproxy.pods.discovered", "haproxy.pod.terminated", "leader.became", "leader.lost", "leader.observed",
         "config.published", "reconciliation.started", "reconciliation.completed", "reconciliation.failed",
-        "deployment.cancel.request", "config.applied.to.pod", "config.validation.request",
-        "config.validation.response",
+        "deployment.cancel.request", "config.applied.to.pod",
     }
     assert required <= set(ev.DOMAIN_EVENTS)
     assert list(ev.DOMAIN_EVENTS) == sorted(ev.DOMAIN_EVENTS)
@@ -94,7 +105,7 @@ async def test_each_event_renders_to_json_with_its_type_and_envelope(cls: type[E
     assert json.loads(text) == rendered
     assert rendered["type"] == cls.type
     assert rendered["event_id"] == "e1"
-    assert "opaque" not in text  # payloads typed `object` are bulky or secret: never rendered
+    assert "opaque" not in text  # bulky or secret payloads (configs, files, credentials): never rendered
 
 
 def test_credentials_events_render_only_the_version() -> None:
@@ -110,7 +121,7 @@ def test_credentials_events_render_only_the_version() -> None:
 
 def test_rendered_config_becomes_a_digest() -> None:
     config = "global\n  daemon\n" * 100
-    event = ev.TemplateRendered(haproxy_config=config, content_checksum="abc")
+    event = ev.TemplateRendered(haproxy_config=config, content_checksum="abc", auxiliary_files=AuxFiles())
     rendered = event.to_dict()
     assert rendered["haproxy_config"] == {"sha256": hashlib.sha256(config.encode()).hexdigest(), "bytes": len(config)}
     assert "daemon" not in json.dumps(rendered)
@@ -133,10 +144,3 @@ def test_nested_values_render_as_plain_data() -> None:
     trigger = ev.ReconciliationTriggered(reason=ev.TriggerReason.DRIFT_PREVENTION, coalescible=False)
     assert trigger.to_dict()["reason"] == "drift_prevention"
 
-
-def test_validation_request_and_response_work_with_scatter_gather() -> None:
-    request = ev.ConfigValidationRequest(version="7")
-    response = ev.ConfigValidationResponse(request_id="r", responder="basic", valid=False, errors=("bad",))
-    assert isinstance(request, ev.Request)
-    assert isinstance(response, ev.Response)
-    assert response.to_dict()["responder"] == "basic"

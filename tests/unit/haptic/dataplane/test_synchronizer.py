@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 
 from haptic.dataplane.aux_files import AuxFiles
@@ -38,19 +36,6 @@ def config(map_name: str = "host.map", **replace: str) -> str:
     for old, new in replace.items():
         text = text.replace(old.replace("_", " "), new)
     return text
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeDataplane]:
-    instance = FakeDataplane(InstanceOptions(reload_delay=1.0))
-    yield instance
-    await instance.aclose()
-
-
-@pytest.fixture
-async def client(fake: FakeDataplane) -> AsyncIterator[DataplaneClient]:
-    async with client_for(fake) as c:
-        yield c
 
 
 MAPS = AuxFiles(maps={"host.map": "a.com web\nb.com web\n"})

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from haptic.k8s.store import ResourceStore
+from haptic.names import LIBRARIES_ANNOTATION
 from haptic.templating.engine import RenderInputs, RenderResult, TemplateEngine, TemplateSet
 from haptic.templating.libraries import (
-    LIBRARIES_ANNOTATION,
     LibraryError,
     available_libraries,
     expand_libraries,

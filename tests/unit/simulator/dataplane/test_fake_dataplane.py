@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import httpx
 import pytest
@@ -31,19 +30,6 @@ backend web
     server s1 10.0.0.1:80 check weight 10
     server s2 10.0.0.2:80 check
 """
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeDataplane]:
-    instance = FakeDataplane(InstanceOptions(reload_delay=1.0))
-    yield instance
-    await instance.aclose()
-
-
-@pytest.fixture
-async def client(fake: FakeDataplane) -> AsyncIterator[DataplaneClient]:
-    async with client_for(fake) as c:
-        yield c
 
 
 async def push(client: DataplaneClient, text: str = CONFIG) -> str | None:

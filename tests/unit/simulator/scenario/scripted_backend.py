@@ -169,7 +169,8 @@ class ScriptedBackend:
                 "# TYPE haptic_pods gauge\n"
                 f'haptic_pods{{state="known"}} {len(self.pods)}\n')
 
-    async def list_objects(self, kind: str, namespace: str | None = None) -> Sequence[Mapping[str, Any]]:
+    async def list_objects(self, kind: str, namespace: str | None = None,
+                           api_version: str | None = None) -> Sequence[Mapping[str, Any]]:
         meta = dict(self.config.get("metadata") or {})
         if kind == "HAProxyTemplateConfig":
             _, valid = self._render()

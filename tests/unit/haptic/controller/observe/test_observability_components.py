@@ -12,6 +12,7 @@ from haptic.controller.metrics import ControllerMetrics
 from haptic.controller.observe.commentator import EventCommentator
 from haptic.controller.observe.metrics_component import MetricsComponent
 from haptic.core import EventBus, SequentialIds, VirtualClock
+from haptic.dataplane.aux_files import AuxFiles
 
 pytestmark = pytest.mark.looptime
 
@@ -27,7 +28,8 @@ async def test_pipeline_events_become_metrics() -> None:
     bus.publish(ev.BecameLeader(identity="a"))
     bus.publish(ev.ReconciliationCompleted(duration_s=0.3))
     bus.publish(ev.ReconciliationFailed(error="boom", phase="validate"))
-    bus.publish(ev.TemplateRendered(haproxy_config="global\n", content_checksum="c1", duration_s=0.02))
+    bus.publish(ev.TemplateRendered(haproxy_config="global\n", content_checksum="c1", duration_s=0.02,
+                                    auxiliary_files=AuxFiles()))
     bus.publish(ev.ValidationFailed(errors=("bad",), duration_s=0.2))
     bus.publish(ev.DeploymentCompleted(total=2, succeeded=1, failed=1, duration_s=1.5))
     bus.publish(ev.DeploymentCompleted(total=2, succeeded=2, failed=0, duration_s=0.5))
