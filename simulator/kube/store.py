@@ -513,7 +513,7 @@ class FakeKubeAPI:
             apply_defaults(rt, new, old, self._cluster_ips)
         if subresource == "status":
             new = json_copy(new)  # it shares the stored object's other fields
-        check_write(rt, new, old, operation, how)
+        check_write(rt, new, old, operation, how, subresource)
         if self._spec_view(rt, new) != self._spec_view(rt, old):
             meta["generation"] = int(old_meta.get("generation") or 0) + 1
         if manager and not applied:

@@ -2,7 +2,8 @@
 the body (reported per ``fieldValidation``), defaults, then validation (422 naming each field).
 
 Custom resources follow their CRD's structural schema (``schema_validation``) and CEL rules
-(``cel_rules``); built-in kinds drop what their client model (``models``) does not declare. Raising leaves the store
+(``cel_rules``); built-in kinds drop what their client model (``models``) does not declare and are
+checked by ``builtin_validation``. Raising leaves the store
 untouched: the store calls these before committing.
 """
 
@@ -12,7 +13,7 @@ from typing import Any
 
 from haptic.k8s.api import JSON
 
-from . import cel_rules, field_validation, models, schema_validation
+from . import builtin_validation, cel_rules, field_validation, models, schema_validation
 from .field_errors import NOT_SUPPORTED, REQUIRED, TOO_LONG, TOO_MANY, TYPE_INVALID, invalid_value
 from .patching import json_copy
 from .resources import ResourceType
@@ -21,13 +22,18 @@ from .validation import invalid
 _BLOCKING = (NOT_SUPPORTED, REQUIRED, TOO_LONG, TOO_MANY, TYPE_INVALID)
 
 
-def check_write(rt: ResourceType, obj: JSON, old: JSON | None, operation: str, how: str) -> None:
+def check_write(rt: ResourceType, obj: JSON, old: JSON | None, operation: str, how: str,
+                subresource: str | None = None) -> None:
     """Prunes, defaults and validates ``obj`` (the object about to be stored) in place, or raises."""
     if not rt.custom:
         model = models.root_model(rt)
         if model is not None:
             dropped = [models.decode_path(p) for p in models.undeclared(obj, model)]
             field_validation.report_unknown(rt, dropped, how, operation, obj)
+        # A status write validates the status only (none of the checked kinds constrain theirs).
+        found = builtin_validation.errors(rt, obj, old) if subresource is None else []
+        if found:
+            raise invalid(rt, str((obj.get("metadata") or {}).get("name") or ""), found)
         return
     schema = rt.schema
     if schema is None:
