@@ -163,16 +163,8 @@ def _convert(node: Mapping[str, Any], defs: Mapping[str, Any]) -> dict[str, Any]
     return out
 
 
-# Template libraries (annotation haproxy-haptic.org/template-libraries) may supply these spec fields, and the
-# controller validates the spec after expanding them: the API server must store a spec that leaves them out.
-_LIBRARY_SUPPLIED = ("watchedResources", "templateSnippets", "maps", "files", "sslCertificates",
-                     "validationTests", "haproxyConfig", "templatingSettings")
-
-
 def crd_object(info: CRDInfo) -> dict[str, Any]:
     spec_schema = structural(_json_schema(info.spec_model))
-    if info.spec_model is HAProxyTemplateConfigSpec and spec_schema.get("required"):
-        spec_schema["required"] = [f for f in spec_schema["required"] if f not in _LIBRARY_SUPPLIED]
     status_schema = structural(_json_schema(info.status_model))
     return {
         "apiVersion": "apiextensions.k8s.io/v1",

@@ -88,9 +88,12 @@ def test_template_config_crd_names_columns_and_status() -> None:
     assert props["templatingSettings"]["properties"]["extraContext"]["x-kubernetes-preserve-unknown-fields"]
     fixtures = props["validationTests"]["additionalProperties"]["properties"]["fixtures"]
     assert fixtures["additionalProperties"]["items"]["x-kubernetes-preserve-unknown-fields"]
-    # watchedResources and haproxyConfig may come from a template library: the controller checks them after
-    # expanding the libraries, the API server must not refuse a spec that leaves them to a library.
-    assert set(_schema(crd)["properties"]["spec"]["required"]) == {"credentialsSecretRef", "podSelector"}
+    assert set(_schema(crd)["properties"]["spec"]["required"]) == {
+        "credentialsSecretRef",
+        "podSelector",
+        "watchedResources",
+        "haproxyConfig",
+    }
 
 
 def test_haproxycfg_crd_names_and_columns() -> None:
@@ -158,7 +161,7 @@ def test_model_output_validates_against_the_crd_schema(cr: dict[str, Any]) -> No
             ),
             "type",
         ),
-        (lambda s: s.pop("credentialsSecretRef"), "credentialsSecretRef"),
+        (lambda s: s.pop("haproxyConfig"), "haproxyConfig"),
     ],
 )
 def test_crd_schema_rejects_what_the_models_reject(cr: dict[str, Any], mutate: Any, where: str) -> None:
@@ -182,20 +185,23 @@ def test_haproxycfg_model_output_validates_against_its_crd() -> None:
 
 @pytest.mark.parametrize("manifest", [REPO / "examples" / "ingress" / "haproxytemplateconfig.yaml",
                                       REPO / "deploy" / "haproxytemplateconfig.yaml"], ids=lambda p: p.name)
-def test_shipped_configs_are_accepted_by_an_api_server_with_the_crds(manifest: Path) -> None:
-    """A config using a template library leaves out what the library supplies: the CRD must allow that (a
-    real API server validates custom resources against it; so does the fake)."""
+def test_shipped_configs_expanded_are_accepted_by_an_api_server_with_the_crds(manifest: Path) -> None:
+    """Library-based configs are applied expanded (the CRD requires what libraries supply); what they hold
+    then passes a validating API server, e.g. match_count's ``expected`` written as a bare integer."""
     from simulator.kube import FakeKubeAPI
+    from simulator.local.objects import expand_template_libraries
 
     api = FakeKubeAPI()
     crd_type = api.resolve("apiextensions.k8s.io/v1", "customresourcedefinitions")
     for crd in all_crds().values():
         api.create(crd_type, None, crd)
+    configs = api.resolve("haproxy-haptic.org/v1alpha1", "haproxytemplateconfigs")
     for doc in yaml.safe_load_all(manifest.read_text()):
-        if doc and doc.get("kind") == "HAProxyTemplateConfig":
-            namespace = doc["metadata"].get("namespace", "default")
-            api.create(api.resolve("v1", "namespaces"), None, {"metadata": {"name": namespace}}) \
-                if namespace not in ("default",) else None
-            stored = api.create(api.resolve("haproxy-haptic.org/v1alpha1", "haproxytemplateconfigs"), namespace,
-                                doc, field_validation="Strict")
-            assert stored["spec"]["credentialsSecretRef"] == doc["spec"]["credentialsSecretRef"]
+        if not doc or doc.get("kind") != "HAProxyTemplateConfig":
+            continue
+        doc = expand_template_libraries(doc)
+        namespace = doc["metadata"].get("namespace", "default")
+        if namespace != "default":
+            api.create(api.resolve("v1", "namespaces"), None, {"metadata": {"name": namespace}})
+        stored = api.create(configs, namespace, doc, field_validation="Strict")
+        assert stored["spec"]["haproxyConfig"] == doc["spec"]["haproxyConfig"]
