@@ -1,7 +1,7 @@
 """Core runtime: clock, id sources, events, event bus, component base and lifecycle registry.
 
-Pure and domain-agnostic: knows nothing about Kubernetes or HAProxy. Must not import any other
-``haptic`` subpackage.
+Pure and domain-agnostic: knows nothing about Kubernetes or HAProxy. Its errors are in ``errors``
+(base ``CoreError``). Must not import any other ``haptic`` subpackage.
 
 Usage (the shape every controller iteration takes)::
 

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Final, TypeVar
 
 from haptic.core.clock import Clock
+from haptic.core.errors import SubscriptionClosed as SubscriptionClosed
 from haptic.core.event import Event, Request, Response, event_types
 from haptic.core.ids import IdSource
 
@@ -49,10 +50,6 @@ DEFAULT_CAPACITY: Final = 100
 DEFAULT_PRESTART_CAPACITY: Final = 1000
 DEFAULT_HISTORY: Final = 1000
 DEFAULT_REQUEST_TIMEOUT: Final = 10.0
-
-
-class SubscriptionClosed(Exception):
-    """Raised by ``Subscription.get`` once the subscription is closed and drained."""
 
 
 class Subscription:

@@ -27,6 +27,8 @@ from typing import Protocol
 
 from haptic.core.bus import EventBus
 from haptic.core.component import Component, Health
+from haptic.core.errors import DependencyError as DependencyError
+from haptic.core.errors import StartError as StartError
 from haptic.core.event import Event
 
 _log = logging.getLogger(__name__)
@@ -75,14 +77,6 @@ class HealthReport:
                 for name, c in self.components.items()
             },
         }
-
-
-class DependencyError(ValueError):
-    """Unknown dependency, a cycle, or an all-replica component depending on a leader-only one."""
-
-
-class StartError(RuntimeError):
-    """A component failed to start; the components depending on it were not started."""
 
 
 @dataclass

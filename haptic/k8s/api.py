@@ -7,9 +7,16 @@ simulator's HTTP server. Objects are plain JSON-shaped dicts, exactly as the API
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
+
+from haptic.k8s.errors import ApiError as ApiError
+from haptic.k8s.errors import Conflict as Conflict
+from haptic.k8s.errors import Gone as Gone
+from haptic.k8s.errors import Invalid as Invalid
+from haptic.k8s.errors import NotFound as NotFound
+from haptic.k8s.errors import Unavailable as Unavailable
 
 JSON = dict[str, Any]
 PatchType = Literal["merge", "json", "strategic", "apply"]
@@ -62,77 +69,6 @@ class Selectors:
     field_selector: str | None = None
 
 
-class ApiError(Exception):
-    """An error answer from the API, carrying the Kubernetes ``Status`` fields."""
-
-    def __init__(self, code: int, reason: str, message: str, details: Mapping[str, Any] | None = None) -> None:
-        super().__init__(f"{code} {reason}: {message}")
-        self.code = code
-        self.reason = reason
-        self.message = message
-        self.details: dict[str, Any] = dict(details or {})
-        self.retry_after: float | None = None
-
-    def status(self) -> JSON:
-        return {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": self.message,
-            "reason": self.reason,
-            "details": self.details,
-            "code": self.code,
-        }
-
-    @classmethod
-    def from_status(cls, body: Mapping[str, Any], code: int | None = None) -> ApiError:
-        """Builds the most specific subclass for a ``Status`` body."""
-        status_code = int(body.get("code") or code or 500)
-        reason = str(body.get("reason") or "")
-        message = str(body.get("message") or "")
-        details = body.get("details") or {}
-        klass = _BY_CODE.get(status_code, ApiError)
-        if klass is ApiError:
-            return ApiError(status_code, reason or "InternalError", message, details)
-        err: ApiError = klass(message, details)
-        if reason:
-            err.reason = reason
-        return err
-
-
-class NotFound(ApiError):
-    def __init__(self, message: str, details: Mapping[str, Any] | None = None) -> None:
-        super().__init__(404, "NotFound", message, details)
-
-
-class Conflict(ApiError):
-    """409: a stale resourceVersion, an existing name (reason ``AlreadyExists``) or an apply conflict."""
-
-    def __init__(self, message: str, details: Mapping[str, Any] | None = None, reason: str = "Conflict") -> None:
-        super().__init__(409, reason, message, details)
-
-
-class Gone(ApiError):
-    """410: the requested resourceVersion or continue token was compacted; re-list."""
-
-    def __init__(self, message: str, details: Mapping[str, Any] | None = None) -> None:
-        super().__init__(410, "Expired", message, details)
-
-
-class Invalid(ApiError):
-    def __init__(self, message: str, details: Mapping[str, Any] | None = None) -> None:
-        super().__init__(422, "Invalid", message, details)
-
-
-class Unavailable(ApiError):
-    """503, 429 or a refused connection: the API could not be reached; retry later."""
-
-    def __init__(self, message: str, details: Mapping[str, Any] | None = None, code: int = 503) -> None:
-        super().__init__(code, "ServiceUnavailable" if code == 503 else "TooManyRequests", message, details)
-
-
-_BY_CODE: dict[int, type[Any]] = {404: NotFound, 409: Conflict, 410: Gone, 422: Invalid, 503: Unavailable}
 
 
 @dataclass

@@ -25,16 +25,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from haptic.k8s.errors import JSONPathError as JSONPathError
+
 Key = str | int
 
 
-class JSONPathError(ValueError):
-    """A JSONPath expression that cannot be parsed (or used the way it was asked to be used)."""
-
-    def __init__(self, expression: str, reason: str) -> None:
-        super().__init__(f"invalid JSONPath {expression!r}: {reason}")
-        self.expression = expression
-        self.reason = reason
 
 
 class _Segment:

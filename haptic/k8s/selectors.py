@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from haptic.k8s.errors import SelectorError as SelectorError
 from haptic.k8s.jsonpath import JSONPath, JSONPathError, compile_jsonpath, format_value
 
 LabelOperator = Literal["=", "!=", "in", "notin", "exists", "!", "gt", "lt"]
@@ -27,15 +28,6 @@ _PREFIX = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
 _KEY_RE = re.compile(rf"^({_PREFIX}/)?{_NAME}$")
 _VALUE_RE = re.compile(rf"^({_NAME})?$")
 _TERM_RE = re.compile(r"^\s*(?P<key>[^\s=!<>(),]+)\s*(?P<op>==|=|!=|>|<|\s+in\s*|\s+notin\s*)\s*(?P<rest>.*?)\s*$")
-
-
-class SelectorError(ValueError):
-    """A selector string (or object) that the API would reject, with the offending part named."""
-
-    def __init__(self, selector: str, reason: str) -> None:
-        super().__init__(f"invalid selector {selector!r}: {reason}")
-        self.selector = selector
-        self.reason = reason
 
 
 @dataclass(frozen=True)

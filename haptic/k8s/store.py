@@ -22,6 +22,8 @@ import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from haptic.k8s.errors import AmbiguousLookupError as AmbiguousLookupError
+from haptic.k8s.errors import StoreError as StoreError
 from haptic.k8s.jsonpath import JSONPath, compile_jsonpath, format_value
 from haptic.k8s.selectors import FieldSelector, parse_field_selector
 
@@ -29,14 +31,6 @@ Identity = tuple[str, str]
 IndexKey = tuple[str, ...]
 Objects = list[Mapping[str, Any]]
 """A list of stored objects (named so that annotations are not shadowed by ``ResourceStore.list``)."""
-
-
-class StoreError(ValueError):
-    """A lookup the store cannot answer as asked (too many keys, an ambiguous single lookup, a nameless object)."""
-
-
-class AmbiguousLookupError(StoreError):
-    """``get_single`` found more than one object."""
 
 
 class _Entry:

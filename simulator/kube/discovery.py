@@ -8,7 +8,7 @@ from typing import Any
 
 from haptic.k8s.api import JSON, NotFound
 
-from .resources import ALL_VERBS, ResourceType, TypeRegistry
+from .resources import SUBRESOURCE_KINDS, ResourceType, TypeRegistry
 
 SERVER_VERSION = {
     "major": "1",
@@ -47,7 +47,7 @@ def api_group(types: TypeRegistry, name: str) -> JSON:
 
 def _resource(rt: ResourceType) -> JSON:
     entry: JSON = {"name": rt.plural, "singularName": rt.singular_name, "namespaced": rt.namespaced,
-                   "kind": rt.kind, "verbs": list(ALL_VERBS)}
+                   "kind": rt.kind, "verbs": list(rt.verbs)}
     if rt.short_names:
         entry["shortNames"] = list(rt.short_names)
     if rt.categories:
@@ -65,6 +65,10 @@ def api_resource_list(types: TypeRegistry, group: str, version: str) -> JSON:
         if rt.has_status:
             resources.append({"name": f"{rt.plural}/status", "singularName": "", "namespaced": rt.namespaced,
                               "kind": rt.kind, "verbs": ["get", "patch", "update"]})
+        for sub in rt.subresources:
+            sub_group, sub_version, kind, verbs = SUBRESOURCE_KINDS[sub]
+            resources.append({"name": f"{rt.plural}/{sub}", "singularName": "", "namespaced": rt.namespaced,
+                              "group": sub_group, "version": sub_version, "kind": kind, "verbs": list(verbs)})
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": rt.api_version, "resources": resources}
 
 

@@ -15,14 +15,17 @@ from aiohttp import web
 
 from haptic.k8s.api import JSON, ApiError, NotFound
 
-from . import admin, discovery, protobuf
+from . import admin, builtin_apis, discovery, protobuf
 from .admission import admitted
+from .authorization import Authorization, request_attributes
 from .field_validation import collecting, warning_header
 from .gofmt import go_json
+from .rbac import UserInfo
 from .resources import ResourceType
 from .status_body import status_bytes
 from .store import FakeKubeAPI, ListResult
 from .tables import to_table, wants_table, watch_table
+from .tls import ServingTLS
 from .validation import bad_request, yaml_error
 from .watch import Watch
 
@@ -70,8 +73,9 @@ class KubeHTTPServer:
     """Serves a ``FakeKubeAPI`` on ``host:port`` (port 0 picks a free one; see ``url``)."""
 
     def __init__(self, api: FakeKubeAPI, host: str = "127.0.0.1", port: int = 0,
-                 watch_timeout: float = 1800.0) -> None:
+                 watch_timeout: float = 1800.0, tls: ServingTLS | None = None) -> None:
         self.api = api
+        self.tls = tls
         self.host = host
         self.port = port
         self.watch_timeout = watch_timeout
@@ -85,11 +89,13 @@ class KubeHTTPServer:
         # (method, path with query, status) of the last API requests, for tests to assert on.
         self.request_log: deque[tuple[str, str, int]] = deque(maxlen=10_000)
         self._watches: set[Watch] = set()
+        # Authentication always; RBAC enforcement once ``auth.enable()`` is called.
+        self.auth = Authorization(api)
         self._listening = asyncio.Event()
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        return f"{'https' if self.tls else 'http'}://{self.host}:{self.port}"
 
     async def start(self) -> None:
         self._runner = web.AppRunner(self.app, handler_cancellation=True, access_log=None)
@@ -98,7 +104,8 @@ class KubeHTTPServer:
 
     async def _listen(self) -> None:
         assert self._runner is not None
-        self._site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True)
+        self._site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True,
+                                 ssl_context=self.tls.context if self.tls else None)
         await self._site.start()
         if self.port == 0:
             self.port = int(self._runner.addresses[0][1])
@@ -166,11 +173,14 @@ class KubeHTTPServer:
         return response
 
     async def _serve(self, request: web.Request, path: str) -> web.StreamResponse:
+        user = self.auth.identify(request.headers)
+        if self.auth.enforcing:
+            self.auth.check(user, request_attributes(request.method, path, request.query))
         parts = [p for p in path.split("/") if p]
         types = self.api.types
         if path in ("/healthz", "/readyz", "/livez"):
             return web.Response(text="ok")
-        if path == "/version":
+        if path in ("/version", "/version/"):  # the official client asks for "/version/"
             return _json_response(discovery.SERVER_VERSION)
         if parts[:2] == ["openapi", "v3"]:
             return _json_response(discovery.openapi_v3(types, "/".join(parts[2:])))
@@ -197,10 +207,10 @@ class KubeHTTPServer:
             if request.can_read_body:
                 await request.read()
             with self.api.dry_run():
-                return await self._resource(request, target)
+                return await self._resource(request, target, user)
         if "dryRun" in request.query and request.query["dryRun"] != "All":
             raise bad_request(f"invalid dryRun value {request.query['dryRun']!r}: only 'All' is supported")
-        return await self._resource(request, target)
+        return await self._resource(request, target, user)
 
     def _target(self, group: str, version: str, rest: list[str]) -> _Target:
         gv = f"{group}/{version}" if group else version
@@ -263,7 +273,13 @@ class KubeHTTPServer:
         agent = request.headers.get("User-Agent", "unknown")
         return agent.split("/", 1)[0].split(" ", 1)[0] or "unknown"
 
-    async def _resource(self, request: web.Request, t: _Target) -> web.StreamResponse:
+    async def _resource(self, request: web.Request, t: _Target, user: UserInfo) -> web.StreamResponse:
+        if builtin_apis.is_special(t.rt, t.subresource):
+            body = await self._body(request) if request.method in ("POST", "PUT", "PATCH") else None
+            call = builtin_apis.Call(request.method, t.rt, t.namespace, t.name, t.subresource, body,
+                                     _PATCH_TYPES.get(request.content_type), self._manager(request), user)
+            answer, status = builtin_apis.serve(self.auth, call)
+            return _json_response(answer, status)
         api = self.api
         method = request.method
         query = request.query

@@ -1,13 +1,16 @@
 """Decoding of the Kubernetes protobuf envelope for the few kinds ``kubectl create <kind>`` generators send.
 
 client-go's typed clients post protobuf; this covers ConfigMap, Secret, Namespace and ServiceAccount
-(field numbers from k8s.io/api/core/v1/generated.proto). Anything else answers 415.
+(field numbers from k8s.io/api/core/v1/generated.proto) and the reviews and TokenRequests of
+``kubectl auth`` and ``kubectl create token`` (authorization/v1 and authentication/v1) and the RBAC
+objects of ``kubectl create role|clusterrole|rolebinding|clusterrolebinding`` (rbac/v1). Anything
+else answers 415.
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -160,7 +163,124 @@ def _service_account(raw: bytes) -> JSON:
     return obj
 
 
+def _message(raw: bytes, strings: dict[int, str], nested: Mapping[int, tuple[str, Callable[[bytes], JSON]]],
+             repeated: dict[int, str] | None = None, integers: dict[int, str] | None = None) -> JSON:
+    """A message of string, repeated-string, integer and nested-message fields (zero values mean unset)."""
+    out: JSON = {}
+    for number, _, item in _fields(raw):
+        if number in strings:
+            if item:
+                out[strings[number]] = _text(item)
+        elif number in nested:
+            name, decoder = nested[number]
+            out[name] = decoder(item)
+        elif repeated and number in repeated:
+            out.setdefault(repeated[number], []).append(_text(item))
+        elif integers and number in integers:
+            out[integers[number]] = item
+    return out
+
+
+def _resource_attributes(raw: bytes) -> JSON:
+    names = {1: "namespace", 2: "verb", 3: "group", 4: "version", 5: "resource", 6: "subresource", 7: "name"}
+    return _message(raw, names, {})
+
+
+def _non_resource_attributes(raw: bytes) -> JSON:
+    return _message(raw, {1: "path", 2: "verb"}, {})
+
+
+def _access_review_spec(raw: bytes) -> JSON:
+    # SelfSubjectAccessReviewSpec, and the first fields of SubjectAccessReviewSpec (user, groups, uid after).
+    nested = {1: ("resourceAttributes", _resource_attributes), 2: ("nonResourceAttributes", _non_resource_attributes)}
+    return _message(raw, {3: "user", 6: "uid"}, nested, {4: "groups"})
+
+
+def _rules_review_spec(raw: bytes) -> JSON:
+    return _message(raw, {1: "namespace"}, {})
+
+
+def _bound_object(raw: bytes) -> JSON:
+    return _message(raw, {1: "kind", 2: "apiVersion", 3: "name", 4: "uid"}, {})
+
+
+def _token_request_spec(raw: bytes) -> JSON:
+    return _message(raw, {}, {3: ("boundObjectRef", _bound_object)}, {1: "audiences"}, {4: "expirationSeconds"})
+
+
+def _token_review_spec(raw: bytes) -> JSON:
+    return _message(raw, {1: "token"}, {}, {2: "audiences"})
+
+
+def _with_spec(spec: Callable[[bytes], JSON]) -> Callable[[bytes], JSON]:
+    def decode(raw: bytes) -> JSON:
+        return _message(raw, {}, {1: ("metadata", _metadata), 2: ("spec", spec)})
+
+    return decode
+
+
+def _metadata_only(raw: bytes) -> JSON:
+    return _message(raw, {}, {1: ("metadata", _metadata)})
+
+
+def _policy_rule(raw: bytes) -> JSON:
+    lists = {1: "verbs", 2: "apiGroups", 3: "resources", 4: "resourceNames", 5: "nonResourceURLs"}
+    return _message(raw, {}, {}, lists)
+
+
+def _label_requirement(raw: bytes) -> JSON:
+    return _message(raw, {1: "key", 2: "operator"}, {}, {3: "values"})
+
+
+def _label_selector(raw: bytes) -> JSON:
+    out: JSON = {}
+    for number, _, item in _fields(raw):
+        if number == 1:
+            key, val = _entry(item)
+            out.setdefault("matchLabels", {})[key] = val
+        elif number == 2:
+            out.setdefault("matchExpressions", []).append(_label_requirement(item))
+    return out
+
+
+def _role(raw: bytes) -> JSON:
+    obj: JSON = {}
+    for number, _, item in _fields(raw):
+        if number == 1:
+            obj["metadata"] = _metadata(item)
+        elif number == 2:
+            obj.setdefault("rules", []).append(_policy_rule(item))
+        elif number == 3:  # ClusterRole.aggregationRule
+            selectors = [_label_selector(v) for n, _, v in _fields(item) if n == 1]
+            obj["aggregationRule"] = {"clusterRoleSelectors": selectors}
+    return obj
+
+
+def _binding(raw: bytes) -> JSON:
+    obj: JSON = {}
+    for number, _, item in _fields(raw):
+        if number == 1:
+            obj["metadata"] = _metadata(item)
+        elif number == 2:
+            obj.setdefault("subjects", []).append(_message(item, {1: "kind", 2: "apiGroup", 3: "name",
+                                                                  4: "namespace"}, {}))
+        elif number == 3:
+            obj["roleRef"] = _message(item, {1: "apiGroup", 2: "kind", 3: "name"}, {})
+    return obj
+
+
 _DECODERS: dict[tuple[str, str], Callable[[bytes], JSON]] = {
+    ("rbac.authorization.k8s.io/v1", "Role"): _role,
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): _role,
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): _binding,
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): _binding,
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): _with_spec(_access_review_spec),
+    ("authorization.k8s.io/v1", "SubjectAccessReview"): _with_spec(_access_review_spec),
+    ("authorization.k8s.io/v1", "LocalSubjectAccessReview"): _with_spec(_access_review_spec),
+    ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): _with_spec(_rules_review_spec),
+    ("authentication.k8s.io/v1", "TokenRequest"): _with_spec(_token_request_spec),
+    ("authentication.k8s.io/v1", "TokenReview"): _with_spec(_token_review_spec),
+    ("authentication.k8s.io/v1", "SelfSubjectReview"): _metadata_only,
     ("v1", "ConfigMap"): _configmap,
     ("v1", "Secret"): _secret,
     ("v1", "Namespace"): _namespace,

@@ -9,6 +9,7 @@ from typing import Any
 from haptic.k8s.api import JSON, NotFound
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+CREATE_ONLY = ("create",)
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,10 @@ class ResourceType:
     printer_columns: tuple[Mapping[str, Any], ...] = field(default=(), compare=False, hash=False)
     # The openAPIV3Schema of a CRD's version (custom resources are validated and pruned against it).
     schema: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
-
+    # What discovery advertises and the HTTP app allows; review types are create-only and never stored.
+    verbs: tuple[str, ...] = ALL_VERBS
+    # Subresources besides ``status`` (``scale``, ``token``): see ``SUBRESOURCE_KINDS``.
+    subresources: tuple[str, ...] = ()
 
     storage_key: tuple[str, str] = field(default=("", ""), init=False, compare=False)
     api_version: str = field(default="", init=False, compare=False)
@@ -48,6 +52,13 @@ class ResourceType:
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
 
+# Subresources besides ``status``: the group, version and kind they serve, and their verbs (discovery).
+SUBRESOURCE_KINDS: dict[str, tuple[str, str, str, tuple[str, ...]]] = {
+    "scale": ("autoscaling", "v1", "Scale", ("get", "patch", "update")),
+    "token": ("authentication.k8s.io", "v1", "TokenRequest", CREATE_ONLY),
+}
+
+
 def _t(
     group: str,
     version: str,
@@ -57,16 +68,20 @@ def _t(
     short: tuple[str, ...] = (),
     status: bool = False,
     categories: tuple[str, ...] = (),
+    subresources: tuple[str, ...] = (),
+    verbs: tuple[str, ...] = ALL_VERBS,
 ) -> ResourceType:
     # Gateway API types are CRDs in real clusters: they behave as custom resources (no strategic merge
     # patch, resourceVersion required on PUT), and applying their official CRDs replaces these entries.
     custom = group == "gateway.networking.k8s.io"
     return ResourceType(
-        group, version, kind, plural, namespaced, kind.lower(), short, categories, status, custom, kind + "List"
+        group, version, kind, plural, namespaced, kind.lower(), short, categories, status, custom, kind + "List",
+        verbs=verbs, subresources=subresources,
     )
 
 
 _ALL = ("all",)
+_SCALE = ("scale",)
 BUILTIN_TYPES: tuple[ResourceType, ...] = (
     _t("", "v1", "Namespace", "namespaces", False, ("ns",), True),
     _t("", "v1", "Node", "nodes", False, ("no",), True),
@@ -75,21 +90,43 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     _t("", "v1", "Endpoints", "endpoints", True, ("ep",)),
     _t("", "v1", "ConfigMap", "configmaps", True, ("cm",)),
     _t("", "v1", "Secret", "secrets", True),
-    _t("", "v1", "ServiceAccount", "serviceaccounts", True, ("sa",)),
+    _t("", "v1", "ServiceAccount", "serviceaccounts", True, ("sa",), subresources=("token",)),
     _t("", "v1", "Event", "events", True, ("ev",)),
-    _t("apps", "v1", "Deployment", "deployments", True, ("deploy",), True, _ALL),
-    _t("apps", "v1", "StatefulSet", "statefulsets", True, ("sts",), True, _ALL),
+    _t("", "v1", "ReplicationController", "replicationcontrollers", True, ("rc",), True, _ALL, _SCALE),
+    _t("apps", "v1", "Deployment", "deployments", True, ("deploy",), True, _ALL, _SCALE),
+    _t("apps", "v1", "StatefulSet", "statefulsets", True, ("sts",), True, _ALL, _SCALE),
     _t("apps", "v1", "DaemonSet", "daemonsets", True, ("ds",), True, _ALL),
-    _t("apps", "v1", "ReplicaSet", "replicasets", True, ("rs",), True, _ALL),
+    _t("apps", "v1", "ReplicaSet", "replicasets", True, ("rs",), True, _ALL, _SCALE),
+    _t("batch", "v1", "Job", "jobs", True, (), True, _ALL),
+    _t("batch", "v1", "CronJob", "cronjobs", True, ("cj",), True, _ALL),
+    # autoscaling/v2 first: it is the preferred (and storage) version; v1 is converted (see ``conversion``).
+    _t("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers", True, ("hpa",), True, _ALL),
+    _t("autoscaling", "v1", "HorizontalPodAutoscaler", "horizontalpodautoscalers", True, ("hpa",), True, _ALL),
+    _t("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", True, ("pdb",), True),
     _t("networking.k8s.io", "v1", "Ingress", "ingresses", True, ("ing",), True),
     _t("networking.k8s.io", "v1", "IngressClass", "ingressclasses", False),
+    _t("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies", True, ("netpol",)),
     _t("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", True),
     _t("coordination.k8s.io", "v1", "Lease", "leases", True),
     _t("events.k8s.io", "v1", "Event", "events", True, ("ev",)),
+    _t("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", False),
+    _t("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", False),
+    _t("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", True),
+    _t("rbac.authorization.k8s.io", "v1", "Role", "roles", True),
+    _t("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews", False,
+       verbs=CREATE_ONLY),
+    _t("authorization.k8s.io", "v1", "SelfSubjectRulesReview", "selfsubjectrulesreviews", False,
+       verbs=CREATE_ONLY),
+    _t("authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews", False, verbs=CREATE_ONLY),
+    _t("authorization.k8s.io", "v1", "LocalSubjectAccessReview", "localsubjectaccessreviews", True,
+       verbs=CREATE_ONLY),
+    _t("authentication.k8s.io", "v1", "TokenReview", "tokenreviews", False, verbs=CREATE_ONLY),
+    _t("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", False, verbs=CREATE_ONLY),
     _t("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations",
        False),
     _t("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", False, ("crd", "crds"),
        True),
+    _t("apiregistration.k8s.io", "v1", "APIService", "apiservices", False, (), True, ("api-extensions",)),
     _t("gateway.networking.k8s.io", "v1", "GatewayClass", "gatewayclasses", False, ("gc",), True),
     _t("gateway.networking.k8s.io", "v1", "Gateway", "gateways", True, ("gtw",), True),
     _t("gateway.networking.k8s.io", "v1", "HTTPRoute", "httproutes", True, (), True),

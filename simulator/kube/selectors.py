@@ -137,3 +137,25 @@ def combine(*matchers: Matcher | None) -> Matcher | None:
     if len(active) == 1:
         return active[0]
     return lambda obj: all(m(obj) for m in active)
+
+
+def label_selector_string(selector: Any) -> str:
+    """A label selector (``matchLabels``/``matchExpressions``, or a plain map for ReplicationControllers)
+    as the API server prints it: requirements sorted by key, set values sorted."""
+    if not isinstance(selector, Mapping):
+        return ""
+    if "matchLabels" not in selector and "matchExpressions" not in selector:
+        return ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
+    terms: list[tuple[str, str]] = [(str(k), f"{k}={v}") for k, v in (selector.get("matchLabels") or {}).items()]
+    for expr in selector.get("matchExpressions") or []:
+        key, op = str(expr.get("key", "")), expr.get("operator")
+        values = ",".join(sorted(str(v) for v in expr.get("values") or []))
+        if op == "In":
+            terms.append((key, f"{key} in ({values})"))
+        elif op == "NotIn":
+            terms.append((key, f"{key} notin ({values})"))
+        elif op == "Exists":
+            terms.append((key, key))
+        elif op == "DoesNotExist":
+            terms.append((key, f"!{key}"))
+    return ",".join(text for _, text in sorted(terms))

@@ -7,6 +7,7 @@ from typing import Any
 
 from haptic.k8s.api import JSON
 
+from .builtin_tables import COLUMNS, since
 from .resources import ResourceType
 from .selectors import field_value
 
@@ -21,35 +22,29 @@ def wants_table(accept: str) -> bool:
 
 
 def age(created: str | None, now: datetime) -> str:
-    if not created:
-        return "<unknown>"
-    try:
-        then = datetime.strptime(created, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=now.tzinfo)
-    except ValueError:
-        return "<invalid>"
-    seconds = max(0, int((now - then).total_seconds()))
-    if seconds < 120:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m"
-    if seconds < 86400 * 2:
-        return f"{seconds // 3600}h"
-    return f"{seconds // 86400}d"
+    return since(created, now)
 
 
 def _columns(rt: ResourceType) -> list[JSON]:
+    builtin = None if rt.custom else COLUMNS.get(rt.storage_key)
+    if builtin is not None:
+        return [_NAME, *(c.definition() for c in builtin)]
     # As the API server does for CRDs: declared additionalPrinterColumns replace the default Age
     # column (a CRD that wants an age declares a date column for creationTimestamp).
     if not rt.printer_columns:
         return [_NAME, _AGE]
-    extra = [{"name": c.get("name", ""), "type": c.get("type", "string"), "format": "", "priority": 0,
-              "description": c.get("description", "")} for c in rt.printer_columns]
+    extra = [{"name": c.get("name", ""), "type": c.get("type", "string"), "format": c.get("format", ""),
+              "priority": c.get("priority", 0), "description": c.get("description", "")} for c in rt.printer_columns]
     return [_NAME, *extra]
 
 
 def _row(rt: ResourceType, obj: JSON, now: datetime) -> JSON:
     meta = obj.get("metadata") or {}
     cells: list[Any] = [meta.get("name", "")]
+    builtin = None if rt.custom else COLUMNS.get(rt.storage_key)
+    if builtin is not None:
+        cells.extend(c.cell(obj, now) for c in builtin)
+        return {"cells": cells, "object": _partial(meta)}
     for column in rt.printer_columns:
         path = str(column.get("jsonPath", "")).lstrip(".")
         value = field_value(obj, path) if path else None
@@ -60,9 +55,12 @@ def _row(rt: ResourceType, obj: JSON, now: datetime) -> JSON:
             cells.append("" if value is None else value)
     if not rt.printer_columns:
         cells.append(age(meta.get("creationTimestamp"), now))
-    partial = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
-               "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
-    return {"cells": cells, "object": partial}
+    return {"cells": cells, "object": _partial(meta)}
+
+
+def _partial(meta: JSON) -> JSON:
+    return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+            "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
 
 
 def to_table(rt: ResourceType, items: list[JSON], resource_version: str, continue_token: str | None,

@@ -20,6 +20,9 @@ _JSON_TYPES = {bool: "bool", int: "number", float: "number", list: "array", dict
 _ANNOTATIONS_LIMIT = 256 * 1024
 # Types whose names must be DNS-1123 labels rather than subdomains.
 _LABEL_NAMED = {("", "namespaces"), ("", "services")}
+# RBAC objects only need names that are a URL path segment ("system:discovery" is valid).
+_PATH_SEGMENT_NAMED = {("rbac.authorization.k8s.io", plural)
+                       for plural in ("roles", "clusterroles", "rolebindings", "clusterrolebindings")}
 
 
 def yaml_error(exc: Exception) -> str:
@@ -104,11 +107,21 @@ def qualified_name_errors(field: str, key: str) -> list[FieldError]:
     return errors
 
 
+def path_segment_errors(field: str, value: str) -> list[FieldError]:
+    """``path.ValidatePathSegmentName``: the name must be usable as one URL path segment."""
+    if value in (".", ".."):
+        return [invalid_value(field, value, f"may not be '{value}'")]
+    return [invalid_value(field, value, f"may not contain '{bad}'") for bad in ("/", "%") if bad in value]
+
+
 def check_name(rt: ResourceType, name: Any) -> None:
     if not isinstance(name, str) or not name:
         raise invalid(rt, "", [required("metadata.name", "name or generateName is required")])
-    errors = (dns1123_label_errors if rt.storage_key in _LABEL_NAMED else dns1123_subdomain_errors)(
-        "metadata.name", name)
+    if rt.storage_key in _PATH_SEGMENT_NAMED:
+        errors = path_segment_errors("metadata.name", name)
+    else:
+        errors = (dns1123_label_errors if rt.storage_key in _LABEL_NAMED else dns1123_subdomain_errors)(
+            "metadata.name", name)
     if errors:
         raise invalid(rt, name, errors)
 

@@ -45,7 +45,6 @@ from haptic.dataplane import plan
 from haptic.k8s.api import JSON, NotFound
 from simulator.kube import FakeKubeAPI, KubeHTTPServer, write_kubeconfig
 from simulator.local import objects
-from simulator.local.cluster_types import LOCAL_TYPES
 from simulator.local.echo import EchoServer
 from simulator.local.network import LoopbackNetwork
 from simulator.local.pod import POD_LABELS, LocalHAProxyPod
@@ -84,7 +83,7 @@ class LocalStack:
         self.options = options or StackOptions()
         self.network = LoopbackNetwork(random.Random(self.options.seed))
         # The kube fake is served to humans and real clients: wall-clock timestamps keep kubectl's AGE right.
-        self.kube = FakeKubeAPI(now=lambda: datetime.now(UTC), types=LOCAL_TYPES)
+        self.kube = FakeKubeAPI(now=lambda: datetime.now(UTC))
         self.kube_server: KubeHTTPServer | None = None
         self.pods: list[LocalHAProxyPod] = []
         self.echoes: list[EchoServer] = []

@@ -17,8 +17,6 @@ import pytest
 import yaml
 
 from simulator.kube import BackgroundServer, FakeKubeAPI, write_kubeconfig
-from simulator.kube.resources import ResourceType
-from simulator.local.cluster_types import LOCAL_TYPES
 from simulator.local.pod import translate_for_pod
 from tests.support.paths import REPO
 
@@ -32,19 +30,9 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def deploy_types() -> tuple[ResourceType, ...]:
-    """The local types plus the kinds deploy/ uses that the fake's table may not serve yet (stored only)."""
-    known = {(t.group, t.kind) for t in LOCAL_TYPES}
-    extra = [ResourceType(group, "v1", kind, plural, True, kind.lower(), list_kind=kind + "List")
-             for group, kind, plural in (("batch", "Job", "jobs"), ("networking.k8s.io", "NetworkPolicy",
-                                                                       "networkpolicies"))
-             if (group, kind) not in known]
-    return (*LOCAL_TYPES, *extra)
-
-
 @pytest.fixture
 def kubeconfig(tmp_path: Path) -> Iterator[Path]:
-    with BackgroundServer(lambda: FakeKubeAPI(types=deploy_types())) as server:
+    with BackgroundServer(FakeKubeAPI) as server:
         yield write_kubeconfig(tmp_path / "kubeconfig", server.url)
 
 

@@ -16,7 +16,6 @@ from haptic.cli import main
 from haptic.live.certs import generate_webhook_certs, service_dns_names
 from haptic.preflight.certificates import inspect_certificate
 from simulator.kube import BackgroundServer, FakeKubeAPI
-from simulator.local.cluster_types import LOCAL_TYPES
 
 NS, NAME = "haptic-system", "haproxy-webhook-certs"
 
@@ -29,7 +28,7 @@ def _type(api: FakeKubeAPI, kind: str) -> Any:
 
 @pytest.fixture
 def server() -> Iterator[BackgroundServer]:
-    with BackgroundServer(lambda: FakeKubeAPI(types=LOCAL_TYPES)) as running:
+    with BackgroundServer(FakeKubeAPI) as running:
         running.call(lambda api: api.create(_type(api, "Namespace"), None, {
             "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}))
         yield running

@@ -14,7 +14,8 @@ import pytest
 import yaml
 
 from simulator.kube import BackgroundServer
-from tests.integration.kube_helpers import WIDGET_CRD, Kubectl, wait_until
+from tests.integration.kube_helpers import WIDGET_CRD, wait_until
+from tests.support.kubectl import Kubectl
 
 pytestmark = pytest.mark.kubectl
 

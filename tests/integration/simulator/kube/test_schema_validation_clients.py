@@ -14,7 +14,7 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from simulator.kube import BackgroundServer
-from tests.integration.kube_helpers import Kubectl
+from tests.support.kubectl import Kubectl
 
 CRD = """\
 apiVersion: apiextensions.k8s.io/v1
