@@ -103,11 +103,11 @@ def ingress_library_config(name: str = "haproxy-config", namespace: str = "hapti
                            secret_name: str = "haproxy-credentials", leader_election: bool = True,
                            drift_interval: str = "60s", min_deployment_interval: str = "2s",
                            validation_tests: bool = False, extra_context: Mapping[str, Any] | None = None,
-                           extra_spec: Mapping[str, Any] | None = None) -> JSON:
+                           extra_spec: Mapping[str, Any] | None = None, expanded: bool = True) -> JSON:
     """The example Ingress config with the simulator's name, namespace, pod labels, Dataplane port and
     timings, its template library merged in as a real API server needs it (the CRD requires what the
-    library supplies). Its ``validationTests`` are dropped unless asked for (the controller does not run
-    them)."""
+    library supplies; ``expanded=False`` keeps the annotation instead, for the controller's own expansion).
+    Its ``validationTests`` are dropped unless asked for (the controller does not run them)."""
     doc = copy.deepcopy(_example_ingress_config())
     annotations = dict((doc.get("metadata") or {}).get("annotations") or {})
     doc["metadata"] = {"name": name, "namespace": namespace, "annotations": annotations}
@@ -123,7 +123,7 @@ def ingress_library_config(name: str = "haproxy-config", namespace: str = "hapti
     if not validation_tests:
         spec.pop("validationTests", None)
     spec.update(copy.deepcopy(dict(extra_spec or {})))
-    return expand_template_libraries(doc)
+    return expand_template_libraries(doc) if expanded else doc
 
 
 def service(name: str, namespace: str = "default", port: int = 80, target_port: int = 8080,

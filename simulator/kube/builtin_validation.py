@@ -28,6 +28,7 @@ from .field_errors import (
     required,
     too_long,
     too_long_bytes,
+    too_many,
 )
 from .gofmt import go_quote
 from .resources import ResourceType
@@ -230,18 +231,23 @@ def endpoint_slice(obj: JSON, old: JSON | None) -> list[FieldError]:
         if not addresses:
             errors.append(required(base, "must contain at least 1 address"))
         elif len(addresses) > 100:
-            errors.append(too_long(base, 100))
+            errors.append(too_many(base, len(addresses), 100))
         for position, address in enumerate(addresses):
             why = _address_ok(str(address), str(kind)) if kind in _ADDRESS_TYPES else None
             if why:
                 errors.append(invalid_value(f"{base}[{position}]", address, why))
+    names: set[str] = set()
     for index, port in enumerate(_list(obj.get("ports"))):
+        # Port numbers are not range-checked here (``validatePorts`` checks names and protocols only).
         port = _map(port)
-        if port.get("name"):
-            errors.extend(dns1123_label_errors(f"ports[{index}].name", str(port["name"])))
+        name = str(port.get("name") or "")
+        if name:
+            errors.extend(dns1123_label_errors(f"ports[{index}].name", name))
+        if name in names:
+            errors.append(duplicate(f"ports[{index}].name", name))
+        names.add(name)
         if port.get("protocol", "TCP") not in _PROTOCOLS:
             errors.append(not_supported(f"ports[{index}].protocol", port.get("protocol"), _PROTOCOLS))
-        _port_number(errors, f"ports[{index}].port", port.get("port"))
     return errors
 
 
