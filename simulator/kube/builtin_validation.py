@@ -301,7 +301,8 @@ def _path(errors: list[FieldError], base: str, entry: Any) -> None:
     path = entry.get("path", "")
     if not path_type:
         errors.append(required(f"{base}.pathType", "pathType must be specified"))
-    elif path_type not in _PATH_TYPES:
+        return  # the server checks nothing else of such a path
+    if path_type not in _PATH_TYPES:
         errors.append(not_supported(f"{base}.pathType", path_type, _PATH_TYPES))
     if path_type in ("Exact", "Prefix") or (path_type == "ImplementationSpecific" and path):
         if not str(path).startswith("/"):

@@ -85,12 +85,12 @@ def test_services_ingresses_and_friends(api: FakeKubeAPI) -> None:
         'value: "tcp": supported values: "SCTP", "TCP", "UDP"]')
     path = {"path": "api", "backend": {"service": {"name": "web", "port": {}}}}
     assert refused(api, "networking.k8s.io/v1", "ingresses", {"metadata": {"name": "i"}, "spec": {"rules": [
-        {"host": "Shop.example", "http": {"paths": [path]}}]}}) == (
+        {"host": "Shop.example", "http": {"paths": [path, {**path, "path": "/api", "pathType": "Prefix"}]}}]}}) == (
         'Ingress.networking.k8s.io "i" is invalid: [spec.rules[0].host: Invalid value: "Shop.example": a lowercase '
         "RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end "
         "with an alphanumeric character (e.g. 'example.com', regex used for validation is "
         "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'), spec.rules[0].http.paths[0].pathType: "
-        "Required value: pathType must be specified, spec.rules[0].http.paths[0].backend.service.port: Required "
+        "Required value: pathType must be specified, spec.rules[0].http.paths[1].backend.service.port: Required "
         "value: port name or number is required]")
     assert refused(api, "networking.k8s.io/v1", "ingressclasses", {"metadata": {"name": "c"}, "spec": {}}) == \
         'IngressClass.networking.k8s.io "c" is invalid: spec.controller: Required value'
