@@ -31,7 +31,7 @@ _META_PKG = "io.k8s.apimachinery.pkg.apis.meta.v1"
 _REF = "#/components/schemas/"
 _META_MODELS = {"ObjectMeta", "ListMeta", "LabelSelector", "LabelSelectorRequirement", "OwnerReference",
                 "ManagedFieldsEntry", "Condition", "Status", "StatusDetails", "StatusCause", "DeleteOptions",
-                "Preconditions", "WatchEvent"}
+                "Preconditions", "WatchEvent", "ShardInfo"}
 # The packages of the groups (and of the client's model-name prefixes: CoreV1Event, EventsV1Event, ...).
 _GROUP_PACKAGES = {
     "": "io.k8s.api.core", "apps": "io.k8s.api.apps", "batch": "io.k8s.api.batch",
@@ -97,14 +97,17 @@ def _docs() -> Mapping[str, Mapping[str, str]]:
     return docs
 
 
-def model_of(rt: ResourceType) -> str | None:
-    """The client's model of a built-in kind (``V1Deployment``, ``CoreV1Event`` where two groups share a kind)."""
+def model_candidates(rt: ResourceType) -> tuple[str, str]:
+    """The names the client may give a kind's model: ``CoreV1Event`` where two groups share a kind, else
+    ``V1Deployment``."""
     head = (rt.group.split(".")[0] if rt.group else "core").capitalize()
     version = rt.version[:1].upper() + rt.version[1:]
-    for name in (f"{head}{version}{rt.kind}", f"{version}{rt.kind}"):
-        if name in _models():
-            return name
-    return None
+    return f"{head}{version}{rt.kind}", f"{version}{rt.kind}"
+
+
+def model_of(rt: ResourceType) -> str | None:
+    """The client's model of a built-in kind, if the data file describes it."""
+    return next((name for name in model_candidates(rt) if name in _models()), None)
 
 
 class _Namer:
@@ -117,6 +120,8 @@ class _Namer:
             root = None if rt.custom else model_of(rt)
             if root is not None:
                 self._claim(root, rt.group)
+                if root + "List" in _models():
+                    self._claim(root + "List", rt.group)
 
     def _claim(self, root: str, group: str) -> None:
         pending = [root]
