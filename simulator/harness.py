@@ -491,8 +491,9 @@ class Harness:
         return loop.time() - start
 
     def busy(self) -> str:
-        """What still has to happen before the cluster is quiet, or ``""``: a reload pending on a pod, or a
-        deployment the leader's scheduler holds back (minimum interval, pending, in flight, retry backoff)."""
+        """What still has to happen before the cluster is quiet, or ``""``: a reload pending on a pod, a
+        deployment the leader's scheduler holds back (minimum interval, pending, in flight, retry backoff),
+        or a pod whose version check failed transiently and is about to be retried by the leader's discovery."""
         for pod in self.pods.values():
             if pod.dataplane.reloads.pending:
                 return f"reload pending on {pod.name}"
@@ -503,6 +504,9 @@ class Harness:
             held = iteration.scheduler.held_back()
             if held:
                 return f"deployment {held} on {replica.name}"
+            pending = iteration.discovery.retry_pending()
+            if pending:
+                return f"{pending} on {replica.name}"
         return ""
 
     # -- trace -----------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from haptic.config.models import HAProxyTemplateConfig, HAProxyTemplateConfigSpe
 from haptic.controller.metrics import ControllerMetrics
 from haptic.controller.ports import ControllerPorts
 from haptic.k8s.api import ResourceRef
+from haptic.k8s.leaderelection import NO_FENCE, WriteFence
 from haptic.k8s.store import ResourceStore
 from haptic.names import GROUP_VERSION, HAPROXY_PODS
 from haptic.templating.context import StorageDirs
@@ -46,6 +47,8 @@ class IterationContext:
     current_config: str | None = None
     #: The local ``haproxy -vv`` capabilities (version_major/minor for discovery, ``capabilities`` in templates).
     capabilities: dict[str, Any] = field(default_factory=dict)
+    #: Asked by the deployer before each Dataplane write: does this replica still (provably) lead?
+    fence: WriteFence = NO_FENCE
 
     @property
     def spec(self) -> HAProxyTemplateConfigSpec:

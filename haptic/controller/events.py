@@ -25,6 +25,8 @@ Who publishes / subscribes what (after the original, see DESIGN.md):
 - scheduler (leader) → ``deployment.scheduled``, ``deployment.cancel.request``; deployer (leader) →
   ``deployment.started``, ``instance.deployed`` / ``instance.deployment.failed``, ``config.applied.to.pod``,
   ``deployment.completed`` / ``deployment.cancelled``; drift monitor (leader) → ``drift.prevention.triggered``
+- coordinator (leader) → ``resource.excluded`` / ``resource.readmitted`` / ``resource.warning`` (the
+  render's notices about single objects) → object event recorder (Kubernetes Events), Ingress status
 - discovery → ``haproxy.pods.discovered``, ``haproxy.pod.terminated``
 - config publisher (leader) → ``config.published``; leader election → ``leader.*``
 - admission webhook (``haptic.controller.loop.webhook_binding.decision_events``) → ``webhook.validation.*``
@@ -238,6 +240,57 @@ class ValidationFailed(Event):
 
 
 
+
+
+# -- objects the render reports on ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceExcluded(Event):
+    """The render leaves one object out of the config (hostile input, a host owned by another
+    namespace, lines ``haproxy -c`` rejects). Published when the exclusion starts or its reason or
+    message changes; the object gets a Kubernetes Event (``reason``, ``message``) and, for an Ingress,
+    the status error ``haproxy-haptic.org/<reason>``."""
+
+    type: ClassVar[str] = "resource.excluded"
+    kind: str
+    namespace: str
+    name: str
+    reason: str
+    message: str
+    field: str = ""
+    api_version: str = ""
+    uid: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceReadmitted(Event):
+    """An excluded object is rendered again (fixed, or the conflict is gone)."""
+
+    type: ClassVar[str] = "resource.readmitted"
+    kind: str
+    namespace: str
+    name: str
+    #: the reason it had been excluded for
+    reason: str
+    #: False when the object is gone (deleted) rather than fixed
+    exists: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceWarning(Event):
+    """A render warning about one object that stays rendered (e.g. a TLS Secret not found); published
+    once while it lasts, and a Kubernetes Event of type Warning on the object."""
+
+    type: ClassVar[str] = "resource.warning"
+    kind: str
+    namespace: str
+    name: str
+    reason: str
+    message: str
+    field: str = ""
+    api_version: str = ""
+    uid: str = ""
 
 
 # -- deployment ----------------------------------------------------------------------------------

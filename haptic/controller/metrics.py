@@ -73,6 +73,18 @@ class _Metrics:
             registry=registry,
         )
         self.pods = Gauge("haptic_haproxy_pods", "HAProxy pods discovered.", registry=registry)
+        self.excluded = Gauge(
+            "haptic_resources_excluded",
+            "Objects the render leaves out of the config now, by kind and reason.",
+            ["kind", "reason"],
+            registry=registry,
+        )
+        self.exclusions = Counter(
+            "haptic_resource_exclusions",
+            "Times an object was left out of the config, by kind and reason.",
+            ["kind", "reason"],
+            registry=registry,
+        )
         self.resources = Gauge(
             "haptic_resource_count", "Objects in each watched-resource store.", ["type"], registry=registry
         )
@@ -203,6 +215,15 @@ class ControllerMetrics:
 
     def set_pods(self, count: int) -> None:
         self._m.pods.set(count)
+
+    def record_exclusion(self, kind: str, reason: str) -> None:
+        self._m.exclusions.labels(kind=kind, reason=reason).inc()
+
+    def set_excluded(self, counts: Mapping[tuple[str, str], int]) -> None:
+        """The objects left out now, by (kind, reason); pairs no longer present disappear."""
+        self._m.excluded.clear()
+        for kind, reason in sorted(counts):
+            self._m.excluded.labels(kind=kind, reason=reason).set(counts[(kind, reason)])
 
     def set_resource_counts(self, counts: Mapping[str, int]) -> None:
         for name in sorted(counts):

@@ -69,3 +69,7 @@ class ReloadTimeoutError(DataplaneError):
         self.reload_id = reload_id
         self.timeout = timeout
         super().__init__(f"reload {reload_id} not finished after {timeout:g}s")
+
+
+class FencedError(DataplaneError):
+    """A write refused before it was sent: this replica cannot prove it still leads (fencing)."""

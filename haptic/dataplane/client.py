@@ -190,8 +190,12 @@ class DataplaneClient:
         retry: RetryPolicy | None = None,
         sleep: SleepFn | None = None,
         clock: ClockFn | None = None,
+        write_guard: Callable[[str, str], None] | None = None,
     ) -> None:
         self.base_url = _api_base(base_url)
+        #: Called with (method, path) before every request that is not a GET (each attempt); raises
+        #: (``FencedError``) to stop a write, e.g. when the caller no longer leads.
+        self.write_guard = write_guard
         self.username = username
         self.retry = retry or RetryPolicy()
         self.stats = ClientStats()
@@ -246,6 +250,8 @@ class DataplaneClient:
         attempt = 0
         while True:
             attempt += 1
+            if self.write_guard is not None and method != "GET":
+                self.write_guard(method, path)
             self.stats.requests += 1
             try:
                 response = await self.http.request(

@@ -30,12 +30,14 @@ from haptic.k8s.api import JSON, ApiError, Conflict, KubeAPI, NotFound, Resource
 
 __all__ = [
     "LEASES",
+    "NO_FENCE",
     "ElectionClock",
     "ElectionConfig",
     "LeaderElector",
     "LeaseRecord",
     "Transition",
     "TransitionKind",
+    "WriteFence",
     "format_micro_time",
 ]
 
@@ -44,6 +46,32 @@ _log = logging.getLogger(__name__)
 LEASES = ResourceRef("coordination.k8s.io/v1", "leases", namespaced=True, kind="Lease")
 
 TransitionKind = Literal["became_leader", "lost_leadership", "new_leader"]
+
+
+class WriteFence(Protocol):
+    """What a leader-only writer (the deployer) asks before each write to the world it leads.
+
+    ``refusal()`` is ``""`` while this replica can prove it leads (it holds the Lease and renewed it
+    within the renew deadline), else why not; ``writes_allowed_from()`` is the monotonic time before
+    which a fresh leader must not write: the window in which the previous holder may still be writing.
+    """
+
+    def refusal(self) -> str: ...
+
+    def writes_allowed_from(self) -> float: ...
+
+
+class _NoFence:
+    """Leader election disabled: a standalone replica always leads."""
+
+    def refusal(self) -> str:
+        return ""
+
+    def writes_allowed_from(self) -> float:
+        return 0.0
+
+
+NO_FENCE: WriteFence = _NoFence()
 
 
 class ElectionClock(Protocol):
@@ -188,6 +216,11 @@ class LeaderElector:
         self._failures = 0
         self._running = False
         self._finished = asyncio.Event()
+        #: When the last successful acquire/renew attempt started (its write took effect after this).
+        self._renew_sent = 0.0
+        #: When this candidate last saw another identity renew the Lease (None: since then released).
+        self._other_renewed_at: float | None = None
+        self._writes_from = 0.0
 
     # -- public state --------------------------------------------------------------------------
 
@@ -203,6 +236,34 @@ class LeaderElector:
     def observed_leader(self) -> str | None:
         """The holder identity last seen in the Lease (``None``: free or unknown)."""
         return self._holder
+
+    # -- fencing (WriteFence) ------------------------------------------------------------------
+
+    def refusal(self) -> str:
+        """``""`` while this replica can prove it leads, else why not (see ``WriteFence``).
+
+        The leader's last successful renew started at ``t``: followers measure expiry from when they
+        saw that write, so none acquires before ``t + lease_duration``; writes stop at ``t +
+        renew_deadline`` (when the elector steps down too), the difference being the safety margin.
+        """
+        if not self._leader:
+            return "not the leader"
+        holder = self._observed.record.holder_identity if self._observed.record is not None else None
+        if holder != self._config.identity:
+            return f"the Lease is held by {holder or 'nobody'}"
+        elapsed = self._clock.monotonic() - self._renew_sent
+        if elapsed >= self._config.renew_deadline:
+            return (f"the Lease was last renewed {elapsed:.1f}s ago (renew deadline "
+                    f"{self._config.renew_deadline:g}s): leadership cannot be proven")
+        return ""
+
+    def writes_allowed_from(self) -> float:
+        """Before this monotonic time a fresh leader must not write: the previous holder, which this
+        candidate last saw renew at ``o``, may write until ``o + renew_deadline`` (plus one retry period
+        for a request in flight). Acquired by expiry, that time is long past; handed the Lease by a
+        foreign write while the holder was alive, the new leader waits it out. A released Lease needs no
+        wait: the holder stops writing before it releases."""
+        return self._writes_from
 
     def on_transition(self, callback: TransitionCallback) -> None:
         self._subscribers.callbacks.append(callback)
@@ -252,6 +313,12 @@ class LeaderElector:
             self._finished.set()
             for queue in self._subscribers.queues:
                 queue.put_nowait(None)
+
+    async def release(self) -> None:
+        """Frees the Lease if this candidate holds it (after ``stop(release=False)``, once the writes
+        that leadership allowed have stopped)."""
+        self._release_on_stop = self._config.release_on_stop
+        await self._release()
 
     async def stop(self, release: bool | None = None) -> None:
         """Ends ``run()`` and waits for it; a leader releases the Lease first (unless told not to).
@@ -309,7 +376,10 @@ class LeaderElector:
         """Tries every ``retry_period`` (sooner if the observed lease expires first) until acquired."""
         while not self._stopping.is_set():
             if await self._try_acquire_or_renew():
-                self._last_renew = self._clock.monotonic()
+                now = self._last_renew = self._clock.monotonic()
+                other = self._other_renewed_at
+                self._writes_from = now if other is None else max(
+                    now, other + self._config.renew_deadline + self._config.retry_period)
                 self._set_leader(True, "acquired")
                 return True
             await self._pause(self._next_acquire_delay())
@@ -379,6 +449,13 @@ class LeaderElector:
     # -- one attempt ---------------------------------------------------------------------------
 
     async def _try_acquire_or_renew(self) -> bool:
+        started = self._clock.monotonic()
+        if await self._attempt():
+            self._renew_sent = started
+            return True
+        return False
+
+    async def _attempt(self) -> bool:
         cfg = self._config
         try:
             lease = await self._api.get(LEASES, cfg.lease_name, cfg.namespace)
@@ -478,6 +555,10 @@ class LeaderElector:
         version = (lease.get("metadata") or {}).get("resourceVersion")
         if record != self._observed.record or version != self._observed.resource_version:
             self._observed = _Observed(record, version, self._clock.monotonic())
+            if record.holder_identity is None:
+                self._other_renewed_at = None
+            elif record.holder_identity != self._config.identity:
+                self._other_renewed_at = self._observed.at
         if record.holder_identity != self._holder:
             self._holder = record.holder_identity
             self._emit(Transition("new_leader", self._config.identity, self._holder, self._clock.monotonic()))

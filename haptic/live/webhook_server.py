@@ -13,7 +13,6 @@ The server knows nothing of templates or stores: it hands the parsed JSON to ``r
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import ssl
@@ -29,6 +28,7 @@ from starlette.routing import Route
 
 from haptic.controller.metrics import ControllerMetrics
 from haptic.core import cancel_and_wait
+from haptic.core.json_body import BodyError, parse_json_body
 from haptic.live.socket_server import SocketServer
 from haptic.webhook.admission import AdmissionDecision, AdmissionReviewError
 
@@ -85,9 +85,9 @@ def build_webhook_app(
                     raise _BadRequest(415, f"content type must be application/json, got {content_type!r}")
                 raw = await _read_body(request, max_body)
                 try:
-                    body = json.loads(raw)
-                except ValueError as exc:
-                    raise _BadRequest(400, f"body is not JSON: {exc}") from None
+                    body = parse_json_body(raw)
+                except BodyError as exc:
+                    raise _BadRequest(400, str(exc)) from None
                 try:
                     decision = await review(body)
                 except AdmissionReviewError as exc:

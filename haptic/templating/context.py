@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from haptic.templating.current_config import CurrentBackend, CurrentConfig
 from haptic.templating.errors import TemplateFailure
+from haptic.templating.notices import ObjectNotice
 
 FILE_KINDS = ("map", "file", "cert", "crt-list")
 _UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9_\-]")
@@ -402,10 +403,14 @@ def current_render() -> RenderState:
 
 @dataclass
 class RenderState:
-    """Per-render bookkeeping behind ``first_seen`` and ``warn``."""
+    """Per-render bookkeeping behind ``first_seen``, ``warn`` and ``exclude``."""
 
     seen: dict[tuple[str, ...], None] = field(default_factory=dict)
     warnings: dict[str, None] = field(default_factory=dict)
+    notices: dict[tuple[Any, ...], ObjectNotice] = field(default_factory=dict)
+    #: (kind, namespace, name) of every object the templates must leave out of this render
+    #: (set before the render by the caller: per-object isolation re-renders without them).
+    skip: frozenset[tuple[str, str, str]] = frozenset()
 
     def first_seen(self, key: tuple[str, ...]) -> bool:
         if key in self.seen:
@@ -415,3 +420,8 @@ class RenderState:
 
     def warn(self, message: str) -> None:
         self.warnings[message] = None
+
+    def notice(self, notice: ObjectNotice, text: str | None = None) -> None:
+        """Records a notice about one object; ``text`` (default: its one-line form) is a render warning too."""
+        self.notices.setdefault(notice.key, notice)
+        self.warn(notice.text() if text is None else text)

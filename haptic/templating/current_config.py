@@ -1,13 +1,17 @@
-"""A small reader of a deployed ``haproxy.cfg``: backends and their servers, for slot preservation.
+"""The deployed ``haproxy.cfg`` as templates see it: backends and their servers, for slot preservation.
 
-``haptic.dataplane`` owns the full parser; templates only need backend → server → address:port, so
-this reads just that, cheaply enough for configs with tens of thousands of backends.
+Read with ``haptic.dataplane``'s parser, the one the deployer plans with: a second, lighter reader
+(``str.splitlines``) once split lines at U+2028 and the other Unicode line breaks, and so saw a
+``server`` line that the Dataplane side (and HAProxy, which splits at ``\n`` only) never saw.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from haptic.dataplane.errors import ConfigParseError
+from haptic.dataplane.parser import parse_config
 
 
 @dataclass(frozen=True)
@@ -47,26 +51,15 @@ def _split_address(value: str) -> tuple[str, int | None]:
 
 
 def parse_current_config(text: str) -> CurrentConfig:
-    backends: dict[str, CurrentBackend] = {}
-    current: CurrentBackend | None = None
-    for raw in text.splitlines():
-        line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
-        words = line.split()
-        if not raw[:1].isspace():
-            current = None
-            if words[0] == "backend" and len(words) > 1:
-                current = CurrentBackend(words[1])
-                backends[words[1]] = current
-            continue
-        if current is not None and words[0] == "server" and len(words) >= 3:
-            address, port = _split_address(words[2])
-            current.servers[words[1]] = CurrentServer(words[1], address, port, "disabled" in words[3:])
-    return CurrentConfig(backends, text)
+    """Backends and servers of ``text``; a config the parser refuses has none (no slot is preserved)."""
+    try:
+        parsed = parse_config(text)
+    except ConfigParseError:
+        return CurrentConfig({}, text)
+    return _from_parsed(parsed, text)
 
 
-def _from_parsed(parsed: Any) -> CurrentConfig:
+def _from_parsed(parsed: Any, text: str = "") -> CurrentConfig:
     """Converts an already parsed config (``haptic.dataplane.HAProxyConfig``: ``of_kind("backend")``
     sections with ``name`` and ``servers`` → directives with ``words``) without reparsing text."""
     backends: dict[str, CurrentBackend] = {}
@@ -78,7 +71,7 @@ def _from_parsed(parsed: Any) -> CurrentConfig:
                 address, port = _split_address(words[2])
                 backend.servers[str(name)] = CurrentServer(str(name), address, port, "disabled" in words[3:])
         backends[backend.name] = backend
-    return CurrentConfig(backends)
+    return CurrentConfig(backends, text)
 
 
 def coerce_current_config(value: Any) -> CurrentConfig | None:

@@ -44,7 +44,8 @@ from haptic.templating.errors import (
     TemplatingError,
 )
 from haptic.templating.filters import FILTERS, GLOBALS, TESTS
-from haptic.templating.ingress_helpers import ingress_paths
+from haptic.templating.ingress_helpers import ingress_paths, route_ownership
+from haptic.templating.notices import ObjectNotice
 from haptic.templating.postprocess import RegexReplace, post_processor_from
 from haptic.templating.safety import parse_cidrs, parse_request_headers
 from haptic.templating.sandbox import HapticSandbox
@@ -117,15 +118,19 @@ class RenderInputs:
     current_config: Any = None
     capabilities: Mapping[str, Any] = field(default_factory=dict)
     dirs: StorageDirs = field(default_factory=StorageDirs)
+    #: (kind, namespace, name) of objects the templates must leave out (``skipped(obj)`` in templates).
+    skip: frozenset[tuple[str, str, str]] = frozenset()
 
 
 @dataclass(frozen=True)
 class RenderResult:
-    """The rendered ``haproxy.cfg``, auxiliary files and the warnings templates raised."""
+    """The rendered ``haproxy.cfg``, auxiliary files, the warnings templates raised and their notices
+    about single objects (sorted by object, then reason)."""
 
     config: str
     aux: AuxFiles
     warnings: tuple[str, ...] = ()
+    notices: tuple[ObjectNotice, ...] = ()
     context: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __repr__(self) -> str:
@@ -197,6 +202,7 @@ class TemplateEngine:
                 "render_glob": self._render_glob,
                 "service_endpoints": service_endpoints,
                 "ingress_paths": ingress_paths,
+                "route_ownership": route_ownership,
                 "request_headers": parse_request_headers,
                 "cidrs": parse_cidrs,
             }
@@ -282,6 +288,7 @@ class TemplateEngine:
     def render(self, inputs: RenderInputs) -> RenderResult:
         """Renders ``haproxy.cfg`` then maps, files and certificates (name order), sharing one context."""
         context, state, registry = self.build_context(inputs)
+        state.skip = inputs.skip
         self._endpoints.next_render()
         self.env.start_deadline(self.render_timeout)
         # A render allocates hundreds of thousands of short-lived objects next to large stores; the
@@ -315,7 +322,8 @@ class TemplateEngine:
             certificates=dict(sorted(certs.items())),
             crt_lists=dict(sorted(registry.files["crt-list"].items())),
         )
-        return RenderResult(config=config, aux=aux, warnings=tuple(state.warnings), context=context)
+        notices = tuple(sorted(state.notices.values()))
+        return RenderResult(config=config, aux=aux, warnings=tuple(state.warnings), notices=notices, context=context)
 
     def _render_one(self, name: str, template: TemplateFile, context: Mapping[str, Any]) -> str:
         try:

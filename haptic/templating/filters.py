@@ -25,6 +25,7 @@ from jinja2 import Undefined
 
 from haptic.templating.context import current_render
 from haptic.templating.errors import TemplateFailure
+from haptic.templating.notices import ObjectNotice, check_reason, object_ref
 from haptic.templating.safety import (
     is_haproxy_token,
     is_hostname,
@@ -379,15 +380,48 @@ def first_seen(prefix: str, *keys: Any) -> bool:
     return current_render().first_seen((prefix, *(str(k) for k in keys)))
 
 
-def warn(message: Any) -> str:
-    """Records a render warning (reported beside the result) and renders nothing."""
-    current_render().warn(str(message))
+def _notice(obj: Any, reason: Any, message: Any, field: Any, excluded: bool) -> ObjectNotice:
+    ref = object_ref(obj)
+    if ref is None:
+        raise TemplateFailure(f"{'exclude' if excluded else 'warn'}: the object must be a Kubernetes object")
+    try:
+        check_reason(str(reason))
+    except ValueError as exc:
+        raise TemplateFailure(str(exc)) from None
+    return ObjectNotice(ref, str(reason), str(message), "" if _is_nil(field) else str(field), excluded)
+
+
+def warn(message: Any, obj: Any = None, reason: Any = "TemplateWarning", field: Any = "") -> str:
+    """Records a render warning (reported beside the result) and renders nothing.
+
+    With ``obj`` (a Kubernetes object) the warning is about that object: it becomes a Kubernetes Event
+    on it (``reason``, CamelCase) and an admission warning when the object is proposed.
+    """
+    if obj is None or _is_nil(obj):
+        current_render().warn(str(message))
+    else:
+        current_render().notice(_notice(obj, reason, message, field, False))
     return ""
+
+
+def exclude(obj: Any, reason: Any, message: Any, field: Any = "") -> str:
+    """Records that the templates leave ``obj`` out of the config (``reason`` CamelCase, the field at fault):
+    the controller reports it on the object (Event, status) and the webhook refuses or warns."""
+    current_render().notice(_notice(obj, reason, message, field, True))
+    return ""
+
+
+def skipped(obj: Any) -> bool:
+    """True when the controller asked this render to leave ``obj`` out (per-object isolation after
+    ``haproxy -c`` rejected the lines it produced)."""
+    ref = object_ref(obj)
+    return ref is not None and ref.key in current_render().skip
 
 
 def reject_unsafe_filter(items: Iterable[Any], kind: str = "ingress") -> list[Any]:
     """Drops objects whose strings could inject HAProxy directives, with a warning naming each."""
-    return reject_unsafe(items, kind, current_render().warn)
+    state = current_render()
+    return reject_unsafe(items, kind, state.warn, state.notice)
 
 
 def ingress_class(items: Iterable[Any], name: str, include_unclassed: bool = False) -> list[Any]:
@@ -457,6 +491,7 @@ FILTERS: dict[str, Callable[..., Any]] = {
 }
 
 TESTS: dict[str, Callable[..., bool]] = {
+    "skipped": skipped,
     "nil": is_nil,
     "digit": isdigit,
     "haproxy_token": is_haproxy_token,
@@ -471,6 +506,8 @@ GLOBALS: dict[str, Any] = {
     "fail": fail,
     "first_seen": first_seen,
     "warn": warn,
+    "exclude": exclude,
+    "skipped": skipped,
     "dig": dig,
     "coalesce": coalesce,
     "fallback": fallback,

@@ -6,7 +6,7 @@ lookups per path; the Ingress library renders tens of thousands of them, so the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 DEFAULT = "Default"
@@ -51,3 +51,70 @@ def ingress_paths(ingress: Mapping[str, Any]) -> list[dict[str, Any]]:
                 }
             )
     return out
+
+
+def _age_key(ingress: Mapping[str, Any]) -> tuple[bool, str, str, str]:
+    meta = ingress.get("metadata") or {}
+    created = meta.get("creationTimestamp")
+    # RFC 3339 UTC timestamps ("2026-01-02T03:04:05Z") sort as strings; objects without one sort last.
+    return (not isinstance(created, str), created if isinstance(created, str) else "",
+            str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+
+
+def _hosts_of(ingress: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(host, field) of every rule naming a host, in rule order, each host once."""
+    found: dict[str, str] = {}
+    for i, rule in enumerate((ingress.get("spec") or {}).get("rules") or []):
+        host = rule.get("host") if isinstance(rule, Mapping) else None
+        if isinstance(host, str) and host and host not in found:
+            found[host] = f"spec.rules[{i}].host"
+    return list(found.items())
+
+
+def route_ownership(ingresses: Iterable[Any], shared_namespaces: Any = ()) -> dict[str, Any]:
+    """Who owns each host, and which Ingresses lose a host to another namespace.
+
+    The oldest Ingress (``creationTimestamp``, then namespace, then name) naming a host (a wildcard
+    ``*.example.test`` is a host of its own) makes its namespace the host's owner. A later Ingress of
+    another namespace naming that host is not routed at all. Namespaces listed in ``shared_namespaces``
+    (``["*"]``: all) share hosts among themselves: one of them may add rules to a host another listed
+    namespace owns.
+
+    Returns ``ingresses`` (the routed ones, oldest first: on the same host and path the oldest wins),
+    ``hosts`` (host -> owner namespace, sorted by host) and ``conflicts`` (one entry per Ingress left out:
+    ``ingress``, ``host``, ``field``, ``owner`` ("namespace/name" of the owning Ingress) and ``message``).
+    """
+    shared = {str(n) for n in (shared_namespaces or ()) if isinstance(n, str)}
+    everyone = "*" in shared
+    owners: dict[str, tuple[str, str]] = {}  # host -> (namespace, "namespace/name")
+    routed: list[Any] = []
+    conflicts: list[dict[str, Any]] = []
+    for ingress in sorted(ingresses, key=_age_key):
+        meta = ingress.get("metadata") or {}
+        namespace = str(meta.get("namespace") or "")
+        claims = _hosts_of(ingress)
+        lost = None
+        for host, field in claims:
+            owner = owners.get(host)
+            if owner is None or owner[0] == namespace:
+                continue
+            if everyone or (namespace in shared and owner[0] in shared):
+                continue
+            lost = (host, field, owner[1])
+            break
+        if lost is not None:
+            host, field, by = lost
+            conflicts.append({
+                "ingress": ingress, "host": host, "field": field, "owner": by,
+                "message": f"host {host} is owned by namespace {by.split('/', 1)[0]} (Ingress {by}, the oldest "
+                           f"naming it); this Ingress is not routed",
+            })
+            continue
+        routed.append(ingress)
+        for host, _field in claims:
+            owners.setdefault(host, (namespace, f"{namespace}/{meta.get('name', '')}"))
+    return {
+        "ingresses": routed,
+        "hosts": {host: owners[host][0] for host in sorted(owners)},
+        "conflicts": conflicts,
+    }

@@ -16,6 +16,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from haptic.names import ANNOTATION_PREFIX
+from haptic.templating.notices import UNSAFE_INPUT, ObjectNotice, field_of_reason, object_ref
+
+_KINDS = {"ingress": "Ingress", "secret": "Secret"}
 
 _HOST = re.compile(r"^(\*\.)?[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*\Z")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z")
@@ -23,10 +26,16 @@ _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?\Z")
 # Paths go into map files keyed by host+path: whitespace, '#', quotes and backslashes would split or
 # comment the line; '%', '[' and ']' are kept out because HAProxy log-format expands them.
 _PATH = re.compile(r"^/[A-Za-z0-9\-._~!$&()*+,;=:@/]*\Z")
-_TOKEN_FORBIDDEN = re.compile(r"[\s#\"'\\%\[\]{}`\x00-\x1f\x7f]")
+# Control characters, C0 and C1, and the Unicode line and paragraph separators: everything
+# ``str.splitlines`` splits at (\n \r \v \f \x1c-\x1e \x85 U+2028 U+2029) and more. HAProxy splits lines
+# at \n only, but any reader of the config that splits like Python (or a log viewer) would see lines that
+# HAProxy does not, so none of them may appear in a value the templates write out.
+CONTROL_CHARACTERS = "\x00-\x1f\x7f-\x9f\u2028\u2029"
+_CONTROL = re.compile(f"[{CONTROL_CHARACTERS}]")
+_TOKEN_FORBIDDEN = re.compile(f"[\\s#\"'\\\\%\\[\\]{{}}`{CONTROL_CHARACTERS}]")
 _DURATION = re.compile(r"^[0-9]{1,9}(us|ms|s|m|h|d)?\Z")
 _HEADER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9\-]{0,127}\Z")
-_HEADER_VALUE_FORBIDDEN = re.compile(r"[\"'\\%#;\x00-\x1f\x7f]")
+_HEADER_VALUE_FORBIDDEN = re.compile(f"[\"'\\\\%#;{CONTROL_CHARACTERS}]")
 _PORT_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,13}[a-z0-9])?\Z")
 
 BALANCE_ALGORITHMS = ("roundrobin", "static-rr", "leastconn", "first", "source", "random")
@@ -102,7 +111,7 @@ def _check_annotation(key: str, value: Any) -> str | None:
             return f"annotation {key}: {exc}"
         return None
     # Unknown annotations of ours have no effect, but a control character in any of them is a red flag.
-    return None if not re.search(r"[\x00-\x1f\x7f]", value) else f"annotation {key} contains control characters"
+    return None if not _CONTROL.search(value) else f"annotation {key} contains control characters"
 
 
 def _ingress_backend_reasons(backend: Any, where: str) -> list[str]:
@@ -210,8 +219,14 @@ def object_id(obj: Any) -> str:
 _LAST_VERDICTS: dict[str, dict[int, tuple[Any, tuple[str, ...]]]] = {}
 
 
-def reject_unsafe(items: Iterable[Any], kind: str, warn: Callable[[str], None]) -> list[Any]:
-    """``items`` without the unsafe ones; each skipped object is reported through ``warn``."""
+def reject_unsafe(
+    items: Iterable[Any],
+    kind: str,
+    warn: Callable[[str], None],
+    notice: Callable[[ObjectNotice, str], None] | None = None,
+) -> list[Any]:
+    """``items`` without the unsafe ones; each skipped object is reported through ``warn`` (its text) or,
+    when given, ``notice`` (an ``UnsafeInput`` exclusion naming the first offending field, and its text)."""
     previous = _LAST_VERDICTS.get(kind, {})
     verdicts: dict[int, tuple[Any, tuple[str, ...]]] = {}
     safe = []
@@ -223,7 +238,12 @@ def reject_unsafe(items: Iterable[Any], kind: str, warn: Callable[[str], None]) 
             reasons = tuple(unsafe_reasons(obj, kind))
         verdicts[id(obj)] = (obj, reasons)
         if reasons:
-            warn(f"skipping {object_id(obj)}: {'; '.join(reasons)}")
+            text = f"skipping {object_id(obj)}: {'; '.join(reasons)}"
+            ref = object_ref(obj, _KINDS.get(kind, ""))
+            if notice is not None and ref is not None:
+                notice(ObjectNotice(ref, UNSAFE_INPUT, "; ".join(reasons), field_of_reason(reasons[0]), True), text)
+            else:
+                warn(text)
         else:
             safe.append(obj)
     _LAST_VERDICTS[kind] = verdicts

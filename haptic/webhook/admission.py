@@ -11,10 +11,10 @@ Pure logic, no HTTP (``haptic.live.webhook_server`` serves it). For one request:
 4. a dry-run reconciliation: every store of that GVR is overlaid with the change (CREATE adds,
    UPDATE replaces, DELETE removes) without touching the live stores, and the ``ProposalCheck``
    renders, validates (``haproxy -c``, strict) and runs the embedded validationTests;
-5. deny when the check reports problems, when the templates skipped the proposed object as unsafe
-   (``reject_unsafe``: the warning names the offending fields), or when the check did not finish
-   within the timeout (5 s by default); otherwise allow, passing on template warnings that name the
-   object as admission warnings.
+5. deny when the check reports problems, when the templates would leave the proposed object out
+   (an exclusion notice about it: hostile fields, a host another namespace owns, lines ``haproxy -c``
+   rejects; the message names the field), or when the check did not finish within the timeout (5 s by
+   default); otherwise allow, passing on template warnings about the object as admission warnings.
 
 Messages are bounded (``MAX_MESSAGE`` characters, ``MAX_WARNINGS`` warnings) and name the object.
 """
@@ -35,7 +35,8 @@ from haptic.k8s.store import ResourceStore
 from haptic.k8s.store_overlay import OverlayStore
 from haptic.names import ANNOTATION_PREFIX
 from haptic.templating.context import StoreLike
-from haptic.templating.safety import object_id
+from haptic.templating.notices import ObjectNotice, object_ref
+from haptic.templating.safety import CONTROL_CHARACTERS, object_id
 
 ADMISSION_API_VERSION = "admission.k8s.io/v1"
 DEFAULT_TIMEOUT = 5.0
@@ -45,7 +46,7 @@ MAX_WARNING_LENGTH = 256
 DENIED_CODE = 403
 # Generated names get a random suffix from the API server only after admission; renders need a name.
 GENERATED_SUFFIX = "xxxxx"
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL = re.compile(f"[{CONTROL_CHARACTERS}]")
 
 Result = Literal["allowed", "denied", "error"]
 Operation = Literal["CREATE", "UPDATE", "DELETE", "CONNECT"]
@@ -154,10 +155,12 @@ def bounded(text: str, limit: int = MAX_MESSAGE) -> str:
 
 @dataclass(frozen=True)
 class ProposalOutcome:
-    """What a dry-run reconciliation found: failing checks (empty: valid) and the render's warnings."""
+    """What a dry-run reconciliation found: failing checks (empty: valid), the render's warnings and its
+    notices about single objects."""
 
     problems: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    notices: tuple[ObjectNotice, ...] = ()
 
 
 ProposalCheck = Callable[[Mapping[str, StoreLike]], Awaitable[ProposalOutcome]]
@@ -300,10 +303,18 @@ class AdmissionValidator:
         if unsafe and request.operation != "DELETE":
             return decided("denied", "unsafe fields, the templates would skip this object: " + "; ".join(unsafe),
                            DENIED_CODE)
+        about = _notices_about(outcome.notices, proposed, request.kind.kind)
+        left_out = [n for n in about if n.excluded]
+        if left_out and request.operation != "DELETE":
+            return decided("denied", "the templates would leave this object out: " + "; ".join(
+                f"{n.message} ({n.field}) [{n.reason}]" if n.field else f"{n.message} [{n.reason}]" for n in left_out),
+                DENIED_CODE)
         if outcome.problems:
             return decided("denied", "the configuration would be invalid: " + "; ".join(outcome.problems),
                            DENIED_CODE)
-        own = _object_warnings(outcome.warnings, namespace, str(proposed["metadata"]["name"]))
+        own = [f"{n.message} [{n.reason}]" for n in about if not n.excluded]
+        own += [w for w in _object_warnings(outcome.warnings, namespace, str(proposed["metadata"]["name"]))
+                if not any(w == n.text() for n in about)]
         return decided("allowed", warnings=own)
 
     @staticmethod
@@ -316,6 +327,14 @@ class AdmissionValidator:
         if namespace and not meta.get("namespace"):
             meta["namespace"] = namespace
         return {**obj, "metadata": meta}
+
+
+def _notices_about(notices: Sequence[ObjectNotice], proposed: Mapping[str, Any], kind: str) -> list[ObjectNotice]:
+    ref = object_ref(proposed, kind)
+    if ref is None:
+        return []
+    return [n for n in notices if n.ref.namespace == ref.namespace and n.ref.name == ref.name
+            and n.ref.kind in (ref.kind, kind)]
 
 
 def _unsafe_warnings(warnings: Sequence[str], proposed: Mapping[str, Any]) -> list[str]:

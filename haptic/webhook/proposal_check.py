@@ -140,7 +140,7 @@ class DryRunCheck:
             errors = [_problem_text(e) for e in validation.errors] or [validation.summary()]
             problems.append("haproxy -c: " + "; ".join(errors[:_MAX_PROBLEMS]))
         problems.extend(await self.test_problems())
-        return ProposalOutcome(tuple(problems), tuple(result.warnings))
+        return ProposalOutcome(tuple(problems), tuple(result.warnings), result.notices)
 
 
 def admission_validator(

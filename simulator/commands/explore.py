@@ -15,6 +15,7 @@ from simulator.scenario.explore import describe_steps, parse_seeds, perturb
 from simulator.scenario.loader import ScenarioLoadError, load_cells
 from simulator.scenario.reports import write_trace
 from simulator.scenario.runner import CellResult, RunOptions, run_cell_with
+from simulator.scenario.seed_limits import DEFAULT_MEMORY_MB, DEFAULT_VIRTUAL, DEFAULT_WALL, SeedLimits, run_limited
 
 
 def register(subparsers: Any) -> None:
@@ -31,25 +32,45 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--show-steps", action="store_true", help="print the perturbed steps of each failing seed")
     parser.add_argument("--report", type=Path, default=None, help="write the traces of failing seeds here")
     parser.add_argument("-j", "--jobs", type=int, default=1, help="run seeds in this many processes (default 1)")
+    parser.add_argument("--max-virtual", type=float, default=DEFAULT_VIRTUAL,
+                        help=f"per-seed limit of virtual (backend) seconds (default {DEFAULT_VIRTUAL:g})")
+    parser.add_argument("--max-wall", type=float, default=DEFAULT_WALL,
+                        help=f"per-seed wall-time limit in seconds; the seed is killed (default {DEFAULT_WALL:g})")
+    parser.add_argument("--max-memory", type=int, default=DEFAULT_MEMORY_MB,
+                        help=f"per-seed memory limit in MiB (default {DEFAULT_MEMORY_MB})")
     add_log_level(parser)
     parser.set_defaults(func=run)
 
 
-def _one(path: str, index: int, seed: int, backend: str, log_level: str) -> CellResult:
-    """One seed of one cell (also the worker function of ``--jobs``: everything is re-loaded there)."""
+def _one(path: str, index: int, seed: int, backend: str, log_level: str,
+         limits: SeedLimits | None = None) -> CellResult:
+    """One seed of one cell (also the worker function of ``--jobs``: everything is re-loaded there), in a
+    child process within ``limits`` (virtual time, wall time, memory) when given."""
     quiet_logs(log_level)
     cell = load_cells(path)[index]
-    return run_cell_with(perturb(cell, seed), get_factory(backend), RunOptions(check_expectations=False))
+    explored = perturb(cell, seed)
+    virtual = limits.virtual_seconds if limits is not None else None
+    options = RunOptions(check_expectations=False, max_virtual_seconds=virtual)
+
+    def run() -> CellResult:
+        return run_cell_with(explored, get_factory(backend), options)
+
+    if limits is None:
+        return run()
+    template = CellResult(id=explored.id, backend=backend, source=str(explored.source), seed=seed)
+    return run_limited(run, template, limits)
 
 
 def _results(args: argparse.Namespace, index: int, seeds: list[int]) -> Iterator[tuple[int, CellResult]]:
     """Results in seed order, computed in ``--jobs`` processes."""
+    limits = SeedLimits(args.max_virtual, args.max_wall, args.max_memory)
     if args.jobs <= 1:
         for seed in seeds:
-            yield seed, _one(str(args.scenario), index, seed, args.backend, args.log_level)
+            yield seed, _one(str(args.scenario), index, seed, args.backend, args.log_level, limits)
         return
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        futures = [pool.submit(_one, str(args.scenario), index, seed, args.backend, args.log_level) for seed in seeds]
+        futures = [pool.submit(_one, str(args.scenario), index, seed, args.backend, args.log_level, limits)
+                   for seed in seeds]
         for seed, future in zip(seeds, futures, strict=True):
             yield seed, future.result()
 

@@ -30,6 +30,7 @@ from .validation import bad_request, yaml_error
 from .watch import Watch
 
 MAX_BODY = 3 * 1024 * 1024
+_TOO_DEEP = "error decoding body: the object nests too deeply"
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _PATCH_TYPES = {
     "application/merge-patch+json": "merge",
@@ -257,14 +258,23 @@ class KubeHTTPServer:
         if "yaml" in content_type:
             if raw.lstrip()[:1] in (b"{", b"["):
                 # kubectl sends JSON as apply-patch+yaml; JSON is YAML, and json is far faster.
-                with contextlib.suppress(ValueError):
+                try:
                     return json.loads(raw)
+                except RecursionError:
+                    raise bad_request(_TOO_DEEP) from None
+                except ValueError:
+                    pass
             try:
                 return yaml.load(raw, Loader=_YAML_LOADER)
             except yaml.YAMLError as exc:
                 raise bad_request(f"error decoding YAML body: {yaml_error(exc)}") from exc
+            except RecursionError:
+                raise bad_request(_TOO_DEEP) from None
         try:
             return json.loads(raw)
+        except RecursionError:
+            # A 100k-deep body once answered a bare 500: the API server refuses it as a bad request.
+            raise bad_request(_TOO_DEEP) from None
         except ValueError as exc:
             raise bad_request(f"error decoding JSON body: {exc}") from exc
 
@@ -347,6 +357,8 @@ class KubeHTTPServer:
                 if raw.strip():
                     try:
                         options = json.loads(raw)
+                    except RecursionError:
+                        raise bad_request(_TOO_DEEP) from None
                     except ValueError as exc:
                         raise bad_request(f"error decoding DeleteOptions: {exc}") from exc
             if not isinstance(options, dict):

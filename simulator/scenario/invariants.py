@@ -132,7 +132,9 @@ class InvariantMonitor:
                                            f"{record.source} started deploying while {', '.join(others)} "
                                            f"was deploying (since t={self._deploying[others[0]]:.3f}s)", record.t))
                 self._deploying[record.source] = record.t
-            elif record.type in ("deployment.completed", "deployment.cancelled", "leader.lost"):
+            elif record.type in ("deployment.completed", "deployment.cancelled"):
+                # Deploying until its writes have stopped: a replica that lost leadership is still
+                # deploying until its deployment ends (``leader.lost`` alone proves nothing).
                 self._deploying.pop(record.source, None)
         return found
 

@@ -11,6 +11,7 @@ report consequences.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import time
@@ -121,6 +122,8 @@ class CellResult:
 class RunOptions:
     seed: int | None = None
     check_expectations: bool = True
+    #: Stop the run as a failure once it has taken this much (backend) time: a seed that never ends.
+    max_virtual_seconds: float | None = None
 
 
 def trace_line(record: TraceRecord, seq: int) -> str:
@@ -505,7 +508,14 @@ async def run_cell(cell: ScenarioCell, backend: ScenarioBackend, backend_name: s
                         generated=[f"{where}: {what}" for where, what in cell.generated])
     run = _Run(cell, backend, result, options)
     try:
-        await run.run()
+        try:
+            async with asyncio.timeout(options.max_virtual_seconds):
+                await run.run()
+        except TimeoutError:
+            index = run.result.steps_run if run.result.steps_run < len(cell.scenario.steps) else None
+            kind = step_kind(cell.scenario.steps[index]) if index is not None else "setup"
+            run.fail(index, kind, CheckFailure("limit", f"the run exceeded its time limit of "
+                                                         f"{options.max_virtual_seconds:g}s (backend time)"), "error")
     except NotApplicable as exc:
         result.status = "unavailable"
         result.message = str(exc)

@@ -5,6 +5,11 @@ Each pod is synchronized by ``haptic.dataplane.synchronizer.sync`` with a per-po
 backoff inside the deployment; what is still failing is reported per pod and left to the scheduler's
 retry and the drift monitor. Results are published in endpoint order, whatever order the pods
 answered in, so traces are deterministic. Credentials are read at each deployment (rotation).
+
+Fencing: every Dataplane write first asks the iteration's ``WriteFence`` whether this replica can
+still prove it leads (it holds the Lease, renewed within the renew deadline); a replica that cannot
+makes no further write, not even the rest of a deployment already under way. A fresh leader starts
+its first deployment only once the previous holder's last possible write window has passed.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from haptic.controller.events import (
     TriggerReason,
 )
 from haptic.core import Event, EventBus
+from haptic.dataplane.api_errors import FencedError
 from haptic.dataplane.aux_files import AuxFiles
 from haptic.dataplane.client import DataplaneClient
 from haptic.dataplane.errors import ConfigParseError
@@ -84,6 +90,15 @@ class Deployer(IterationComponent):
 
     async def _run(self, event: DeploymentScheduled) -> None:
         try:
+            wait = self.ctx.fence.writes_allowed_from() - self.clock.monotonic()
+            if wait > 0:
+                self.logger.info("new leader: waiting %.1fs for the previous leader's last writes to end", wait)
+                await self.clock.sleep(wait)
+            refusal = self.ctx.fence.refusal()
+            if refusal:
+                self.logger.warning("deployment of %s not started: %s", event.content_checksum, refusal)
+                self.publish(DeploymentCancelled(content_checksum=event.content_checksum), cause=event)
+                return
             await self.deploy(event)
         except asyncio.CancelledError:
             self.logger.warning("deployment of %s cancelled", event.content_checksum)
@@ -151,12 +166,17 @@ class Deployer(IterationComponent):
         self.publish(completed, cause=event)
         return completed
 
+    def _guard(self, method: str, path: str) -> None:
+        refusal = self.ctx.fence.refusal()
+        if refusal:
+            raise FencedError(f"{method} {path} not sent: {refusal}")
+
     def _client(self, endpoint: DataplaneEndpoint) -> DataplaneClient:
         creds = self.ctx.credentials
         ports = self.ctx.ports
         return DataplaneClient(endpoint.url, creds.username, creds.password.get_secret_value(),
                                transport=ports.dataplane_transport(endpoint.url), timeout=ports.dataplane_timeout,
-                               sleep=self.clock.sleep, clock=self.clock.monotonic)
+                               sleep=self.clock.sleep, clock=self.clock.monotonic, write_guard=self._guard)
 
     async def _sync_pod(self, endpoint: DataplaneEndpoint, config: str, aux: AuxFiles, parsed: HAProxyConfig | None,
                         forced: bool) -> tuple[SyncResult, float]:
@@ -173,7 +193,7 @@ class Deployer(IterationComponent):
                 result = await sync(client, config, aux, cache=cache, options=options, parsed_desired=parsed)
             finally:
                 await client.aclose()
-            if result.ok:
+            if result.ok or self.ctx.fence.refusal():
                 break
             self.logger.warning("sync of pod %s failed (attempt %d/%d): %s", endpoint.pod_name, attempt, ATTEMPTS,
                              "; ".join(result.errors))

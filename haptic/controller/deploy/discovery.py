@@ -3,7 +3,9 @@
 A pod is a candidate when it matches ``podSelector`` (the ``haproxy-pods`` store), is not being
 deleted, is ``Running`` with a ``podIP`` and the container exposing the Dataplane port is ready.
 A new candidate is admitted after ``GET /v3/info`` answers with the major.minor of the local
-``haproxy -v`` (as the original does; errors are retried with backoff 5 s doubling to 60 s). A pod
+``haproxy -v``. A transient failure of that check (a 5xx, a timeout, a refused connection) is retried
+within seconds (1 s doubling to 5 s): a pod left out silently for a minute is a pod not running the
+config, and ``retry_pending()`` says so to observers that wait for convergence. A pod
 reporting another version is skipped with a log line (once per version) and checked again on every
 later discovery pass and at least every 60 s, so an upgraded sidecar gets admitted. Every change of
 the admitted set publishes the full set (``haproxy.pods.discovered``, sorted by pod) and one
@@ -33,7 +35,10 @@ from haptic.dataplane.api_errors import DataplaneError
 from haptic.dataplane.client import DataplaneClient
 
 VERSION_CHECK_TIMEOUT = 10.0
-RETRY_INITIAL = 5.0
+RETRY_INITIAL = 1.0
+#: A transient version-check failure is retried at least this often.
+RETRY_TRANSIENT_MAX = 5.0
+#: A pod reporting another HAProxy version is checked again this often.
 RETRY_MAX = 60.0
 
 
@@ -91,6 +96,14 @@ class Discovery(IterationComponent):
         if self.synchronized:
             await self.discover()
 
+    def retry_pending(self) -> str:
+        """Which pods wait for a retry of a transiently failed version check (``""``: none). A pod with
+        another HAProxy version is not pending: it stays out until it is upgraded."""
+        failing = sorted(self.failures)
+        if not failing:
+            return ""
+        return f"version check of {', '.join(failing)} to be retried"
+
     def _retry_due(self) -> None:
         self.spawn(self.discover(), "retry")
 
@@ -124,9 +137,13 @@ class Discovery(IterationComponent):
                 retry_in = RETRY_MAX if retry_in is None else min(retry_in, RETRY_MAX)
             else:
                 n = self.failures[endpoint.url] = self.failures.get(endpoint.url, 0) + 1
-                delay = min(RETRY_INITIAL * 2 ** (n - 1), RETRY_MAX)
+                delay = min(RETRY_INITIAL * 2 ** (n - 1), RETRY_TRANSIENT_MAX)
                 retry_in = delay if retry_in is None else min(retry_in, delay)
-        if retry_in is not None and not self._retry.active:
+        # Pods that left meanwhile have nothing to retry.
+        for url in [u for u in self.failures if u not in {e.url for e in candidates}]:
+            del self.failures[url]
+        due = self._retry.deadline
+        if retry_in is not None and (due is None or due > self.clock.monotonic() + retry_in):
             self._retry.start(retry_in)
         if changed or self.last is None:
             order = sorted(self.admitted, key=lambda n: (self.admitted[n].pod_namespace, n))

@@ -245,6 +245,16 @@ class Controller:
                  "pods")
         variables: dict[str, Callable[[], object]] = {n: var(n) for n in names}
         variables["leader"] = lambda: {"is_leader": self.is_leader, "identity": self.ports.identity.pod_name}
+
+        def discovery() -> object:
+            # For observers that wait for convergence (the local tier's settle): a pod whose version check
+            # failed transiently is about to be retried, so the admitted set is not final yet.
+            if self.iteration is None:
+                return None
+            found = self.iteration.discovery
+            return {"admitted": sorted(found.admitted), "retry_pending": found.retry_pending()}
+
+        variables["discovery"] = discovery
         variables["iterations"] = lambda: {"count": self.iterations, "failures": self.failures,
                                            "waiting_for": self.waiting_for}
 

@@ -6,10 +6,10 @@ follows, in order). On a loss it publishes ``LostLeadership`` and stops them. A 
 holder becomes ``LeaderObserved``. With no elector (leader election disabled) the replica is a
 standalone leader from the start (``BecameLeader(reason="standalone")``).
 
-Stopping the component (``stop()`` or ``release()``) stops the elector gracefully first, which
-releases the Lease so a follower takes over at once; in standalone mode it gives leadership up with
-``LostLeadership(reason="stopped")``. ``abandon()`` is a crash: the elector is cancelled, the Lease
-is kept and followers take over once it expires.
+Stopping the component (``stop()`` or ``release()``) stops the elector gracefully, applies the loss
+(leader-only components stop), then releases the Lease so a follower takes over at once; in
+standalone mode it gives leadership up with ``LostLeadership(reason="stopped")``. ``abandon()`` is a
+crash: the elector is cancelled, the Lease is kept and followers take over once it expires.
 """
 
 from __future__ import annotations
@@ -68,10 +68,14 @@ class LeaderElection(Component):
     async def stop(self) -> None:
         """Graceful: the elector releases the Lease, the resulting loss is applied, then the loop ends."""
         if self._elector is not None and self._elector_task is not None and not self._elector_task.done():
-            await self._elector.stop(release=True)
+            # The Lease is released only once the loss is applied (leader-only components stopped, the
+            # deployer's writes ended): released first, a follower could start deploying while they run.
+            await self._elector.stop(release=False)
             self._transitions.put_nowait(None)
             if self._follow_task is not None:
                 await asyncio.gather(self._follow_task, return_exceptions=True)
+            if self._elector.config.release_on_stop:
+                await self._elector.release()
         elif self._elector is None and self._registry.is_leader:
             self.publish(LostLeadership(identity=self.identity, reason="stopped"), new_correlation=True)
             await self._registry.lose_leadership()

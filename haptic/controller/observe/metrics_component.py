@@ -34,6 +34,8 @@ class MetricsComponent(Component):
         super().__init__(bus)
         self.metrics = metrics
         self._poll_interval = poll_interval
+        #: (kind, namespace, name) -> reason, of the objects the leader's render leaves out
+        self._excluded: dict[tuple[str, str, str], str] = {}
 
     async def on_start(self) -> None:
         self.spawn(self._poll(), "poll")
@@ -42,6 +44,12 @@ class MetricsComponent(Component):
         async for now in self.clock.ticks(self._poll_interval):
             self.metrics.observe_bus(self.bus.stats())
             self.metrics.update_time_as_leader(now)
+
+    def _set_excluded(self) -> None:
+        counts: dict[tuple[str, str], int] = {}
+        for (kind, _ns, _name), reason in self._excluded.items():
+            counts[(kind, reason)] = counts.get((kind, reason), 0) + 1
+        self.metrics.set_excluded(counts)
 
     async def handle(self, event: Event) -> None:
         m = self.metrics
@@ -73,5 +81,14 @@ class MetricsComponent(Component):
                 m.set_leader(True, self.clock.monotonic())
             case ev.LostLeadership():
                 m.set_leader(False, self.clock.monotonic())
+                self._excluded.clear()
+                self._set_excluded()
+            case ev.ResourceExcluded():
+                m.record_exclusion(event.kind, event.reason)
+                self._excluded[(event.kind, event.namespace, event.name)] = event.reason
+                self._set_excluded()
+            case ev.ResourceReadmitted():
+                self._excluded.pop((event.kind, event.namespace, event.name), None)
+                self._set_excluded()
             case _:
                 pass

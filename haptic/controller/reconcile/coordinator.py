@@ -15,17 +15,22 @@ from haptic.controller.events import (
     ReconciliationFailed,
     ReconciliationStarted,
     ReconciliationTriggered,
+    ResourceExcluded,
+    ResourceReadmitted,
+    ResourceWarning,
     TemplateRendered,
     TemplateRenderFailed,
     TriggerReason,
     ValidationCompleted,
     ValidationFailed,
 )
+from haptic.controller.reconcile.notice_tracker import NoticeTracker
 from haptic.core import Event, EventBus
 from haptic.names import HAPROXY_PODS
 from haptic.templating.current_config_cache import CurrentConfigCache
 from haptic.templating.engine import RenderInputs, RenderResult
 from haptic.templating.errors import TemplatingError
+from haptic.templating.notices import ObjectNotice, object_ref
 from haptic.validation.render_check import render_and_validate
 
 
@@ -52,6 +57,7 @@ class RenderValidateCoordinator(IterationComponent):
         self.renders = 0
         self._warnings: frozenset[str] = frozenset()
         self._deployed = CurrentConfigCache()
+        self.notices = NoticeTracker()
 
     def render_inputs(self) -> RenderInputs:
         stores = {name: store for name, store in self.ctx.stores.items() if name != HAPROXY_PODS}
@@ -77,6 +83,38 @@ class RenderValidateCoordinator(IterationComponent):
                 self.logger.warning("template: %s", warning)
         self._warnings = frozenset(warnings)
 
+    def _publish_notices(self, notices: tuple[ObjectNotice, ...], cause: Event) -> None:
+        """The render's notices about single objects, each change once (see ``NoticeTracker``)."""
+        changes = self.notices.update(notices)
+        present = self._present({n.ref.key for n in changes.readmitted}) if changes.readmitted else set()
+        for notice in changes.readmitted:
+            ref = notice.ref
+            exists = ref.key in present
+            if exists:
+                self.logger.info("%s is rendered again (was excluded: %s)", ref, notice.reason)
+            self.publish(ResourceReadmitted(kind=ref.kind, namespace=ref.namespace, name=ref.name,
+                                            reason=notice.reason, exists=exists), cause=cause)
+        for notice in changes.excluded:
+            ref = notice.ref
+            self.publish(ResourceExcluded(kind=ref.kind, namespace=ref.namespace, name=ref.name, reason=notice.reason,
+                                          message=notice.message, field=notice.field, api_version=ref.api_version,
+                                          uid=ref.uid), cause=cause)
+        for notice in changes.warned:
+            ref = notice.ref
+            self.publish(ResourceWarning(kind=ref.kind, namespace=ref.namespace, name=ref.name, reason=notice.reason,
+                                         message=notice.message, field=notice.field, api_version=ref.api_version,
+                                         uid=ref.uid), cause=cause)
+
+    def _present(self, keys: set[tuple[str, str, str]]) -> set[tuple[str, str, str]]:
+        """Which of these (kind, namespace, name) are still in a store (readmitted, not deleted)."""
+        found = set()
+        for store in self.ctx.stores.values():
+            for obj in store.list():
+                ref = object_ref(obj)
+                if ref is not None and ref.key in keys:
+                    found.add(ref.key)
+        return found
+
     async def handle(self, event: Event) -> None:
         assert self.subscription is not None
         triggers = [event, *self.subscription.drain()]
@@ -97,6 +135,7 @@ class RenderValidateCoordinator(IterationComponent):
                                           auxiliary_file_count=aux_count, duration_s=rendered_at - started,
                                           trigger_reason=reason, coalescible=coalescible, auxiliary_files=aux),
                          cause=cause)
+            self._publish_notices(result.notices, cause)
 
         self.renders += 1
         try:

@@ -80,6 +80,7 @@ def test_render_writes_config_and_aux_files_and_skips_hostile_objects(tmp_path: 
     assert written == [
         "general/crt-list.txt",
         "haproxy.cfg",
+        "maps/hosts.map",
         "maps/path-exact.map",
         "maps/path-prefix-exact.map",
         "maps/path-prefix.map",

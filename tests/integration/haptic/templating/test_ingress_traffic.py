@@ -138,10 +138,11 @@ def _tls_secret() -> dict[str, Any]:
     }
 
 
-def _render(tmp_path: Path, ports: dict[str, int], http_port: int, https_port: int | None = None) -> Path:
+def _render(tmp_path: Path, ports: dict[str, int], http_port: int, https_port: int | None = None,
+            fixtures: dict[str, list[dict[str, Any]]] | None = None, **settings: Any) -> Path:
     watched = LIB["watchedResources"]
     stores = {name: ResourceStore(name, w["indexBy"], w.get("fieldSelector")) for name, w in watched.items()}
-    fixtures = _fixtures(ports)
+    fixtures = fixtures or _fixtures(ports)
     if https_port is not None:
         fixtures["ingresses"][0]["spec"]["tls"] = [{"hosts": ["a.test"], "secretName": "a-tls"}]
         fixtures["secrets"] = [_tls_secret()]
@@ -152,6 +153,7 @@ def _render(tmp_path: Path, ports: dict[str, int], http_port: int, https_port: i
     extra["maxconn"] = 1000  # the default needs a higher fd limit than test machines grant
     extra["statsPort"] = _free_port()
     extra["httpsPort"] = https_port or _free_port()
+    extra.update(settings)
     dirs = StorageDirs(
         maps_dir=str(tmp_path / "maps"),
         ssl_certs_dir=str(tmp_path / "ssl"),
@@ -236,3 +238,64 @@ def test_tls_termination_and_redirect(haproxy_bin: str, tmp_path: Path, backends
     with _haproxy(haproxy_bin, config, https_port):
         assert _get(https_port, "a.test", "/api/x", tls=True) == (200, "svc-b /api/x")
         assert _get(http_port, "a.test", "/api/x") == (308, "https://a.test/api/x")
+
+
+def _tenant_fixtures(ports: dict[str, int]) -> dict[str, list[dict[str, Any]]]:
+    """Namespace ``app`` (oldest) serves app.test from svc-a; namespace ``attacker`` (newer) tries every way
+    to answer for app.test from svc-b: the same host and paths, a wildcard host, a rule without host and a
+    defaultBackend."""
+    services, slices = [], []
+    for namespace, name in (("app", "svc-a"), ("attacker", "svc-b")):
+        services.append({"kind": "Service", "metadata": {"namespace": namespace, "name": name},
+                         "spec": {"ports": [{"port": 80}]}})
+        slices.append({"kind": "EndpointSlice",
+                       "metadata": {"namespace": namespace, "name": f"{name}-1",
+                                    "labels": {"kubernetes.io/service-name": name}},
+                       "ports": [{"port": ports[name]}], "endpoints": [{"addresses": ["127.0.0.1"]}]})
+
+    def ingress(namespace: str, name: str, created: str, spec: dict[str, Any]) -> dict[str, Any]:
+        return {"kind": "Ingress", "apiVersion": "networking.k8s.io/v1",
+                "metadata": {"namespace": namespace, "name": name, "creationTimestamp": created},
+                "spec": {"ingressClassName": "haptic", **spec}}
+
+    app = ingress("app", "web", "2026-01-01T00:00:00Z",
+                  {"rules": [{"host": "app.test", "http": {"paths": [_path("/", "Exact", "svc-a"),
+                                                                     _path("/app", "Prefix", "svc-a")]}}]})
+    takeover = ingress("attacker", "takeover", "2026-01-02T00:00:00Z",
+                       {"rules": [{"host": "app.test", "http": {"paths": [_path("/", "Prefix", "svc-b"),
+                                                                          _path("/", "Exact", "svc-b"),
+                                                                          _path("/app/admin", "Prefix", "svc-b")]}}]})
+    around = ingress("attacker", "around", "2026-01-02T00:00:00Z",
+                     {"defaultBackend": {"service": {"name": "svc-b", "port": {"number": 80}}},
+                      "rules": [{"host": "*.test", "http": {"paths": [_path("/", "Prefix", "svc-b")]}},
+                                {"http": {"paths": [_path("/", "Prefix", "svc-b")]}}]})
+    return {"services": services, "endpoints": slices, "ingresses": [takeover, around, app]}
+
+
+def test_route_ownership_one_namespace_cannot_answer_for_another_namespaces_host(
+    haproxy_bin: str, tmp_path: Path, backends: dict[str, int]
+) -> None:
+    http_port = _free_port()
+    config = _render(tmp_path, backends, http_port, fixtures=_tenant_fixtures(backends))
+    with _haproxy(haproxy_bin, config, http_port):
+        cases = [
+            ("app.test", "/", 200, "svc-a /"),
+            ("app.test", "/app/admin", 200, "svc-a /app/admin"),  # the takeover's sub-path is not routed
+            ("app.test", "/unknown", 404, "no route"),  # not the wildcard, the no-host rule or the defaultBackend
+            ("other.test", "/x", 200, "svc-b /x"),  # hosts nobody owns: the wildcard still answers
+            ("elsewhere.example", "/x", 200, "svc-b /x"),  # and the rule without host
+        ]
+        for host, path, status, body in cases:
+            assert _get(http_port, host, path) == (status, body), (host, path)
+
+
+def test_shared_host_namespaces_may_add_rules_to_each_others_hosts(
+    haproxy_bin: str, tmp_path: Path, backends: dict[str, int]
+) -> None:
+    http_port = _free_port()
+    config = _render(tmp_path, backends, http_port, fixtures=_tenant_fixtures(backends),
+                     sharedHostNamespaces=["app", "attacker"])
+    with _haproxy(haproxy_bin, config, http_port):
+        assert _get(http_port, "app.test", "/") == (200, "svc-a /")  # the oldest wins the same host and path
+        assert _get(http_port, "app.test", "/app/admin") == (200, "svc-b /app/admin")
+        assert _get(http_port, "app.test", "/unknown") == (200, "svc-b /unknown")

@@ -53,6 +53,10 @@ async def test_bad_input_answers_status_and_changes_nothing(server: KubeHTTPServ
         ("POST", CMS, ["not", "an", "object"], "application/json", None, 400, "JSON object"),
         ("PATCH", CMS + "/missing", {"data": {}}, "application/merge-patch+json", None, 404, "missing"),
         ("PATCH", CMS + "/missing", {"data": {}}, "text/plain", None, 415, "media types"),
+        # Hostile bodies are bad requests with a message, never a 500.
+        ("POST", CMS, None, "application/json", b"[" * 100_000 + b"]" * 100_000, 400, "nests too deeply"),
+        ("POST", CMS, None, "application/yaml", b"[" * 100_000 + b"]" * 100_000, 400, "nests too deeply"),
+        ("POST", CMS, None, "application/json", b'{"metadata": {"name": "caf\xe9"}}', 400, "decoding JSON"),
     ]
     for method, path, body, content_type, raw, code, needle in cases:
         status, answer = await call(http, method, path, body, content_type, raw)

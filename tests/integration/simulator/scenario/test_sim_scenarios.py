@@ -191,3 +191,22 @@ def test_expect_error_fails_when_the_apply_is_accepted(scenario_dir: Path) -> No
     assert done.returncode == 1, done.stdout + done.stderr
     assert "expect_error: the apply was accepted; expected it refused with an error matching 'denied the request'" \
         in done.stdout, done.stdout
+
+
+def test_explore_reports_a_runaway_seed_as_a_failure_with_its_replay_command(scenario_dir: Path) -> None:
+    (scenario_dir / "long.yaml").write_text(textwrap.dedent("""\
+        name: long
+        description: a seed that would run for two virtual hours
+        setup: {pods: 1, config: {file: configs/slots.yaml}, objects: [{file: objects/web.yaml}]}
+        steps:
+          - advance: 2h
+        """))
+    done = run([*SIM, "explore", "long.yaml", "--seeds", "1", "--max-virtual", "120"], scenario_dir)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "exceeded its time limit of 120s" in done.stdout
+    assert "replay: haptic-sim explore long.yaml --seeds 1 --show-steps" in done.stdout
+    walled = run([*SIM, "explore", "long.yaml", "--seeds", "2", "--max-wall", "0.2"], scenario_dir)
+    assert walled.returncode == 1 and "wall-time limit of 0.2s and was killed" in walled.stdout, walled.stdout
+    starved = run([*SIM, "explore", "long.yaml", "--seeds", "3", "--max-memory", "16"], scenario_dir)
+    assert starved.returncode == 1 and "memory limit" in starved.stdout, starved.stdout
+    assert "replay: haptic-sim explore long.yaml --seeds 3 --show-steps" in starved.stdout

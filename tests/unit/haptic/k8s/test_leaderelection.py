@@ -410,3 +410,67 @@ async def test_a_stopped_elector_can_run_again() -> None:
     assert a.times("became_leader") == [0.0, 3.0]
     assert lease_spec(store)["leaseTransitions"] == 1  # released, then re-acquired: the Lease changed hands
     await stop_all([a])
+
+
+async def test_fence_refuses_writes_once_leadership_cannot_be_proven() -> None:
+    store = Cluster()
+    a = make(store, "a")
+    a.start()
+    await sleep_until(0.5)
+    assert a.elector.refusal() == ""
+    await sleep_until(10.5)
+    a.client.partitioned = True  # last renewal started at 10
+    await sleep_until(19.5)
+    assert a.elector.refusal() == ""  # within the renew deadline the Lease is still provably ours
+    await sleep_until(20.0)
+    assert a.elector.refusal() != ""  # from the deadline on, whether or not it has stepped down yet
+    await sleep_until(20.5)
+    assert a.elector.refusal() == "not the leader"
+    await stop_all([a])
+
+
+async def test_fence_refuses_at_once_when_the_lease_is_seen_with_another_holder() -> None:
+    store = Cluster(watchable=True)
+    a = make(store, "a")
+    a.start()
+    await sleep_until(3.0)
+    await intrude(store)
+    await asyncio.sleep(0.001)  # the watch event: no renew tick is due before 4
+    assert a.elector.refusal() != ""
+    assert a.times("lost_leadership") == [3.0]
+    await stop_all([a])
+
+
+async def test_a_leader_handed_a_live_holders_lease_waits_out_its_write_window() -> None:
+    store = Cluster()
+    a, b = make(store, "a"), make(store, "b")
+    a.start()
+    await sleep_until(1.0)
+    b.start()  # b sees a renew at 1, 3, 5, 7 (a renews at 0, 2, 4, 6)
+    await sleep_until(7.5)
+    body = {"spec": {"holderIdentity": "b"}}  # a foreign write hands the Lease to b while a runs
+    await InProcessKubeClient(store.api).patch(LEASES, LEASE, body, "merge", namespace=NS)
+    await sleep_until(9.5)
+    assert b.elector.is_leader
+    # b last saw a renew at 7: a may write until 7 + renewDeadline, plus a retry period in flight.
+    assert b.elector.writes_allowed_from() == 7.0 + 10.0 + 2.0
+    await stop_all([a, b])
+
+
+async def test_a_leader_acquiring_an_expired_or_released_lease_writes_at_once() -> None:
+    store = Cluster()
+    a, b = make(store, "a"), make(store, "b")
+    a.start()
+    await sleep_until(1.0)
+    b.start()
+    await sleep_until(10.5)
+    await a.kill()
+    await sleep_until(30.0)
+    assert b.elector.is_leader
+    assert b.elector.writes_allowed_from() == b.times("became_leader")[0]
+    await b.elector.stop()
+    c = make(store, "c")
+    c.start()
+    await sleep_until(33.0)
+    assert c.elector.is_leader and c.elector.writes_allowed_from() == c.times("became_leader")[0]
+    await stop_all([c])

@@ -37,3 +37,15 @@ def test_incremental_read_equals_full_parse_and_reparses_only_changed_backends()
     assert cache.parsed_pieces - parsed == 1, "only the changed backend was parsed again"
     assert again.text == changed
     assert cache.read(None) is None and cache.read("  \n") is None
+
+
+def test_the_deployed_config_is_read_with_the_dataplane_parser_lines_split_at_newlines_only() -> None:
+    from haptic.dataplane.parser import parse_config
+    from haptic.templating.current_config import parse_current_config
+
+    text = ("global\n    maxconn 10\n\ndefaults\n    mode http\n\nbackend web\n"
+            "    http-request set-header X-A \"a\u2028    server evil 6.6.6.6:80\"\n"
+            "    server SRV_1 10.0.0.1:80\n")
+    current = parse_current_config(text)
+    assert list(current.backends["web"].servers) == ["SRV_1"]  # no phantom "server evil"
+    assert list(parse_config(text).section("backend", "web").servers) == ["SRV_1"]

@@ -228,6 +228,19 @@ def test_safety_helpers_exposed_to_templates() -> None:
     assert result.warnings == ("skipping Ingress 'n'/'bad': rules[0].host 'a b' is not a DNS name",)
 
 
+def test_object_notices_exposed_to_templates() -> None:
+    use(COVERED_GLOBALS, "warn", "exclude", "skipped")
+    use(COVERED_TESTS, "skipped")
+    ing = {"kind": "Ingress", "metadata": {"namespace": "n", "name": "a"}}
+    result = render_result(
+        "{{ warn('w', extraContext.ing, 'Odd') }}{{ exclude(extraContext.ing, 'Bad', 'no') }}"
+        "{{ skipped(extraContext.ing) }}{{ [extraContext.ing] | reject('skipped') | list | length }}",
+        ing=ing,
+    )
+    assert result.config == "False1"
+    assert [(n.reason, n.excluded) for n in result.notices] == [("Bad", True), ("Odd", False)]
+
+
 def test_jinja_builtins_still_available() -> None:
     assert render(
         "{{ 'a\nb' | indent(2, first=True) }}|{{ ['x', 'y'] | join('-') }}|{{ 'aXa' | replace('X', 'b') }}"

@@ -142,9 +142,12 @@ def test_hostile_secret_is_skipped_and_no_https_frontend_is_rendered(engine: Tem
     result = render(engine, ingress("shop", tls=tls), secrets=[secret])
     assert "frontend https" not in result.config
     assert dict(result.aux.certificates) == {} and dict(result.aux.crt_lists) == {}
-    assert result.warnings == (
-        "skipping Secret ns/tls: tls.crt is not a PEM certificate; tls.key is not an unencrypted PEM private key",
-    )
+    (notice,) = result.notices
+    assert (str(notice.ref), notice.reason, notice.field, notice.excluded) == (
+        "Ingress ns/shop", "TLSSecretUnusable", "spec.tls[0].secretName", False)
+    assert notice.message == (
+        "TLS Secret tls skipped: tls.crt is not a PEM certificate; tls.key is not an unencrypted PEM private key")
+    assert result.warnings == (notice.text(),)
     assert "redirect scheme https" not in result.config
 
 

@@ -123,3 +123,19 @@ def test_annotation_value_parsers() -> None:
     assert parse_cidrs("10.1.2.3/8, 192.168.0.1") == ["10.0.0.0/8", "192.168.0.1/32"]
     with pytest.raises(ValueError, match="empty"):
         parse_cidrs(" , ")
+
+
+# Every character str.splitlines splits at (what the old currentConfig reader split at), besides \n.
+_LINE_BREAKS = ["\r", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
+
+
+@pytest.mark.parametrize("breaker", _LINE_BREAKS, ids=lambda c: f"U+{ord(c):04X}")
+def test_every_line_break_python_knows_is_refused_like_a_newline(breaker: str) -> None:
+    assert len(f"a{breaker}b".splitlines()) == 2  # the premise: Python splits here
+    smuggled = f"v{breaker}    server evil 6.6.6.6:80"
+    for annotation in ("request_set_header", "something_else", "timeout_server"):
+        value = f"X-A: {smuggled}" if annotation == "request_set_header" else smuggled
+        reasons = unsafe_reasons(ingress(**{annotation: value}))
+        assert any(annotation.replace("_", "-") in r for r in reasons), (annotation, reasons)
+    assert unsafe_reasons(ingress(host=f"a.example.test{breaker}x"))
+    assert unsafe_reasons(ingress(path=f"/a{breaker}b"))
