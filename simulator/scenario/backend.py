@@ -106,9 +106,22 @@ class SettleResult:
 
 @dataclass(frozen=True)
 class TrafficResult:
+    """One request's answer: ``status`` (0: no HTTP answer, ``body`` says why), the endpoint address that
+    answered (``backend``, None when haproxy answered itself) and its names (``targetRef``/``hostname``),
+    the response headers (lower-case names), what the backend reported it saw (``seen``: method, path,
+    host, headers) and, over TLS, the certificate served (DER)."""
+
     status: int
     backend: str | None = None
     body: str = ""
+    headers: tuple[tuple[str, str], ...] = ()
+    backend_names: tuple[str, ...] = ()
+    seen: Mapping[str, Any] | None = None
+    certificate: bytes | None = None
+
+    def header_values(self, name: str) -> list[str]:
+        wanted = name.lower()
+        return [value for key, value in self.headers if key == wanted]
 
 
 @runtime_checkable

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -47,10 +48,13 @@ from simulator.cluster_objects import dataplane_password, lease_handed_to
 from simulator.harness import SETTLE_QUIET
 from simulator.kube.patching import json_patch, merge_patch, strategic_merge
 from simulator.local.echo import EchoServer
+from simulator.local.http_client import HttpRequest, send
+from simulator.local.listeners import describe as describe_listeners
+from simulator.local.listeners import listener_port
 from simulator.local.pod import POD_LABELS
 from simulator.local.signals import run_interruptible
 from simulator.local.stack import LocalStack, StackOptions
-from simulator.local.traffic import probe, serving_port
+from simulator.local.traffic import serving_port
 
 from . import dataplane_faults
 from .backend import (
@@ -138,6 +142,8 @@ class AddressMap:
     def __init__(self) -> None:
         self.echoes: dict[tuple[str, int], EchoServer] = {}
         self._back: list[tuple[re.Pattern[str], str]] = []
+        #: address -> the names the scenario gives that endpoint (``targetRef.name``, ``hostname``)
+        self.names: dict[str, tuple[str, ...]] = {}
 
     def add(self, address: str, port: int, echo: EchoServer) -> None:
         self.echoes[(address, port)] = echo
@@ -151,6 +157,14 @@ class AddressMap:
 
     def name_of(self, echo_name: str) -> str:
         return echo_name
+
+    def learn_names(self, slice_obj: Mapping[str, Any]) -> None:
+        """Remembers the endpoint names of a slice, for ``traffic.backend: <name>``."""
+        for ep in slice_obj.get("endpoints") or []:
+            names = tuple(n for n in ((ep.get("targetRef") or {}).get("name"), ep.get("hostname")) if n)
+            for address in ep.get("addresses") or []:
+                if names:
+                    self.names[str(address)] = tuple(str(n) for n in names)
 
 
 def enables_webhook(config: Mapping[str, Any]) -> bool:
@@ -371,6 +385,7 @@ class LocalBackend:
         meta = copy.get("metadata") or {}
         self._slices[(str(meta.get("namespace") or "default"), str(meta.get("name")))] = deepcopy(copy)
         stack = self.s
+        self.addresses.learn_names(copy)
         for address, port in slice_pairs(copy):
             if (address, port) not in self.addresses.echoes:
                 echo = await stack.add_echo(address, self._echo_index(address))
@@ -751,18 +766,42 @@ class LocalBackend:
             raise NotApplicable(f"pod {pod} runs no frontend with a plain-HTTP wildcard bind to send traffic to")
         return port
 
+    def _traffic_port(self, pod: str, check: TrafficExpectation) -> int:
+        """The port ``check`` goes to: its ``port``, its ``listener``'s, the first TLS frontend's for https,
+        the frontend serving its host for http."""
+        if check.port is not None:
+            return check.port
+        if check.listener is None and check.scheme == "http":
+            return self.http_port(pod, check.host)
+        config = self.s.deployed_config(self._pod_indexes(pod)[0])
+        port = listener_port(config, tls=check.scheme == "https", name=check.listener)
+        if port is None:
+            wanted = f"frontend {check.listener}" if check.listener else "a frontend with a TLS wildcard bind"
+            raise NotApplicable(f"pod {pod} runs no {wanted} ({check.scheme}); it has {describe_listeners(config)}")
+        return port
+
     async def traffic(self, check: TrafficExpectation) -> TrafficResult:
-        """One real request through the chosen pod's haproxy; ``backend`` is the echo server that
-        answered (named after the scenario's endpoint address), ``None`` when haproxy answered itself."""
+        """One real request through the chosen pod's haproxy; ``backend`` is the echo server that answered
+        (named after the scenario's endpoint address), ``None`` when haproxy answered itself."""
         stack = self.s
         pod = check.pod if isinstance(check.pod, str) else self.pod_names()[check.pod]
         index = self._pod_indexes(pod)[0]
-        report = await probe(f"{stack.pods[index].ip}:{self.http_port(pod, check.host)}", check.host, path=check.path,
-                             count=1, method=check.method, headers=dict(check.headers))
-        if report.errors:
-            return TrafficResult(status=0, backend=None, body=report.errors[0])
-        status = next(iter(report.statuses), 0)
-        return TrafficResult(status=status, backend=next(iter(report.by_server), None))
+        request = HttpRequest(address=stack.pods[index].ip, port=self._traffic_port(pod, check), host=check.host,
+                              path=check.path, method=check.method, headers=dict(check.headers),
+                              body=(check.body or "").encode(), tls=check.scheme == "https", sni=check.server_name)
+        answer = await send(request)
+        if answer.error:
+            return TrafficResult(status=0, body=answer.error)
+        server = answer.header("x-echo-server")
+        seen: dict[str, Any] | None = None
+        if server is not None:
+            try:
+                seen = json.loads(answer.body)
+            except ValueError:
+                seen = None
+        return TrafficResult(status=answer.status, backend=server, body=answer.body.decode("utf-8", "replace"),
+                             headers=answer.headers, backend_names=self.addresses.names.get(server or "", ()),
+                             seen=seen, certificate=answer.certificate)
 
 
 class LocalFactory:

@@ -59,6 +59,7 @@ from .schema import (
     TrafficExpectation,
     step_kind,
 )
+from .traffic_checks import check_traffic, secret_fingerprint
 
 Status = Literal["passed", "failed", "error", "unavailable"]
 OutcomeStatus = Literal["pass", "fail", "n/a", "error"]
@@ -523,18 +524,14 @@ class _Run:
             await backend.advance(min(_POLL, deadline - backend.now()))
 
     async def _traffic(self, check: TrafficExpectation) -> list[CheckFailure]:
-        result = await self.backend.traffic(check)
-        failures = []
-        label = f"traffic[{check.method} {check.host}{check.path}]"
-        if check.status is not None and result.status != check.status:
-            # status 0: no HTTP answer at all; the body holds the connection error
-            got = f"no answer ({result.body or 'no error reported'})" if result.status == 0 else str(result.status)
-            failures.append(CheckFailure(f"{label}.status", f"expected {check.status}, got {got}",
-                                         expected=f"{check.status}\n", actual=f"{result.status}\n"))
-        if check.backend is not None and result.backend != check.backend:
-            failures.append(CheckFailure(f"{label}.backend", f"expected backend {check.backend}, got {result.backend}",
-                                         expected=f"{check.backend}\n", actual=f"{result.backend}\n"))
-        return failures
+        replies = [await self.backend.traffic(check) for _ in range(check.repeat)]
+        fingerprint = None
+        if check.certificate is not None and check.certificate.fingerprint_of is not None:
+            ref = check.certificate.fingerprint_of
+            secrets = await self.backend.list_objects("Secret", ref.namespace)
+            found = [o for o in secrets if (o.get("metadata") or {}).get("name") == ref.name]
+            fingerprint = secret_fingerprint(found[0]) if found else None
+        return check_traffic(check, replies, fingerprint)
 
 
 def endpoint_addresses(cell: ScenarioCell) -> tuple[str, ...]:
