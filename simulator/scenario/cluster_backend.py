@@ -51,7 +51,15 @@ from haptic.k8s.api import JSON, ApiError, NotFound, ResourceRef, Selectors
 from simulator.local.echo import EchoServer
 from simulator.local.network import LoopbackNetwork
 
-from .backend import BackendSetup, BackendUnavailable, NotApplicable, ObjectKey, TraceRecord, TrafficResult
+from .backend import (
+    BackendSetup,
+    BackendUnavailable,
+    NotApplicable,
+    ObjectKey,
+    SettleResult,
+    TraceRecord,
+    TrafficResult,
+)
 from .cluster_access import AccessError, ClusterOptions, ControllerView, PodState, PodView, PortForward
 from .local_backend import AddressMap, reconcile_pending, slice_pairs
 from .schema import FaultSpec, TrafficExpectation
@@ -455,22 +463,42 @@ class ClusterBackend:
         await asyncio.sleep(max(seconds, 0.0))
         await self._refresh()
 
-    async def settle(self, timeout: float) -> bool:  # noqa: ASYNC109 - the scenario's bound, in wall seconds
-        """Every pod runs the published config, nothing changed for a quiet second, and no store change
-        waits for its reconciliation (as on ``local``)."""
+    async def settle(self, timeout: float) -> SettleResult:  # noqa: ASYNC109 - the scenario's bound, in wall seconds
+        """Converged as on ``local``: a replica leads, no replica reports work pending
+        (``/debug/vars/convergence``), every pod runs the published config, after a quiet second;
+        at the bound, what was still pending."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         last: tuple[object, ...] | None = None
         since = loop.time()
-        while loop.time() < deadline:
+        while True:
             await self._refresh()
             state = (self._published, tuple(s.version for s in self._states.values()), len(self._records))
             if state != last:
                 last, since = state, loop.time()
-            elif loop.time() - since >= 1.0 and self.out_of_sync() == [] and not reconcile_pending(self._records):
-                return True
+            quiet = loop.time() - since >= 1.0
+            pending = await self._pending() if quiet or loop.time() >= deadline else None
+            if pending == "":
+                return SettleResult(True)
+            if loop.time() >= deadline:
+                return SettleResult(False, pending or "the controllers kept changing things")
             await asyncio.sleep(0.2)
-        return False
+
+    async def _pending(self) -> str:
+        """What keeps the installation from being converged, or ``""``."""
+        leader = await self._leader()
+        if leader is None:
+            return "no replica leads"
+        for controller in self._controllers:
+            reported = await controller.convergence()
+            if reported is None:
+                return f"controller-{controller.index} does not report its convergence"
+            if reported.get("pending"):
+                return f"controller-{controller.index}: " + "; ".join(str(p) for p in reported["pending"])
+        if reconcile_pending(self._records):
+            return "a store change waits for its reconciliation"
+        stale = self.out_of_sync() or []
+        return f"{len(stale)} pod(s) do not run the published config: {', '.join(stale)}" if stale else ""
 
     async def inject_fault(self, fault: FaultSpec) -> None:
         if fault.kind in _NOT_ON_A_CLUSTER:
