@@ -67,35 +67,47 @@ def _one(path: str, index: int, seed: int, backend: str, log_level: str,
 
 
 def _results(args: argparse.Namespace, index: int, seeds: list[int]) -> Iterator[tuple[int, CellResult]]:
-    """Results in seed order, computed in ``--jobs`` processes.
+    """Results in seed order, each seed in a child process (``--jobs`` of them at once, or one by one
+    within its limits).
 
-    A SIGTERM to this process is passed on to the workers, whose backends then stop what they started
-    (a terminal's Ctrl-C reaches them directly: they are in its process group)."""
+    SIGTERM or SIGINT to this process is passed on to the children, whose backends then stop what they
+    started; this process waits for them and raises ``Interrupted`` before the next seed."""
     limits = SeedLimits(args.max_virtual, args.max_wall, args.max_memory)
-    if args.jobs <= 1:
-        for seed in seeds:
-            yield seed, _one(str(args.scenario), index, seed, args.backend, args.log_level, limits)
-        return
+    received: list[int] = []
 
     def forward(signum: int, _frame: object) -> None:
+        received.append(signum)
         for child in multiprocessing.active_children():
             with contextlib.suppress(ProcessLookupError):
                 os.kill(child.pid or 0, signum)
-        raise Interrupted(signum)
 
-    previous = signal.signal(signal.SIGTERM, forward)
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
+        if args.jobs <= 1:
+            for seed in seeds:
+                result = _one(str(args.scenario), index, seed, args.backend, args.log_level, limits)
+                if received:
+                    raise Interrupted(received[0])
+                yield seed, result
+            return
         with ProcessPoolExecutor(max_workers=args.jobs) as pool:
             futures = [pool.submit(_one, str(args.scenario), index, seed, args.backend, args.log_level, limits)
                        for seed in seeds]
-            try:
-                for seed, future in zip(seeds, futures, strict=True):
-                    yield seed, future.result()
-            except BaseException:
-                pool.shutdown(wait=True, cancel_futures=True)  # the workers finish their cleanup first
-                raise
+            for seed, future in zip(seeds, futures, strict=True):
+                if received:
+                    pool.shutdown(wait=True, cancel_futures=True)  # the workers finish their cleanup first
+                    raise Interrupted(received[0])
+                try:
+                    result = future.result()
+                except BaseException:
+                    if received:
+                        pool.shutdown(wait=True, cancel_futures=True)
+                        raise Interrupted(received[0]) from None
+                    raise
+                yield seed, result
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def run(args: argparse.Namespace) -> int:
