@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -220,6 +221,16 @@ class ControllerView:
             return False
         value = body.get("value", body) if isinstance(body, dict) else {}
         return bool(isinstance(value, dict) and value.get("is_leader"))
+
+    async def convergence(self) -> Mapping[str, Any] | None:
+        """``/debug/vars/convergence``: whether this replica leads and what it still has to do (None: unreadable)."""
+        try:
+            response = await self._client.get(f"{self.base_url}/debug/vars/convergence")
+            body = response.json() if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            return None
+        value = body.get("value", body) if isinstance(body, dict) else None
+        return value if isinstance(value, dict) else None
 
     async def metrics(self) -> str:
         try:

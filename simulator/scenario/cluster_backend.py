@@ -61,7 +61,7 @@ from .backend import (
     TrafficResult,
 )
 from .cluster_access import AccessError, ClusterOptions, ControllerView, PodState, PodView, PortForward
-from .local_backend import AddressMap, slice_pairs
+from .local_backend import AddressMap, reconcile_pending, slice_pairs
 from .schema import FaultSpec, TrafficExpectation
 
 if TYPE_CHECKING:
@@ -91,18 +91,6 @@ _WILDCARD_PORT = re.compile(r"^[ \t]*bind[ \t]+(?:\*|0\.0\.0\.0|\[::\]|::)?:(\d+
 _ENVELOPE = ("event_id", "timestamp", "correlation_id", "causation_id")
 _ECHO_PORT = 8080
 _POLL = 0.25
-
-
-def reconcile_pending(records: Sequence[TraceRecord]) -> bool:
-    """A store change the controller has not reconciled yet (its debounce window holds it back): a
-    ``resource.index.updated`` event with no ``reconciliation.triggered`` after it."""
-    last_change = last_trigger = -1
-    for position, record in enumerate(records):
-        if record.type == "resource.index.updated" and not record.data.get("initial_sync"):
-            last_change = position
-        elif record.type == "reconciliation.triggered":
-            last_trigger = position
-    return last_change > last_trigger
 
 
 def plural(kind: str) -> str:
@@ -490,25 +478,41 @@ class ClusterBackend:
         await self._refresh()
 
     async def settle(self, timeout: float) -> SettleResult:  # noqa: ASYNC109 - the scenario's bound, in wall seconds
-        """Every pod runs the published config, nothing changed for a quiet second, and no store change
-        waits for its reconciliation (as on ``local``)."""
+        """Converged as on ``local``: a replica leads, no replica reports work pending
+        (``/debug/vars/convergence``), every pod runs the published config, after a quiet second;
+        at the bound, what was still pending."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         last: tuple[object, ...] | None = None
         since = loop.time()
-        while loop.time() < deadline:
+        while True:
             await self._refresh()
             state = (self._published, tuple(s.version for s in self._states.values()), len(self._records))
             if state != last:
                 last, since = state, loop.time()
-            elif loop.time() - since >= 1.0 and self.out_of_sync() == [] and not reconcile_pending(self._records):
+            quiet = loop.time() - since >= 1.0
+            pending = await self._pending() if quiet or loop.time() >= deadline else None
+            if pending == "":
                 return SettleResult(True)
+            if loop.time() >= deadline:
+                return SettleResult(False, pending or "the controllers kept changing things")
             await asyncio.sleep(0.2)
-        stale = self.out_of_sync()
-        why = "nothing published" if stale is None else f"pods not on the published config: {', '.join(stale)}" \
-            if stale else "a store change waits for its reconciliation" if reconcile_pending(self._records) \
-            else "the installation kept changing"
-        return SettleResult(False, why)
+
+    async def _pending(self) -> str:
+        """What keeps the installation from being converged, or ``""``."""
+        leader = await self._leader()
+        if leader is None:
+            return "no replica leads"
+        for controller in self._controllers:
+            reported = await controller.convergence()
+            if reported is None:
+                return f"controller-{controller.index} does not report its convergence"
+            if reported.get("pending"):
+                return f"controller-{controller.index}: " + "; ".join(str(p) for p in reported["pending"])
+        if reconcile_pending(self._records):
+            return "a store change waits for its reconciliation"
+        stale = self.out_of_sync() or []
+        return f"{len(stale)} pod(s) do not run the published config: {', '.join(stale)}" if stale else ""
 
     async def inject_fault(self, fault: FaultSpec) -> None:
         if fault.kind in _NOT_ON_A_CLUSTER:
