@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 from collections.abc import AsyncIterator
 
 import pytest
@@ -68,7 +69,9 @@ def options_for(stack: LocalStack) -> ClusterOptions:
 async def test_promoted_scenarios_pass_on_the_cluster_backend(stack: LocalStack) -> None:
     factory = ClusterFactory(options_for(stack))
     assert factory.unavailable_reason() is None
-    original = stack.template_config()["spec"]
+    rt = stack.kube.types.by_kind("haproxy-haptic.org/v1alpha1", "HAProxyTemplateConfig")
+    assert rt is not None
+    original = copy.deepcopy(stack.kube.get(rt, NAMESPACE, CONFIG)["spec"])  # as the API serves it (defaulted)
     results: dict[str, CellResult] = {}
     for cell in promoted():
         results[cell.id] = await run_cell(cell, factory.create(), "cluster")
@@ -82,8 +85,6 @@ async def test_promoted_scenarios_pass_on_the_cluster_backend(stack: LocalStack)
     assert "2 controller replica(s)" in unavailable["leader-failover"]  # this installation runs one
     assert "credentials" in unavailable["credentials-rotation"]
     # the installation is left as it was found: its own config back, no scenario object left
-    rt = stack.kube.types.by_kind("haproxy-haptic.org/v1alpha1", "HAProxyTemplateConfig")
-    assert rt is not None
     assert stack.kube.get(rt, NAMESPACE, CONFIG)["spec"] == original
     ingresses = stack.kube.types.by_kind("networking.k8s.io/v1", "Ingress")
     assert ingresses is not None and stack.kube.list(ingresses, None).items == []
