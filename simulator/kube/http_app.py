@@ -91,7 +91,7 @@ class KubeHTTPServer:
         self.request_log: deque[tuple[str, str, int]] = deque(maxlen=10_000)
         self._watches: set[Watch] = set()
         # Authentication always; RBAC enforcement once ``auth.enable()`` is called.
-        self.auth = Authorization(api)
+        self.auth = Authorization(api, tls.ca_pem if tls else b"")
         self.openapi = OpenAPI(api.types)
         self._listening = asyncio.Event()
 
@@ -321,6 +321,7 @@ class KubeHTTPServer:
             manager = self._manager(request)
             obj = await admitted(api, write_rt, t.namespace, None, None,
                                  lambda: api.create(write_rt, t.namespace, body, manager))
+            builtin_apis.after_write(self.auth, write_rt, obj)
             return self._object_response(t.rt, obj, 201)
         if method == "PUT":
             if t.name is None:
@@ -329,6 +330,7 @@ class KubeHTTPServer:
             manager, name = self._manager(request), t.name
             obj = await admitted(api, write_rt, t.namespace, name, t.subresource,
                                  lambda: api.update(write_rt, t.namespace, name, body, t.subresource, manager))
+            builtin_apis.after_write(self.auth, write_rt, obj)
             return self._object_response(t.rt, obj)
         if method == "PATCH":
             if t.name is None:
@@ -349,6 +351,7 @@ class KubeHTTPServer:
             obj = await admitted(api, write_rt, t.namespace, name, t.subresource,
                                  lambda: api.patch(write_rt, t.namespace, name, patch_type, body, t.subresource,
                                                    manager, force))
+            builtin_apis.after_write(self.auth, write_rt, obj)
             return self._object_response(t.rt, obj)
         if method == "DELETE":
             options: Any = {}
