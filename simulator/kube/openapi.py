@@ -97,6 +97,11 @@ def _docs() -> Mapping[str, Mapping[str, str]]:
     return docs
 
 
+def has_models() -> bool:
+    """Whether the built-in kinds' models are there (``data/kube_models.json``)."""
+    return bool(_models())
+
+
 def model_candidates(rt: ResourceType) -> tuple[str, str]:
     """The names the client may give a kind's model: ``CoreV1Event`` where two groups share a kind, else
     ``V1Deployment``."""
