@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from haptic.config.errors import ConfigError
+from haptic.core.clock import real_wall_time
 from haptic.templating.errors import TemplatingError
 from haptic.validation.config_file import compile_config, object_name, read_config_file
 from haptic.validation.setup import FixtureError, build_stores, render_inputs, storage_dirs
@@ -52,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"haptic render: {args.fixtures}: {exc}", file=sys.stderr)
         return 2
     try:
-        result = engine.render(render_inputs(config.spec, stores, pods, current_config=current))
+        result = engine.render(render_inputs(config.spec, stores, pods, current_config=current,
+                                                 wall_time=real_wall_time()))
     except TemplatingError as exc:
         print(f"haptic render: rendering failed: {exc}", file=sys.stderr)
         return 1

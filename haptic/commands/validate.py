@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from haptic.config.errors import ConfigError
+from haptic.core.clock import real_wall_time
 from haptic.validation.capabilities import detect_capabilities
 from haptic.validation.config_file import compile_config, object_name, read_config_file
 from haptic.validation.haproxy_check import HAProxyValidator
@@ -59,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"haptic validate: {exc}", file=sys.stderr)
         return 2
     validator = HAProxyValidator(binary, storage_dirs(config.spec), strict=True)
-    runner = ValidationTestRunner(config.spec, engine, validator, capabilities=capabilities)
+    runner = ValidationTestRunner(config.spec, engine, validator, capabilities=capabilities,
+                                  wall_time=real_wall_time())
     if not config.spec.validation_tests:
         print("haptic validate: the configuration has no validationTests", file=sys.stderr)
         return 1

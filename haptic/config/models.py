@@ -180,7 +180,9 @@ _LOG_LEVELS = ("", "TRACE", "DEBUG", "INFO", "WARN", "WARNING", "ERROR")
 
 class LoggingSettings(CamelModel):
     level: str = ""
-    """TRACE, DEBUG, INFO, WARN(ING) or ERROR in any case; empty means the LOG_LEVEL env var, else INFO."""
+    """TRACE, DEBUG, INFO, WARN(ING) or ERROR in any case. As in the original, a level set here wins and
+    is applied whenever a config is validated; empty means the process level (``--log-level``, else the
+    ``LOG_LEVEL`` env var, else INFO)."""
 
     @field_validator("level")
     @classmethod
@@ -214,9 +216,32 @@ class DataplaneSettings(CamelModel):
         return value or DEFAULT_RAW_PUSH_THRESHOLD
 
 
+TEMPLATE_ENGINE = "jinja2"
+
+
+def _not_supported_yet(field: str, hint: str) -> ValueError:
+    # One wording for every field the original has and we do not implement yet, so that a config
+    # written for the original fails loudly instead of being accepted and silently ignored.
+    return ValueError(f"{field} is not supported yet: {hint}")
+
+
 class TemplatingSettings(CamelModel):
+    engine: str = TEMPLATE_ENGINE
+    """``jinja2`` (the only engine here). The original's ``scriggo`` templates are a different language."""
     extra_context: dict[str, Any] = Field(default_factory=dict)
     """Free-form values exposed to templates as ``extraContext``."""
+
+    @field_validator("engine")
+    @classmethod
+    def _known_engine(cls, value: str) -> str:
+        if value == TEMPLATE_ENGINE:
+            return value
+        if value.strip().lower() == "scriggo":
+            raise ValueError(
+                "engine 'scriggo' is not supported: this controller renders Jinja2 templates; port the "
+                "templates to Jinja2 and set engine to 'jinja2' (or omit it)"
+            )
+        raise ValueError(f"unknown template engine {value!r} (the only engine is {TEMPLATE_ENGINE!r})")
 
 
 class WatchedResource(CamelModel):
@@ -231,8 +256,30 @@ class WatchedResource(CamelModel):
     """Server-side label selector in the API's string syntax."""
     field_selector: str | None = None
     """Client-side ``jsonpath=value`` filter; objects without the field do not match."""
+    namespace_selector: str | None = None
+    """Refused when set: watching only the namespaces whose labels match is not implemented yet."""
     store: Literal["full", "on-demand"] = "full"
+    """Only ``full`` acts; ``on-demand`` (fetch objects on access) is refused as not supported yet."""
     enable_validation_webhook: bool = False
+
+    @field_validator("namespace_selector")
+    @classmethod
+    def _namespace_selector(cls, value: str | None) -> str | None:
+        if value:
+            raise _not_supported_yet(
+                "namespaceSelector", "every watch is cluster-wide; filter by namespace in the templates or "
+                "with a labelSelector/fieldSelector and remove namespaceSelector"
+            )
+        return value
+
+    @field_validator("store")
+    @classmethod
+    def _store(cls, value: str) -> str:
+        if value != "full":
+            raise _not_supported_yet(
+                f"store {value!r}", "every watched object is kept in memory; use store 'full' (or omit it)"
+            )
+        return value
 
     @field_validator("label_selector")
     @classmethod
@@ -348,11 +395,21 @@ class ValidationTest(CamelModel):
     fixtures: dict[str, list[dict[str, Any]]]
     """Resource name (as in ``watchedResources``, or ``haproxy-pods``) -> objects."""
     http_resources: list[HttpResourceFixture] = Field(default_factory=list)
+    """Refused when non-empty: templates have no ``http.Fetch`` yet, so there is nothing to mock."""
     current_config: str | None = None
     """A deployed haproxy.cfg, for tests of slot preservation."""
     extra_context: dict[str, Any] | None = None
     """Replaces ``templatingSettings.extraContext`` for this test."""
     assertions: list[ValidationAssertion] = Field(min_length=1)
+
+    @field_validator("http_resources")
+    @classmethod
+    def _http_resources(cls, value: list[HttpResourceFixture]) -> list[HttpResourceFixture]:
+        if value:
+            raise _not_supported_yet(
+                "httpResources", "templates cannot fetch HTTP content (no http.Fetch) in this controller"
+            )
+        return value
 
 
 class HAProxyTemplateConfigSpec(CamelModel):

@@ -104,6 +104,16 @@ class RealClock(Clock):
         return self._offset + loop.time()
 
 
+
+def real_wall_time() -> float:
+    """The system's wall time (epoch seconds) for code outside an event loop, e.g. a command-line tool."""
+
+    async def read() -> float:
+        return RealClock().wall()
+
+    return asyncio.run(read())
+
+
 class VirtualClock(Clock):
     """Deterministic time for tests and the simulator.
 

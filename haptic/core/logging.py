@@ -12,7 +12,7 @@ Example::
     setup_logging()                    # once, at process start (LOG_LEVEL=debug|info|...)
     log = get_logger(__name__)
     log.info("deployment done", pods=3, correlation_id=event.correlation_id)
-    set_level("debug")                 # e.g. from spec.logging.level, at runtime
+    apply_config_level("DEBUG")        # spec.logging.level: wins over LOG_LEVEL while set
 
 Under the simulator pass ``time_source=clock.wall`` so lines carry virtual timestamps.
 """
@@ -156,7 +156,32 @@ def setup_logging(level: str | int | None = None, *, stream: IO[str] | None = No
         logger.addHandler(handler)
         logger.propagate = False
     set_level(level)
+    _levels.process = parse_level(level)
+    _levels.from_config = False
     return handler
+
+
+class _Levels:
+    # process: the level chosen at start (--log-level / LOG_LEVEL), None before setup_logging;
+    # from_config: whether spec.logging.level currently overrides it.
+    process: int | None = None
+    from_config: bool = False
+
+
+_levels = _Levels()
+
+
+def apply_config_level(level: str) -> None:
+    """Applies ``spec.logging.level`` with the original's precedence: a level set in the config wins
+    over the process level; emptying it again restores the process level (``--log-level``, else
+    ``LOG_LEVEL``, else info). An empty level never touches loggers the config did not change.
+    """
+    if level.strip():
+        set_level(level.strip().lower())
+        _levels.from_config = True
+    elif _levels.from_config:
+        set_level(_levels.process if _levels.process is not None else logging.NOTSET)
+        _levels.from_config = False
 
 
 def set_level(level: str | int) -> None:

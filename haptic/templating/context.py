@@ -403,8 +403,10 @@ def current_render() -> RenderState:
 
 @dataclass
 class RenderState:
-    """Per-render bookkeeping behind ``first_seen``, ``warn`` and ``exclude``."""
+    """Per-render bookkeeping behind ``first_seen``, ``warn`` and ``exclude``, and the render's wall time
+    (``now()``)."""
 
+    wall_time: float | None = None
     seen: dict[tuple[str, ...], None] = field(default_factory=dict)
     warnings: dict[str, None] = field(default_factory=dict)
     notices: dict[tuple[Any, ...], ObjectNotice] = field(default_factory=dict)

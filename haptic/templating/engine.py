@@ -44,6 +44,7 @@ from haptic.templating.errors import (
     TemplatingError,
 )
 from haptic.templating.filters import FILTERS, GLOBALS, TESTS
+from haptic.templating.functions import FUNCTION_FILTERS, FUNCTIONS
 from haptic.templating.ingress_helpers import ingress_paths, route_ownership
 from haptic.templating.notices import ObjectNotice
 from haptic.templating.postprocess import RegexReplace, post_processor_from
@@ -120,6 +121,8 @@ class RenderInputs:
     dirs: StorageDirs = field(default_factory=StorageDirs)
     #: (kind, namespace, name) of objects the templates must leave out (``skipped(obj)`` in templates).
     skip: frozenset[tuple[str, str, str]] = frozenset()
+    wall_time: float | None = None
+    """Seconds since the epoch from the caller's clock: what ``now()`` returns (None: ``now()`` fails)."""
 
 
 @dataclass(frozen=True)
@@ -194,8 +197,10 @@ class TemplateEngine:
         self._snippet_names = sorted(templates.snippets)
         self.env = HapticSandbox(sources, clock=clock)
         self.env.filters.update(FILTERS)
+        self.env.filters.update(FUNCTION_FILTERS)
         self.env.tests.update(TESTS)
         self.env.globals.update(GLOBALS)
+        self.env.globals.update(FUNCTIONS)
         self.env.globals.update(
             {
                 "snippets": self._snippets_matching,
@@ -261,7 +266,7 @@ class TemplateEngine:
     def build_context(self, inputs: RenderInputs) -> tuple[dict[str, Any], RenderState, FileRegistry]:
         resolver = PathResolver(inputs.dirs)
         registry = FileRegistry(resolver)
-        state = RenderState()
+        state = RenderState(wall_time=inputs.wall_time)
         current = self._current(inputs.current_config)
         pods = StoreView(inputs.haproxy_pods if inputs.haproxy_pods is not None else EMPTY_STORE)
         context: dict[str, Any] = {

@@ -76,8 +76,11 @@ def render_inputs(
     extra_context: Mapping[str, Any] | None = None,
     current_config: Any = None,
     capabilities: Mapping[str, Any] | None = None,
+    wall_time: float | None = None,
 ) -> RenderInputs:
-    """Render inputs for ``spec``; ``extra_context`` is merged over the spec's ``extraContext``."""
+    """Render inputs for ``spec``; ``extra_context`` is merged over the spec's ``extraContext``.
+
+    ``wall_time`` (epoch seconds, from the caller's clock) is what templates get from ``now()``."""
     extra = dict(spec.templating_settings.extra_context)
     extra.update(extra_context or {})
     return RenderInputs(
@@ -87,4 +90,5 @@ def render_inputs(
         current_config=current_config,
         capabilities=dict(capabilities or {}),
         dirs=storage_dirs(spec),
+        wall_time=wall_time,
     )

@@ -82,11 +82,15 @@ class ValidationTestRunner:
         validator: HAProxyValidator,
         *,
         capabilities: Mapping[str, Any] | None = None,
+        wall_time: float | None = None,
     ) -> None:
         self.spec = spec
         self.engine = engine
         self.validator = validator
         self.capabilities = dict(capabilities or {})
+        # What ``now()`` returns in every test of a run (epoch seconds from the caller's clock), fixed so
+        # that the ``deterministic`` assertion's re-render sees the same time; None: ``now()`` fails.
+        self.wall_time = wall_time
 
     def test_names(self) -> list[str]:
         names = sorted(self.spec.validation_tests)
@@ -114,6 +118,7 @@ class ValidationTestRunner:
             extra_context=test.extra_context,
             current_config=test.current_config,
             capabilities=self.capabilities,
+            wall_time=self.wall_time,
         )
 
     def run_test(self, name: str) -> TestResult:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from haptic.config.models import HAProxyTemplateConfigSpec
@@ -67,8 +67,11 @@ class DryRunCheck:
         tests: ValidationTestRunner | None = None,
         tests_timeout: float = TESTS_TIMEOUT,
         capabilities: Mapping[str, Any] | None = None,
+        wall_clock: Callable[[], float] | None = None,
     ) -> None:
         self.spec = spec
+        # The controller's wall clock, for ``now()`` in templates (a render without it fails on ``now()``).
+        self.wall_clock = wall_clock
         self.engine = engine
         self.validator = validator
         self.runner: AsyncCommandRunner = runner or AsyncSubprocessRunner()
@@ -86,6 +89,7 @@ class DryRunCheck:
         timeout: float = DEFAULT_TIMEOUT,
         runner: AsyncCommandRunner | None = None,
         capabilities: Mapping[str, Any] | None = None,
+        wall_clock: Callable[[], float] | None = None,
     ) -> DryRunCheck:
         """Compiles the templates twice (webhook renders and validationTests never share an engine)."""
         dirs = StorageDirs.from_spec(spec.dataplane)
@@ -100,7 +104,8 @@ class DryRunCheck:
                 HAProxyValidator(haproxy_binary, dirs, strict=True),
                 capabilities=capabilities,
             )
-        return cls(spec, engine, validator, runner=runner, tests=tests, capabilities=capabilities)
+        return cls(spec, engine, validator, runner=runner, tests=tests, capabilities=capabilities,
+                   wall_clock=wall_clock)
 
     def start_tests(self) -> None:
         """Starts the validationTests now (optional: the first review starts them otherwise)."""
@@ -109,6 +114,8 @@ class DryRunCheck:
 
     async def _run_tests(self, tests: ValidationTestRunner) -> list[str]:
         try:
+            # Read on the loop: the tests run in a worker thread, where the loop's clock cannot be read.
+            tests.wall_time = None if self.wall_clock is None else self.wall_clock()
             report = await asyncio.wait_for(asyncio.to_thread(tests.run), self.tests_timeout)
         except TimeoutError:
             return [f"validationTests did not finish within {self.tests_timeout:g}s"]
@@ -129,6 +136,7 @@ class DryRunCheck:
             current_config=None,
             capabilities=self.capabilities,
             dirs=StorageDirs.from_spec(self.spec.dataplane),
+            wall_time=None if self.wall_clock is None else self.wall_clock(),
         )
         try:
             checked = await render_and_validate(self.engine, inputs, self.validator, runner=self.runner)
@@ -151,6 +159,7 @@ def admission_validator(
     timeout: float = DEFAULT_TIMEOUT,
     capabilities: Mapping[str, Any] | None = None,
     runner: AsyncCommandRunner | None = None,
+    wall_clock: Callable[[], float] | None = None,
 ) -> AdmissionValidator:
     """The validator for one configuration over its live stores, with the standard dry-run check.
 
@@ -158,7 +167,8 @@ def admission_validator(
     first review does not wait for them; otherwise the first review starts them. ``runner`` runs
     ``haproxy -c`` (the controller's check runner; the simulator's must not let virtual time advance).
     """
-    check = DryRunCheck.from_spec(spec, haproxy_binary, timeout=timeout, capabilities=capabilities, runner=runner)
+    check = DryRunCheck.from_spec(spec, haproxy_binary, timeout=timeout, capabilities=capabilities, runner=runner,
+                                  wall_clock=wall_clock)
     with contextlib.suppress(RuntimeError):
         asyncio.get_running_loop()
         check.start_tests()

@@ -47,7 +47,8 @@ class IterationValidators:
         ctx = iteration.ctx
         if ctx is not self._ctx or self._validator is None:
             self._validator = admission_validator(
-                ctx.spec, ctx.stores, ctx.ports.haproxy_binary, timeout=self.timeout, runner=ctx.ports.check_runner
+                ctx.spec, ctx.stores, ctx.ports.haproxy_binary, timeout=self.timeout, runner=ctx.ports.check_runner,
+                wall_clock=ctx.ports.clock.wall,
             )
             self._ctx = ctx
             self.built += 1

@@ -22,6 +22,7 @@ from haptic.controller.events import (
     ValidationFailed,
 )
 from haptic.core import Event, EventBus
+from haptic.core.logging import apply_config_level
 
 
 class StateCache(IterationComponent):
@@ -47,6 +48,8 @@ class StateCache(IterationComponent):
         when = event.timestamp
         if isinstance(event, ConfigValidated):
             self.config_version = event.version
+            # As the original's StateCache: spec.logging.level takes effect on every validated config.
+            apply_config_level(event.config.spec.logging.level)
         elif isinstance(event, CredentialsUpdated):
             self.credentials_version = event.secret_version
         elif isinstance(event, ReconciliationTriggered):

@@ -68,6 +68,7 @@ class RenderValidateCoordinator(IterationComponent):
             current_config=self._deployed.read(self.ctx.current_config),
             dirs=self.ctx.dirs,
             capabilities=self.ctx.capabilities,
+            wall_time=self.clock.wall(),
         )
 
     def render(self) -> RenderResult:
