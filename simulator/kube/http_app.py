@@ -18,6 +18,7 @@ from haptic.k8s.api import JSON, ApiError, NotFound
 from . import admin, builtin_apis, conversion, discovery, protobuf
 from .admission import admitted
 from .authorization import Authorization, request_attributes
+from .field_validation import collecting, warning_header
 from .gofmt import go_json
 from .openapi import OpenAPI
 from .rbac import UserInfo
@@ -318,20 +319,22 @@ class KubeHTTPServer:
             if t.name is not None:
                 raise ApiError(405, "MethodNotAllowed", f"POST is not allowed on a single {t.rt.kind}")
             body = conversion.to_storage(t.rt, await self._body(request))
-            manager = self._manager(request)
-            obj = await admitted(api, write_rt, t.namespace, None, None,
-                                 lambda: api.create(write_rt, t.namespace, body, manager))
+            manager, how = self._manager(request), query.get("fieldValidation")
+            with collecting() as warnings:
+                obj = await admitted(api, write_rt, t.namespace, None, None,
+                                     lambda: api.create(write_rt, t.namespace, body, manager, field_validation=how))
             builtin_apis.after_write(self.auth, write_rt, obj)
-            return self._object_response(t.rt, obj, 201)
+            return self._object_response(t.rt, obj, 201, warnings)
         if method == "PUT":
             if t.name is None:
                 raise ApiError(405, "MethodNotAllowed", f"PUT needs an object name ({t.rt.describe()})")
             body = conversion.to_storage(t.rt, await self._body(request))
-            manager, name = self._manager(request), t.name
-            obj = await admitted(api, write_rt, t.namespace, name, t.subresource,
-                                 lambda: api.update(write_rt, t.namespace, name, body, t.subresource, manager))
+            manager, name, how = self._manager(request), t.name, query.get("fieldValidation")
+            with collecting() as warnings:
+                obj = await admitted(api, write_rt, t.namespace, name, t.subresource,
+                                     lambda: api.update(write_rt, t.namespace, name, body, t.subresource, manager, how))
             builtin_apis.after_write(self.auth, write_rt, obj)
-            return self._object_response(t.rt, obj)
+            return self._object_response(t.rt, obj, 200, warnings)
         if method == "PATCH":
             if t.name is None:
                 raise ApiError(405, "MethodNotAllowed", f"PATCH needs an object name ({t.rt.describe()})")
@@ -342,17 +345,19 @@ class KubeHTTPServer:
                                f"{', '.join(_PATCH_TYPES)} (got {request.content_type!r})")
             body = await self._body(request)
             manager, name, force = self._manager(request), t.name, _flag(query.get("force"))
+            how = query.get("fieldValidation")
             if conversion.converts(t.rt) and patch_type != "apply":
                 obj = await admitted(api, write_rt, t.namespace, name, t.subresource,
                                      lambda: conversion.patch(api, t.rt, t.namespace, name, patch_type, body,
                                                               t.subresource, manager))
                 return self._object_response(t.rt, obj)
             body = conversion.to_storage(t.rt, body)
-            obj = await admitted(api, write_rt, t.namespace, name, t.subresource,
-                                 lambda: api.patch(write_rt, t.namespace, name, patch_type, body, t.subresource,
-                                                   manager, force))
+            with collecting() as warnings:
+                obj = await admitted(api, write_rt, t.namespace, name, t.subresource,
+                                     lambda: api.patch(write_rt, t.namespace, name, patch_type, body, t.subresource,
+                                                       manager, force, how))
             builtin_apis.after_write(self.auth, write_rt, obj)
-            return self._object_response(t.rt, obj)
+            return self._object_response(t.rt, obj, 200, warnings)
         if method == "DELETE":
             options: Any = {}
             if request.can_read_body:
@@ -392,9 +397,13 @@ class KubeHTTPServer:
             return json.dumps({**served, "apiVersion": rt.api_version}, separators=(",", ":")).encode()
         return self.api.encoded(obj)
 
-    def _object_response(self, rt: ResourceType, obj: JSON, status: int = 200) -> web.Response:
+    def _object_response(self, rt: ResourceType, obj: JSON, status: int = 200,
+                         warnings: list[str] | None = None) -> web.Response:
         # The API server's JSON encoder ends every body with a newline.
-        return web.Response(body=self._encode(rt, obj) + b"\n", status=status, content_type="application/json")
+        response = web.Response(body=self._encode(rt, obj) + b"\n", status=status, content_type="application/json")
+        for warning in warnings or ():
+            response.headers.add("Warning", warning_header(warning))
+        return response
 
     def _list_response(self, rt: ResourceType, result: ListResult) -> web.Response:
         meta: JSON = {"resourceVersion": result.resource_version}

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from simulator.kube import BackgroundServer
-from simulator.kube.openapi import has_models
 from tests.support.kubectl import Kubectl
 
 pytestmark = pytest.mark.kubectl
@@ -49,9 +48,6 @@ def kubectl(kubectl_bin: str, tmp_path: Path) -> Iterator[Kubectl]:
 
 
 def test_explain_built_in_fields(kubectl: Kubectl) -> None:
-    if not has_models():
-        pytest.skip("the built-in kinds' fields come from simulator/kube/data/kube_models.json (kubea's generator), "
-                    "not there yet")
     out = kubectl("explain", "deployment.spec.strategy.rollingUpdate.maxSurge").stdout
     assert "GROUP:      apps" in out and "KIND:       Deployment" in out
     assert "FIELD: maxSurge <IntOrString>" in out
@@ -75,4 +71,4 @@ def test_explain_custom_resources(kubectl: Kubectl) -> None:
     assert "enum: red, blue" in out
     top = kubectl("explain", "widget").stdout
     assert "A widget makes things." in top
-    assert ("metadata\t<ObjectMeta>" if has_models() else "metadata\t<Object>") in top
+    assert "metadata\t<ObjectMeta>" in top

@@ -11,13 +11,11 @@ import pytest
 
 from haptic.k8s.api import NotFound
 from simulator.kube import FakeKubeAPI
-from simulator.kube.openapi import OpenAPI, has_models
+from simulator.kube.openapi import OpenAPI
 
 _DOCS = Path(__file__).resolve().parents[4] / "simulator" / "kube" / "data" / "kube_docs.json"
 _GENERATOR = Path(__file__).resolve().parents[4] / "scripts" / "gen_kube_docs.py"
 REF = "#/components/schemas/"
-NO_MODELS = ("the built-in kinds' fields come from simulator/kube/data/kube_models.json (kubea's generator), "
-             "not there yet")
 
 
 def test_docs_file_matches_the_installed_client() -> None:
@@ -40,8 +38,6 @@ def resolve(found: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_built_in_kinds_carry_their_gvk_fields_and_descriptions() -> None:
-    if not has_models():
-        pytest.skip(NO_MODELS)
     found = schemas(FakeKubeAPI(), "apis/apps/v1")
     deployment = found["io.k8s.api.apps.v1.Deployment"]
     assert deployment["x-kubernetes-group-version-kind"] == [{"group": "apps", "kind": "Deployment", "version": "v1"}]
@@ -77,10 +73,8 @@ def test_each_group_version_has_its_own_document_with_write_parameters() -> None
     assert list(reviews["paths"]["/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"]) == ["post"]
     with pytest.raises(NotFound):
         openapi.serve("apis/nothing.example.com/v1", [])
-    if has_models():
-        assert patch["requestBody"]["content"]["application/json"]["schema"] == {
-            "$ref": REF + "io.k8s.api.rbac.v1.Role"}
-        assert "io.k8s.api.core.v1.Event" in openapi.serve("api/v1", [])["components"]["schemas"]
+    assert patch["requestBody"]["content"]["application/json"]["schema"] == {"$ref": REF + "io.k8s.api.rbac.v1.Role"}
+    assert "io.k8s.api.core.v1.Event" in openapi.serve("api/v1", [])["components"]["schemas"]
 
 
 def test_custom_resources_get_their_crd_schema() -> None:
@@ -97,6 +91,5 @@ def test_custom_resources_get_their_crd_schema() -> None:
     assert widget["x-kubernetes-group-version-kind"] == [{"group": "example.com", "kind": "Widget", "version": "v1"}]
     assert widget["properties"]["spec"]["properties"]["size"] == {"type": "integer"}
     assert set(widget["properties"]) == {"apiVersion", "kind", "metadata", "spec"}
-    if has_models():
-        assert "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta" in found
+    assert "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta" in found
     assert found["com.example.v1.WidgetList"]["properties"]["items"]["items"] == {"$ref": REF + "com.example.v1.Widget"}
