@@ -32,7 +32,7 @@ from .checks import (
     check_text,
 )
 from .invariants import InvariantMonitor, Violation
-from .k8s_events import EVENT_API_VERSIONS, KubeEvent, check_conditions, check_k8s_events, collect, fresh
+from .k8s_events import EVENT_API_VERSIONS, KubeEvent, check_k8s_events, check_object_status, collect, fresh
 from .loader import ScenarioCell
 from .schema import (
     AdvanceStep,
@@ -433,7 +433,7 @@ class _Run:
         failures = check_object(label, check, objects, _yaml)
         chosen = [o for o in objects if check.name is None or (o.get("metadata") or {}).get("name") == check.name]
         if check.exists and len(chosen) == 1:
-            failures.extend(check_conditions(label, check, chosen[0], _yaml))
+            failures.extend(check_object_status(label, check, chosen[0], _yaml))
         return failures
 
     async def _kube_events(self) -> list[KubeEvent]:
