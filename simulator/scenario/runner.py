@@ -428,6 +428,9 @@ class _Run:
                     present = ", ".join(sorted(files)) or "none"
                     failures.append(CheckFailure(label, f"not deployed (present: {present})"))
                     continue
+                if _checks_content(check) and check.name in _unreadable(backend, pod):
+                    raise NotApplicable(f"{check.name} is deployed, but this backend's Dataplane API does not serve "
+                                        "its content (a certificate): check what is served with traffic.certificate")
                 failures.extend(check_text(label, check, files[check.name], golden))
             return failures
         if isinstance(check, CounterExpectation):
@@ -560,6 +563,16 @@ def endpoint_addresses(cell: ScenarioCell) -> tuple[str, ...]:
         if obj.get("kind") == "EndpointSlice":
             walk(obj.get("endpoints"))
     return tuple(sorted(found))
+
+
+def _checks_content(check: AuxFileExpectation) -> bool:
+    return bool(check.contains or check.not_contains or check.regex or check.equals_file)
+
+
+def _unreadable(backend: ScenarioBackend, pod: str) -> set[str]:
+    """Files ``backend`` lists but cannot read (optional: a backend over a real Dataplane API)."""
+    read = getattr(backend, "unreadable_files", None)
+    return set(read(pod)) if read is not None else set()
 
 
 def _yaml(value: Any) -> str:
