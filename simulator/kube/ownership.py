@@ -216,9 +216,23 @@ def apply(current: JSON | None, applied: JSON, manager: str, force: bool, kind: 
         elif overridden:
             # Forced: the conflicting fields change hands; fields applied with equal values stay shared.
             managed.sets[i] -= overridden
-    for path in sorted(previously - taken):
-        if not any(path in s for i, s in enumerate(managed.sets) if i != mine):
-            remove_path(base, path)
+    others = [s for i, s in enumerate(managed.sets) if i != mine]
+    released = [p for p in sorted(previously - taken) if not any(p in s for s in others)]
+    # A list item or map entry whose fields nobody owns any more goes as a whole, server-defaulted fields
+    # with it (structured-merge-diff drops a member whose applier stopped owning it: a container, a
+    # watchedResources entry); otherwise its defaults would stay behind as an invalid stub.
+    owned = [p for s in others for p in s] + list(taken)
+    members: dict[Path, None] = {}
+    for path in released:
+        for cut in range(1, len(path) - 1):
+            member = path[: cut + 1]
+            if not any(p[: cut + 1] == member for p in owned):
+                members.setdefault(member, None)
+                break
+    for member in sorted(members, key=len):
+        remove_path(base, member)
+    for path in released:
+        remove_path(base, path)
     body = {k: v for k, v in applied.items() if k not in ("apiVersion", "kind", "metadata", "status")}
     meta_patch = {k: v for k, v in (applied.get("metadata") or {}).items() if k in _META_OWNED}
     merged = strategic_merge(base, body, (), kind)

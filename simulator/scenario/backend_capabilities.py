@@ -39,20 +39,13 @@ class Capabilities:
     unsupported_variants: dict[str, str] = field(default_factory=dict)
 
 
-def _fake_faults() -> frozenset[str]:
-    """Fault kinds the fakes of this build support (``haproxy_down`` needs the fake Dataplane API's support)."""
-    from .dataplane_faults import supports_haproxy_down
-
-    return frozenset(FAULT_KINDS) if supports_haproxy_down() else frozenset(FAULT_KINDS) - {"haproxy_down"}
-
-
 def capabilities(backend: str) -> Capabilities | None:
     """The capabilities of a named backend; None for a backend this table does not know (a test double)."""
     if backend == "sim":
-        return Capabilities("sim", _fake_faults(), real_traffic=False)
+        return Capabilities("sim", frozenset(FAULT_KINDS), real_traffic=False)
     if backend == "local":
         # longer scenarios run on a scaled clock; only beyond the fastest scale are they too slow
-        return Capabilities("local", _fake_faults() - {"clock_skew"}, real_traffic=True,
+        return Capabilities("local", frozenset(FAULT_KINDS) - {"clock_skew"}, real_traffic=True,
                             max_total_advance=local_max_advance() / LOCAL_MIN_SCALE)
     # "cluster" (alias "kind") decides per step against the real installation and says why a step is
     # not applicable there (simulator/scenario/cluster_backend.py): no table entry
@@ -61,7 +54,6 @@ def capabilities(backend: str) -> Capabilities | None:
 
 _WHY_NOT = {
     "clock_skew": "a controller subprocess runs on the host's own clock, which cannot be skewed per replica",
-    "haproxy_down": "the fake Dataplane API of this build cannot lose its haproxy process",
 }
 
 

@@ -145,6 +145,8 @@ class PodState:
     version: int | None = None
     reload_ids: frozenset[str] = frozenset()
     files: dict[str, str] = field(default_factory=dict)
+    #: files the API lists but whose content it never serves (certificates: metadata only)
+    unreadable: set[str] = field(default_factory=set)
 
 
 class PodView:
@@ -186,6 +188,7 @@ class PodView:
                     name = str(item.get("storage_name") or "")
                     if not readable:
                         state.files[name] = ""  # the API serves a certificate's metadata, never its PEM
+                        state.unreadable.add(name)
                         continue
                     content = await self._get(f"/services/haproxy/storage/{kind}/{name}")
                     if content.status_code == 200:

@@ -61,8 +61,9 @@ from .backend import (
     TrafficResult,
 )
 from .cluster_access import AccessError, ClusterOptions, ControllerView, PodState, PodView, PortForward
-from .local_backend import AddressMap, reconcile_pending, slice_pairs
+from .local_backend import AddressMap, echo_ports, reconcile_pending, slice_pairs
 from .schema import FaultSpec, TrafficExpectation
+from .traffic_send import send_traffic, traffic_port
 
 if TYPE_CHECKING:
     from haptic.live.kube_client import LiveKubeAPI
@@ -87,7 +88,6 @@ _NOT_ON_A_CLUSTER = {
     "dataplane_409_storm": "409 storms are a fault of the fake Dataplane API",
     "reload_failure": "failing reloads are a fault of the fake Dataplane API",
 }
-_WILDCARD_PORT = re.compile(r"^[ \t]*bind[ \t]+(?:\*|0\.0\.0\.0|\[::\]|::)?:(\d+)", re.MULTILINE)
 _ENVELOPE = ("event_id", "timestamp", "correlation_id", "causation_id")
 _ECHO_PORT = 8080
 _POLL = 0.25
@@ -405,6 +405,7 @@ class ClusterBackend:
         copy: JSON = deepcopy(dict(obj))
         if copy.get("kind") != "EndpointSlice":
             return copy
+        self.addresses.learn_names(copy)
         for address, port in slice_pairs(copy):
             if (address, port) not in self.addresses.echoes:
                 self.addresses.add(address, port, await self._echo(address))
@@ -414,7 +415,7 @@ class ClusterBackend:
                      for p in sorted({p for (addr, p) in self.addresses.echoes if addr == str(a)})[:1]]
             rewritten.append({**ep, "addresses": hosts})
         copy["endpoints"] = rewritten
-        copy["ports"] = [{**p, "port": self._echo_port} for p in copy.get("ports") or [{"port": 80}]]
+        copy["ports"] = echo_ports(copy.get("ports"), self._echo_port)
         return copy
 
     async def _echo(self, address: str) -> EchoServer:
@@ -605,6 +606,11 @@ class ClusterBackend:
         state = self._states.get(pod)
         return {} if state is None else {n: self.addresses.to_scenario(c) for n, c in sorted(state.files.items())}
 
+    def unreadable_files(self, pod: str) -> set[str]:
+        """Deployed files whose content a Dataplane API does not serve (certificates): presence only."""
+        state = self._states.get(pod)
+        return set() if state is None else set(state.unreadable)
+
     def reloads(self, pod: str) -> int:
         state = self._states.get(pod)
         return 0 if state is None else len(state.reload_ids - self._start_reloads.get(pod, frozenset()))
@@ -652,27 +658,18 @@ class ClusterBackend:
             renamed.append(copy)
         return renamed
 
-    def _traffic_address(self, pod: str) -> str:
-        if self.options.traffic_address:
-            return self.options.traffic_address
-        state = self._states.get(pod)
-        match = _WILDCARD_PORT.search(state.config or "") if state is not None else None
-        if match is None:
-            raise NotApplicable(f"pod {pod} runs no wildcard bind to send traffic to (or set HAPTIC_CLUSTER_TRAFFIC)")
-        return f"{self._pod_ips[pod]}:{match[1]}"
-
     async def traffic(self, check: TrafficExpectation) -> TrafficResult:
-        """One real request; ``backend`` is the echo server that answered (named after the scenario's
-        endpoint address). Through ``HAPTIC_CLUSTER_TRAFFIC`` (a Service) any pod may answer."""
-        from simulator.local.traffic import probe
-
-        if check.method != "GET" or check.headers:
-            raise NotApplicable("cluster traffic checks send plain GET requests without extra headers")
+        """One real request through the pod's haproxy (``simulator.scenario.traffic_send``). Through
+        ``HAPTIC_CLUSTER_TRAFFIC`` (a Service, for plain http to the default port) any pod may answer."""
         pod = check.pod if isinstance(check.pod, str) else self.pod_names()[check.pod]
-        report = await probe(self._traffic_address(pod), check.host, path=check.path, count=1)
-        if report.errors:
-            return TrafficResult(status=0, backend=None, body=report.errors[0])
-        return TrafficResult(status=next(iter(report.statuses), 0), backend=next(iter(report.by_server), None))
+        if self.options.traffic_address and check.scheme == "http" and check.port is None and check.listener is None:
+            host, _, service_port = self.options.traffic_address.rpartition(":")
+            return await send_traffic(host, int(service_port), check, self.addresses.names)
+        state = self._states.get(pod)
+        if state is None or state.config is None:
+            raise NotApplicable(f"the config of pod {pod} could not be read (or set HAPTIC_CLUSTER_TRAFFIC)")
+        port = traffic_port(pod, state.config, check)
+        return await send_traffic(self._pod_ips[pod], port, check, self.addresses.names)
 
 
 def _api_version(kind: str) -> str:

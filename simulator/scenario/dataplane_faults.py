@@ -74,22 +74,11 @@ class Arming:
             del self._current[key]
 
 
-def supports_haproxy_down() -> bool:
-    """Whether the fake Dataplane API can lose its haproxy (``FakeDataplane.haproxy_down``/``haproxy_up``)."""
-    return hasattr(FakeDataplane, "haproxy_down") and hasattr(FakeDataplane, "haproxy_up")
-
-
 def haproxy_down(dataplane: FakeDataplane) -> None:
     """The pod's haproxy process dies; its Dataplane API keeps answering (runtime calls and reloads fail)."""
-    stop = getattr(dataplane, "haproxy_down", None)
-    if stop is None:
-        raise NotImplementedError("the fake Dataplane API has no haproxy_down()")
-    stop()
+    dataplane.haproxy_down()
 
 
 async def haproxy_up(dataplane: FakeDataplane) -> None:
     """haproxy starts again, as its container would, from the configuration on disk (the current one)."""
-    start = getattr(dataplane, "haproxy_up", None)
-    if start is None:
-        raise NotImplementedError("the fake Dataplane API has no haproxy_up()")
-    await start()
+    await dataplane.haproxy_up()

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .checks import CheckFailure
+from .event_match import lookup
 from .schema import ConditionMatch, KubeEventMatch, KubeEventsExpectation, ObjectExpectation
 
 #: where Events are served; the runner lists both
@@ -127,7 +128,7 @@ def _condition_holds(match: ConditionMatch, condition: Mapping[str, Any]) -> boo
     return match.message is None or match.message in str(condition.get("message") or "")
 
 
-def check_conditions(label: str, expect: ObjectExpectation, obj: Mapping[str, Any],
+def check_object_status(label: str, expect: ObjectExpectation, obj: Mapping[str, Any],
                      render: Any) -> list[CheckFailure]:
     conditions = [c for c in ((obj.get("status") or {}).get("conditions") or []) if isinstance(c, Mapping)]
     shown = render(conditions) if conditions else "(no status.conditions)\n"
@@ -141,4 +142,8 @@ def check_conditions(label: str, expect: ObjectExpectation, obj: Mapping[str, An
         if any(c.get("type") == kind for c in conditions):
             failures.append(CheckFailure(f"{label}.absent_conditions", f"condition {kind} is set",
                                          actual=shown))
+    for path in expect.absent_fields:
+        found, value = lookup(obj, path)
+        if found:
+            failures.append(CheckFailure(f"{label}.{path}", f"expected absent, is {value!r}"))
     return failures

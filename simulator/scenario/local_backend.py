@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import re
 import shutil
@@ -48,13 +47,9 @@ from simulator.cluster_objects import dataplane_password, lease_handed_to
 from simulator.harness import SETTLE_QUIET
 from simulator.kube.patching import json_patch, merge_patch, strategic_merge
 from simulator.local.echo import EchoServer
-from simulator.local.http_client import HttpRequest, send
-from simulator.local.listeners import describe as describe_listeners
-from simulator.local.listeners import listener_port
 from simulator.local.pod import POD_LABELS
 from simulator.local.signals import run_interruptible
 from simulator.local.stack import LocalStack, StackOptions
-from simulator.local.traffic import serving_port
 
 from . import dataplane_faults
 from .backend import (
@@ -71,6 +66,7 @@ from .backend_capabilities import LOCAL_MIN_SCALE, local_max_advance
 from .failover import lease_duration_of, restart_after_takeover
 from .schema import FaultSpec, TrafficExpectation
 from .sync_view import differing_files, rendered_view, stored_view
+from .traffic_send import send_traffic, traffic_port
 
 T = TypeVar("T")
 
@@ -186,6 +182,15 @@ def patched_object(obj: Mapping[str, Any], patch_type: str, patch: Any) -> JSON:
     if not isinstance(result, dict):
         raise ValueError("the patch does not produce an object")
     return result
+
+
+def echo_ports(ports: Any, echo_port: int) -> list[dict[str, Any]]:
+    """An EndpointSlice's ports pointed at the echo servers' port; a port no server can listen on stays as
+    written, so that the config it ends up in fails as it does on ``sim``."""
+    def listenable(port: object) -> bool:
+        return isinstance(port, int) and not isinstance(port, bool) and 1 <= port <= 65535
+
+    return [{**p, "port": echo_port} if listenable(p.get("port", 80)) else dict(p) for p in ports or [{"port": 80}]]
 
 
 def slice_pairs(obj: Mapping[str, Any]) -> list[tuple[str, int]]:
@@ -403,7 +408,7 @@ class LocalBackend:
                      for p in sorted({p for (addr, p) in self.addresses.echoes if addr == str(a)})[:1]]
             rewritten.append({**ep, "addresses": hosts})
         copy["endpoints"] = rewritten
-        copy["ports"] = [{**p, "port": stack.echo_port} for p in copy.get("ports") or [{"port": 80}]]
+        copy["ports"] = echo_ports(copy.get("ports"), stack.echo_port)
         return copy
 
     def _namespace_of(self, key: ObjectKey) -> str | None:
@@ -765,50 +770,13 @@ class LocalBackend:
         except NotFound:
             return []
 
-    def http_port(self, pod: str, host: str) -> int:
-        """The port of the plain-HTTP frontend serving ``host`` in the config ``pod`` runs (not the stats
-        frontend: ``simulator.local.traffic.serving_port``)."""
-        port = serving_port(self.s.deployed_config(self._pod_indexes(pod)[0]), host)
-        if port is None:
-            raise NotApplicable(f"pod {pod} runs no frontend with a plain-HTTP wildcard bind to send traffic to")
-        return port
-
-    def _traffic_port(self, pod: str, check: TrafficExpectation) -> int:
-        """The port ``check`` goes to: its ``port``, its ``listener``'s, the first TLS frontend's for https,
-        the frontend serving its host for http."""
-        if check.port is not None:
-            return check.port
-        if check.listener is None and check.scheme == "http":
-            return self.http_port(pod, check.host)
-        config = self.s.deployed_config(self._pod_indexes(pod)[0])
-        port = listener_port(config, tls=check.scheme == "https", name=check.listener)
-        if port is None:
-            wanted = f"frontend {check.listener}" if check.listener else "a frontend with a TLS wildcard bind"
-            raise NotApplicable(f"pod {pod} runs no {wanted} ({check.scheme}); it has {describe_listeners(config)}")
-        return port
-
     async def traffic(self, check: TrafficExpectation) -> TrafficResult:
-        """One real request through the chosen pod's haproxy; ``backend`` is the echo server that answered
-        (named after the scenario's endpoint address), ``None`` when haproxy answered itself."""
+        """One real request through the chosen pod's haproxy (``simulator.scenario.traffic_send``)."""
         stack = self.s
         pod = check.pod if isinstance(check.pod, str) else self.pod_names()[check.pod]
         index = self._pod_indexes(pod)[0]
-        request = HttpRequest(address=stack.pods[index].ip, port=self._traffic_port(pod, check), host=check.host,
-                              path=check.path, method=check.method, headers=dict(check.headers),
-                              body=(check.body or "").encode(), tls=check.scheme == "https", sni=check.server_name)
-        answer = await send(request)
-        if answer.error:
-            return TrafficResult(status=0, body=answer.error)
-        server = answer.header("x-echo-server")
-        seen: dict[str, Any] | None = None
-        if server is not None:
-            try:
-                seen = json.loads(answer.body)
-            except ValueError:
-                seen = None
-        return TrafficResult(status=answer.status, backend=server, body=answer.body.decode("utf-8", "replace"),
-                             headers=answer.headers, backend_names=self.addresses.names.get(server or "", ()),
-                             seen=seen, certificate=answer.certificate)
+        port = traffic_port(pod, stack.deployed_config(index), check)
+        return await send_traffic(stack.pods[index].ip, port, check, self.addresses.names)
 
 
 class LocalFactory:

@@ -85,8 +85,9 @@ def junit_xml(results: Sequence[CellResult]) -> str:
             ET.SubElement(case, "error", {"message": f"{first.check}: {first.message}"}).text = r.report()
         elif r.status == "unavailable":
             ET.SubElement(case, "skipped", {"message": r.message})
-        if r.not_applicable:
-            ET.SubElement(case, "system-out").text = "\n".join(f"not applicable: {n}" for n in r.not_applicable)
+        notes = [f"not applicable: {n}" for n in r.not_applicable] + [f"generated: {g}" for g in r.generated]
+        if notes:
+            ET.SubElement(case, "system-out").text = "\n".join(notes)
     ET.indent(suite)
     return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
 

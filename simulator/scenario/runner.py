@@ -32,7 +32,7 @@ from .checks import (
     check_text,
 )
 from .invariants import InvariantMonitor, Violation
-from .k8s_events import EVENT_API_VERSIONS, KubeEvent, check_conditions, check_k8s_events, collect, fresh
+from .k8s_events import EVENT_API_VERSIONS, KubeEvent, check_k8s_events, check_object_status, collect, fresh
 from .loader import ScenarioCell
 from .schema import (
     AdvanceStep,
@@ -428,6 +428,9 @@ class _Run:
                     present = ", ".join(sorted(files)) or "none"
                     failures.append(CheckFailure(label, f"not deployed (present: {present})"))
                     continue
+                if _checks_content(check) and check.name in _unreadable(backend, pod):
+                    raise NotApplicable(f"{check.name} is deployed, but this backend's Dataplane API does not serve "
+                                        "its content (a certificate): check what is served with traffic.certificate")
                 failures.extend(check_text(label, check, files[check.name], golden))
             return failures
         if isinstance(check, CounterExpectation):
@@ -475,7 +478,7 @@ class _Run:
         failures = check_object(label, check, objects, _yaml)
         chosen = [o for o in objects if check.name is None or (o.get("metadata") or {}).get("name") == check.name]
         if check.exists and len(chosen) == 1:
-            failures.extend(check_conditions(label, check, chosen[0], _yaml))
+            failures.extend(check_object_status(label, check, chosen[0], _yaml))
         return failures
 
     async def _kube_events(self) -> list[KubeEvent]:
@@ -560,6 +563,16 @@ def endpoint_addresses(cell: ScenarioCell) -> tuple[str, ...]:
         if obj.get("kind") == "EndpointSlice":
             walk(obj.get("endpoints"))
     return tuple(sorted(found))
+
+
+def _checks_content(check: AuxFileExpectation) -> bool:
+    return bool(check.contains or check.not_contains or check.regex or check.equals_file)
+
+
+def _unreadable(backend: ScenarioBackend, pod: str) -> set[str]:
+    """Files ``backend`` lists but cannot read (optional: a backend over a real Dataplane API)."""
+    read = getattr(backend, "unreadable_files", None)
+    return set(read(pod)) if read is not None else set()
 
 
 def _yaml(value: Any) -> str:

@@ -523,13 +523,14 @@ class ConditionMatch(_Strict):
 
 class ObjectExpectation(StatusExpectation):
     """Any object by ``kind`` (+ ``apiVersion`` when the kind is not a common one): dotted ``fields``,
-    ``contains``, and ``conditions`` that must be in its ``status.conditions`` (``absent_conditions``:
-    condition types that must not be)."""
+    ``contains``, ``absent_fields``, and ``conditions`` that must be in its ``status.conditions``
+    (``absent_conditions``: condition types that must not be)."""
 
     kind: str = Field(min_length=1)
     apiVersion: str | None = None
     conditions: list[ConditionMatch] = Field(default_factory=list)
     absent_conditions: StrList = Field(default_factory=list, description="condition types that must not be set")
+    absent_fields: StrList = Field(default_factory=list, description="dotted paths that must not be set")
 
 
 _OBJECT_REF = r"^[A-Za-z][A-Za-z0-9]*/[a-z0-9.-]+(/[a-z0-9.-]+)?$"

@@ -6,7 +6,7 @@ from typing import Any
 
 import yaml
 
-from simulator.scenario.k8s_events import check_conditions, check_k8s_events, collect, fresh, normalize
+from simulator.scenario.k8s_events import check_k8s_events, check_object_status, collect, fresh, normalize
 from simulator.scenario.schema import KubeEventsExpectation, ObjectExpectation
 
 CORE = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "slow.1", "namespace": "shop", "uid": "u1"},
@@ -62,9 +62,20 @@ def test_conditions_present_and_absent() -> None:
     spec = ObjectExpectation.model_validate({"kind": "Ingress", "conditions": [
         {"type": "Ready", "status": "False", "reason": "RenderSkipped", "message": "invalid host"}],
         "absent_conditions": "Degraded"})
-    assert check_conditions("object", spec, obj, render) == []
+    assert check_object_status("object", spec, obj, render) == []
     wrong = ObjectExpectation.model_validate({"kind": "Ingress", "conditions": [{"type": "Ready", "status": "True"}],
                                               "absent_conditions": ["Ready"]})
-    failures = check_conditions("object", wrong, obj, render)
+    failures = check_object_status("object", wrong, obj, render)
     assert [f.check for f in failures] == ["object.conditions", "object.absent_conditions"]
     assert "RenderSkipped" in failures[0].actual
+
+
+def test_absent_fields() -> None:
+    obj = {"status": {"loadBalancer": {"ingress": [{"ip": "10.0.0.1", "ports": [{"port": 80, "error": "x/E"}]}]}}}
+    spec = ObjectExpectation.model_validate({"kind": "Ingress",
+                                             "absent_fields": "status.loadBalancer.ingress.0.ports.0.error"})
+    [failure] = check_object_status("object", spec, obj, render)
+    assert failure.check == "object.status.loadBalancer.ingress.0.ports.0.error"
+    assert failure.message == "expected absent, is 'x/E'"
+    del obj["status"]["loadBalancer"]["ingress"][0]["ports"][0]["error"]
+    assert check_object_status("object", spec, obj, render) == []

@@ -29,7 +29,8 @@ def test_selection_expressions() -> None:
 
 def results() -> list[CellResult]:
     ok = CellResult(id="ok", backend="sim", source="s/ok.yaml", seed=1, steps_run=3, virtual_seconds=12.5,
-                    wall_seconds=0.25, trace_lines=['{"seq":0}', '{"seq":1}'], not_applicable=["step 1 traffic: x"])
+                    wall_seconds=0.25, trace_lines=['{"seq":0}', '{"seq":1}'], not_applicable=["step 1 traffic: x"],
+                    generated=["setup.objects[0]: 2 object(s): 2 x Service a, b"])
     bad = CellResult(id="bad[n=2]", backend="sim", source="s/bad.yaml", seed=2, status="failed",
                      failures=[Failure(1, 9, "expect", "config[haproxy-0].contains", "missing 'x'", "-x\n")])
     na = CellResult(id="ok", backend="kind", source="s/ok.yaml", seed=1, status="unavailable", message="no kind")
@@ -54,6 +55,9 @@ def test_junit_and_trace_files(tmp_path: Path) -> None:
     assert failure is not None and failure.get("message") == "config[haproxy-0].contains: missing 'x'"
     assert "s/bad.yaml:9: step 2 (expect)" in (failure.text or "")
     assert cases[2].find("skipped") is not None
+    out = cases[0].find("system-out")
+    assert out is not None and out.text == ("not applicable: step 1 traffic: x\n"
+                                            "generated: setup.objects[0]: 2 object(s): 2 x Service a, b")
     write_reports(tmp_path, results())
     assert (tmp_path / "traces" / "ok.sim.jsonl").read_bytes() == b'{"seq":0}\n{"seq":1}\n'
     assert (tmp_path / "junit.xml").is_file() and (tmp_path / "summary.txt").is_file()
