@@ -24,7 +24,7 @@ EVERY = 2**62
 def inject(dataplane: FakeDataplane, fault: Any) -> None:
     """Arms ``fault`` (one of ``FAKE_FAULTS``) on ``dataplane``."""
     if isinstance(fault, Dataplane5xx):
-        dataplane.inject_errors(EVERY if fault.count is None else fault.count, fault.status)
+        dataplane.inject_errors(EVERY if fault.count is None else fault.count, fault.status, fault.path)
     elif isinstance(fault, DataplaneSlow):
         dataplane.slow_down(fault.delay)
     elif isinstance(fault, Dataplane409Storm):
