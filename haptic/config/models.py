@@ -8,7 +8,10 @@ Defaults follow the original controller's **code** (``pkg/core/config/defaults.g
 ``converter.go``) where its docs disagree:
 
 * leader election lease/renew/retry are 15s/10s/2s (docs say 60s/15s/5s);
-* ``dataplane.sslCertsDir`` is ``/etc/haproxy/certs`` (docs and chart say ``/etc/haproxy/ssl``);
+* except ``dataplane.sslCertsDir``: ``/etc/haproxy/ssl``, the real dataplaneapi's default
+  storage directory for certificates (its ``ssl_certs_dir``), which the original's docs and chart
+  use too; its code's ``/etc/haproxy/certs`` matched no Dataplane API, so every TLS config that
+  kept the default was refused by the pod;
 * ``configPublishing.compressionThreshold: 0`` means the 1 MiB default, as the converter does
   (the CRD doc says 0 disables compression);
 * ``dataplane.rawPushThreshold: 0`` means the default of 100, as ``SetDefaults`` does.
@@ -201,8 +204,8 @@ class DataplaneSettings(CamelModel):
     drift_prevention_interval: Duration = timedelta(seconds=60)
     deployment_timeout: Duration = timedelta(seconds=30)
     maps_dir: NonEmptyStr = "/etc/haproxy/maps"
-    ssl_certs_dir: NonEmptyStr = "/etc/haproxy/certs"
-    """Code default; the original docs and chart say ``/etc/haproxy/ssl``."""
+    ssl_certs_dir: NonEmptyStr = "/etc/haproxy/ssl"
+    """The Dataplane API's certificate storage directory (its ``ssl_certs_dir``, default ``/etc/haproxy/ssl``)."""
     general_storage_dir: NonEmptyStr = "/etc/haproxy/general"
     config_file: NonEmptyStr = "/etc/haproxy/haproxy.cfg"
     max_parallel: int = Field(default=0, ge=0)

@@ -67,6 +67,12 @@ class _Metrics:
         self.reloads = Counter(
             "haptic_dataplane_reloads", "Config changes applied to a pod with a reload.", registry=registry
         )
+        self.fallbacks = Counter(
+            "haptic_dataplane_fallbacks",
+            "Syncs of a pod that abandoned a failed runtime update (or an unreadable config) for uploads "
+            "or one raw push.",
+            registry=registry,
+        )
         self.runtime_updates = Counter(
             "haptic_dataplane_runtime_updates",
             "Config changes applied to a pod through the runtime API, without a reload.",
@@ -201,12 +207,15 @@ class ControllerMetrics:
         self._m.reloads.inc(reloads)
         self._m.runtime_updates.inc(runtime_updates)
 
-    def record_pod_sync(self, reloaded: bool) -> None:
-        """One pod brought to a new config: by a reload, or through the runtime API alone."""
+    def record_pod_sync(self, reloaded: bool, fallback: bool = False) -> None:
+        """One pod brought to a new config: by a reload, or through the runtime API alone; ``fallback``
+        when its runtime update failed and uploads / a raw push took over."""
         if reloaded:
             self._m.reloads.inc()
         else:
             self._m.runtime_updates.inc()
+        if fallback:
+            self._m.fallbacks.inc()
 
     def record_instance_deployment(self, ok: bool) -> None:
         self._m.instance_deployments.labels(result="success" if ok else "failure").inc()

@@ -73,13 +73,19 @@ def sanitize_storage_name(kind: str, name: str) -> str:
     return clean
 
 
+_ASCII_SPACE = " \t\v\f\r"
+_SEPARATOR = re.compile(r"[ \t\v\f\r]+")
+
+
 def parse_map_entries(content: str) -> list[tuple[str, str]]:
-    """``key value`` lines of a map file; blank and ``#`` lines skipped; the value is the rest."""
+    """``key value`` lines of a map file, as haproxy reads them: lines end at ``\n`` only (not at
+    the other characters ``str.splitlines`` breaks on), words are split by ASCII white space, blank
+    and ``#`` lines are skipped, the value is the rest of the line."""
     entries = []
-    for line in content.splitlines():
-        stripped = line.strip()
+    for line in content.split("\n"):
+        stripped = line.strip(_ASCII_SPACE)
         if not stripped or stripped.startswith("#"):
             continue
-        key, _, value = stripped.partition(" ")
-        entries.append((key, value.strip()))
+        parts = _SEPARATOR.split(stripped, maxsplit=1)
+        entries.append((parts[0], parts[1] if len(parts) > 1 else ""))
     return entries

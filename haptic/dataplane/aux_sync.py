@@ -8,15 +8,22 @@ map API instead of a storage upload: no reload.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from cryptography import x509
 from cryptography.x509.oid import NameOID
 
-from haptic.dataplane.api_errors import DataplaneError
+from haptic.dataplane.api_errors import DataplaneError, DataplaneHTTPError
 from haptic.dataplane.aux_files import AuxFiles, parse_map_entries, sanitize_storage_name
-from haptic.dataplane.client import STORAGE_GENERAL, STORAGE_MAPS, STORAGE_SSL, DataplaneClient
+from haptic.dataplane.client import (
+    STORAGE_GENERAL,
+    STORAGE_MAPS,
+    STORAGE_SSL,
+    DataplaneClient,
+    addressable,
+    has_control_characters,
+)
 
 AuxAction = Literal["create", "update", "delete"]
 _LABELS = {STORAGE_MAPS: "map", STORAGE_GENERAL: "general file", STORAGE_SSL: "SSL certificate"}
@@ -47,8 +54,12 @@ class AuxChange:
 
 def map_edits(current: str, desired: str, limit: int) -> tuple[MapEdit, ...] | None:
     """The runtime entry edits turning ``current`` into ``desired``, or None when the runtime API
-    cannot express them (duplicate keys, reordered entries, new keys not at the end, too many)."""
+    cannot express them (duplicate keys, reordered entries, new keys not at the end, too many, a key
+    the API cannot put in a URL, a key or value that would break a runtime command)."""
     old, new = parse_map_entries(current), parse_map_entries(desired)
+    for key, value in (*old, *new):
+        if not addressable(key) or has_control_characters(value):
+            return None
     old_values, new_values = dict(old), dict(new)
     if len(old_values) != len(old) or len(new_values) != len(new):
         return None
@@ -86,8 +97,11 @@ def _remote_fingerprint(info: dict[str, object]) -> str:
     return f"cert:serial:{serial}:issuers:{', '.join(names)}"
 
 
-async def plan_aux(client: DataplaneClient, aux: AuxFiles, *, map_edit_limit: int = 100) -> list[AuxChange]:
-    """Compares the desired files with the instance's storage (one list plus one GET per file)."""
+async def plan_aux(
+    client: DataplaneClient, aux: AuxFiles, *, map_edit_limit: int = 100, runtime_maps: bool = True
+) -> list[AuxChange]:
+    """Compares the desired files with the instance's storage (one list plus one GET per file).
+    Map updates get runtime edits only for maps haproxy loaded where the runtime API finds them."""
     desired_by_kind = {
         STORAGE_SSL: aux.certificates,
         STORAGE_GENERAL: aux.general_files(),
@@ -109,11 +123,17 @@ async def plan_aux(client: DataplaneClient, aux: AuxFiles, *, map_edit_limit: in
             current = await client.get_storage_content(kind, name)
             if kind == STORAGE_MAPS:
                 if parse_map_entries(current) != parse_map_entries(content):
-                    edits = map_edits(current, content, map_edit_limit)
+                    edits = map_edits(current, content, map_edit_limit) if runtime_maps else None
                     changes.append(AuxChange(kind, "update", name, content, edits))
             elif current != content:
                 changes.append(AuxChange(kind, "update", name, content))
         changes.extend(AuxChange(kind, "delete", name) for name in sorted(existing - desired.keys()))
+    if any(c.map_edits is not None for c in changes):
+        try:
+            editable = await client.runtime_map_names()
+        except DataplaneHTTPError:
+            editable = set()  # no runtime API right now (haproxy down): upload, the reload tells
+        changes = [c if c.map_edits is None or c.name in editable else replace(c, map_edits=None) for c in changes]
     return changes
 
 

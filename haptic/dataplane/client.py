@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import unicodedata
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import httpx
 
@@ -41,6 +44,27 @@ _RUNTIME_MAPS = "/services/haproxy/runtime/maps"
 STORAGE_MAPS = "maps"
 STORAGE_GENERAL = "general"
 STORAGE_SSL = "ssl_certificates"
+
+# The API's pattern for map names and entry ids in a path (its v3 specification, runtime maps):
+# other values cannot be addressed at all, whatever the encoding.
+_PATH_VALUE = re.compile(r'^[^\r\n<>*;$#&{}"]+$')
+
+
+def has_control_characters(value: str) -> bool:
+    """True when ``value`` holds a character that ends a line or a command: every C0/C1 control
+    character (``\n``, ``\r``, ``\t``, ``\x85``...) and the Unicode line/paragraph separators
+    (``str.splitlines`` splits on all of them)."""
+    return any(unicodedata.category(ch) in ("Cc", "Zl", "Zp") for ch in value)
+
+
+def addressable(value: str) -> bool:
+    """Whether the API accepts ``value`` as a map name or entry id in a URL path."""
+    return bool(_PATH_VALUE.match(value)) and not has_control_characters(value)
+
+
+def _segment(value: str) -> str:
+    """One path segment, percent-encoded (``/`` included) as the API's router decodes it."""
+    return quote(value, safe="")
 
 
 @dataclass(frozen=True)
@@ -370,7 +394,8 @@ class DataplaneClient:
     # -- servers --------------------------------------------------------------------------------
 
     async def get_server(self, backend: str, name: str) -> dict[str, Any]:
-        response = await self._request("GET", f"{_CONFIG}/backends/{backend}/servers/{name}", expected=(200,))
+        path = f"{_CONFIG}/backends/{_segment(backend)}/servers/{_segment(name)}"
+        response = await self._request("GET", path, expected=(200,))
         body = response.json()
         return dict(body) if isinstance(body, dict) else {}
 
@@ -391,7 +416,7 @@ class DataplaneClient:
         )
         response = await self._request(
             "PUT",
-            f"{_CONFIG}/backends/{backend}/servers/{name}",
+            f"{_CONFIG}/backends/{_segment(backend)}/servers/{_segment(name)}",
             expected=(200, 202),
             params=params,
             json_body=dict(model),
@@ -410,7 +435,7 @@ class DataplaneClient:
     async def commit_transaction(self, transaction_id: str, *, force_reload: bool = False) -> WriteOutcome:
         response = await self._request(
             "PUT",
-            f"/services/haproxy/transactions/{transaction_id}",
+            f"/services/haproxy/transactions/{_segment(transaction_id)}",
             expected=(200, 202),
             params={"force_reload": "true" if force_reload else "false"},
         )
@@ -419,7 +444,8 @@ class DataplaneClient:
     async def abort_transaction(self, transaction_id: str) -> None:
         """Deletes the transaction; an unknown id counts as already aborted."""
         try:
-            await self._request("DELETE", f"/services/haproxy/transactions/{transaction_id}", expected=(204, 200))
+            path = f"/services/haproxy/transactions/{_segment(transaction_id)}"
+            await self._request("DELETE", path, expected=(204, 200))
         except NotFoundError:
             return
 
@@ -468,7 +494,7 @@ class DataplaneClient:
     # -- reloads --------------------------------------------------------------------------------
 
     async def get_reload(self, reload_id: str) -> ReloadStatus:
-        response = await self._request("GET", f"/services/haproxy/reloads/{reload_id}", expected=(200,))
+        response = await self._request("GET", f"/services/haproxy/reloads/{_segment(reload_id)}", expected=(200,))
         body = response.json()
         return ReloadStatus(
             id=str(body.get("id", reload_id)), status=str(body["status"]), response=str(body.get("response", ""))
@@ -510,11 +536,11 @@ class DataplaneClient:
 
     async def get_storage_content(self, kind: str, name: str) -> str:
         """The file's content (maps, general files); for SSL certificates the JSON metadata text."""
-        response = await self._request("GET", f"{_STORAGE}/{kind}/{name}", expected=(200,))
+        response = await self._request("GET", f"{_STORAGE}/{kind}/{_segment(name)}", expected=(200,))
         return response.text
 
     async def get_certificate_info(self, name: str) -> dict[str, Any]:
-        response = await self._request("GET", f"{_STORAGE}/{STORAGE_SSL}/{name}", expected=(200,))
+        response = await self._request("GET", f"{_STORAGE}/{STORAGE_SSL}/{_segment(name)}", expected=(200,))
         body = response.json()
         return dict(body) if isinstance(body, dict) else {}
 
@@ -533,7 +559,7 @@ class DataplaneClient:
 
     async def replace_storage_file(self, kind: str, name: str, content: str) -> WriteOutcome:
         """Maps and certificates take ``text/plain``, general files multipart. 200 or 202 + Reload-ID."""
-        path = f"{_STORAGE}/{kind}/{name}"
+        path = f"{_STORAGE}/{kind}/{_segment(name)}"
         if kind == STORAGE_GENERAL:
             response = await self._request(
                 "PUT", path, expected=(200, 202), files={"file_upload": (name, content.encode())}
@@ -547,20 +573,35 @@ class DataplaneClient:
     async def delete_storage_file(self, kind: str, name: str) -> WriteOutcome:
         """204 (or 202 for certificates); 409 while the running configuration references the file."""
         response = await self._request(
-            "DELETE", f"{_STORAGE}/{kind}/{name}", expected=(200, 202, 204), conflict=ReferencedFileError
+            "DELETE", f"{_STORAGE}/{kind}/{_segment(name)}", expected=(200, 202, 204), conflict=ReferencedFileError
         )
         return self._outcome(response)
 
-    # -- runtime map entries --------------------------------------------------------------------
+    # -- runtime maps ---------------------------------------------------------------------------
+
+    async def runtime_map_names(self) -> set[str]:
+        """Storage names of the maps haproxy loaded from the maps directory: the only ones the
+        runtime map API can edit (the API addresses a map as ``<maps_dir>/<name>``)."""
+        response = await self._request("GET", _RUNTIME_MAPS, expected=(200,))
+        return {str(m["storage_name"]) for m in response.json() or [] if isinstance(m, dict) and m.get("storage_name")}
+
+    async def haproxy_up(self) -> bool | None:
+        """``/health``'s view of haproxy: True up, False down, None when the API does not say."""
+        try:
+            response = await self._request("GET", "/health", expected=(200,))
+        except NotFoundError:
+            return None
+        status = response.json().get("haproxy") if isinstance(response.json(), dict) else None
+        return None if status not in ("up", "down") else status == "up"
 
     async def list_map_entries(self, map_name: str) -> list[MapEntry]:
-        response = await self._request("GET", f"{_RUNTIME_MAPS}/{map_name}/entries", expected=(200,))
+        response = await self._request("GET", f"{_RUNTIME_MAPS}/{_segment(map_name)}/entries", expected=(200,))
         return [MapEntry(key=str(e["key"]), value=str(e.get("value", ""))) for e in response.json() or []]
 
     async def add_map_entry(self, map_name: str, key: str, value: str, *, force_sync: bool = True) -> None:
         await self._request(
             "POST",
-            f"{_RUNTIME_MAPS}/{map_name}/entries",
+            f"{_RUNTIME_MAPS}/{_segment(map_name)}/entries",
             expected=(201, 200),
             params={"force_sync": _bool(force_sync)},
             json_body={"key": key, "value": value},
@@ -570,16 +611,16 @@ class DataplaneClient:
     async def replace_map_entry(self, map_name: str, key: str, value: str, *, force_sync: bool = True) -> None:
         await self._request(
             "PUT",
-            f"{_RUNTIME_MAPS}/{map_name}/entries/{key}",
+            f"{_RUNTIME_MAPS}/{_segment(map_name)}/entries/{_segment(key)}",
             expected=(200,),
             params={"force_sync": _bool(force_sync)},
-            json_body={"key": key, "value": value},
+            json_body={"value": value},
         )
 
     async def delete_map_entry(self, map_name: str, key: str, *, force_sync: bool = True) -> None:
         await self._request(
             "DELETE",
-            f"{_RUNTIME_MAPS}/{map_name}/entries/{key}",
+            f"{_RUNTIME_MAPS}/{_segment(map_name)}/entries/{_segment(key)}",
             expected=(204, 200),
             params={"force_sync": _bool(force_sync)},
         )

@@ -22,15 +22,16 @@ from haptic.dataplane.server_model import runtime_only_change, server_words_to_m
 
 __all__ = ["clear_parse_cache", "plan", "plan_parsed"]
 
+# Wording follows the original controller's operation descriptions (its sync test tables).
 _CHILD_LABELS: dict[str, str] = {
     "server": "server",
     "server-template": "server template",
     "bind": "bind",
     "dgram-bind": "dgram-bind",
     "acl": "ACL",
-    "peer": "peer",
+    "peer": "peer entry",
     "nameserver": "nameserver",
-    "mailer": "mailer",
+    "mailer": "mailer entry",
     "user": "user",
     "group": "group",
 }
@@ -38,7 +39,7 @@ _CHILD_LABELS: dict[str, str] = {
 _RULE_LABELS: dict[str, str] = {
     "http-request": "HTTP request rule",
     "http-response": "HTTP response rule",
-    "http-after-response": "HTTP after-response rule",
+    "http-after-response": "HTTP after response rule",
     "tcp-request": "TCP request rule",
     "tcp-response": "TCP response rule",
     "http-check": "HTTP check",
@@ -53,10 +54,24 @@ _RULE_LABELS: dict[str, str] = {
     "quic-initial": "QUIC initial rule",
 }
 
-# tcp-request/tcp-response rules are typed by their second word ("content accept").
-_TCP_RULE_TYPES = frozenset({"connection", "content", "session"})
+_SERVER_MODEL_KINDS = frozenset({"backend", "listen"})
+# Sections whose named children are attributes of the section for the Dataplane API (a ring's
+# servers are fields of the ring model): changing one updates the section.
+_CHILDREN_ARE_ATTRIBUTES = frozenset({"ring"})
 
-_SERVER_MODEL_KINDS = frozenset({"backend", "listen", "ring"})
+# How a section is named when it is the object of an operation ...
+_SECTION_LABELS: dict[str, str] = {
+    "resolvers": "resolver",
+    "peers": "peer section",
+    "acme": "acme-provider",
+    "http-errors": "http-errors section",
+}
+# ... and when it is the parent of one (container children).
+_PARENT_LABELS: dict[str, str] = {
+    "resolvers": "resolvers section",
+    "mailers": "mailers section",
+    "peers": "peer section",
+}
 
 _PHASE = {"delete": 0, "create": 1, "update": 2}
 
@@ -174,6 +189,8 @@ class _Planner:
         self.emit(
             "create", section, None, None, None, _section_description("create", section), lines=_section_lines(section)
         )
+        if section.kind in _CHILDREN_ARE_ATTRIBUTES:
+            return
         for child_type, children in section.named.items():
             for name, directive in children.items():
                 self._named("create", section, child_type, name, directive)
@@ -184,10 +201,12 @@ class _Planner:
                 self._rule("create", section, child_type, index, rule)
 
     def compare_sections(self, current: Section, desired: Section) -> None:
+        children_changed = desired.kind in _CHILDREN_ARE_ATTRIBUTES and _named_words(current) != _named_words(desired)
         if (
             current.header_args != desired.header_args
             or current.implicit_defaults != desired.implicit_defaults
             or _words(current.attributes) != _words(desired.attributes)
+            or children_changed
         ):
             self.emit(
                 "update",
@@ -198,7 +217,8 @@ class _Planner:
                 _section_description("update", desired),
                 lines=_section_lines(desired),
             )
-        self._compare_named(current, desired)
+        if desired.kind not in _CHILDREN_ARE_ATTRIBUTES:
+            self._compare_named(current, desired)
         self._compare_acls(current, desired)
         self._compare_rules(current, desired)
 
@@ -286,6 +306,10 @@ class _Planner:
         self.emit(action, section, child_type, None, index, description, lines=lines)
 
 
+def _named_words(section: Section) -> dict[str, dict[str, tuple[str, ...]]]:
+    return {kind: {name: d.words for name, d in children.items()} for kind, children in section.named.items()}
+
+
 def _words(directives: list[Directive]) -> list[tuple[str, ...]]:
     return [d.words for d in directives]
 
@@ -303,27 +327,29 @@ def _section_lines(section: Section) -> tuple[str, ...]:
     return (header, *(d.text for d in section.attributes))
 
 
-def _section_ref(section: Section) -> str:
+def _section_ref(section: Section, labels: dict[str, str] = _SECTION_LABELS) -> str:
     if section.name is None:
         return f"{section.kind} section"
     if section.kind == "defaults":
         return f"defaults section '{section.name}'"
-    return f"{section.kind} '{section.name}'"
+    return f"{labels.get(section.kind, _SECTION_LABELS.get(section.kind, section.kind))} '{section.name}'"
 
 
 def _section_description(action: Action, section: Section) -> str:
+    if section.kind == "traces" and action != "delete":
+        return "Update traces section"  # a singleton the API creates or replaces with one PUT
     return f"{action.capitalize()} {_section_ref(section)}"
 
 
 def _child_description(action: Action, section: Section, label: str, name: str | None) -> str:
     what = label if name is None else f"{label} '{name}'"
     preposition = "from" if action == "delete" else "in"
-    return f"{action.capitalize()} {what} {preposition} {_section_ref(section)}"
+    return f"{action.capitalize()} {what} {preposition} {_section_ref(section, _PARENT_LABELS)}"
 
 
 def _rule_detail(child_type: str, words: tuple[str, ...]) -> str:
-    if child_type in ("tcp-request", "tcp-response") and len(words) > 2 and words[1] in _TCP_RULE_TYPES:
-        return f"{words[1]} {words[2]}"
+    # tcp-request/response rules by their type (``content``, ``connection``, ``inspect-delay``...),
+    # declared captures by their direction: the original's wording.
     if child_type == "capture" and words[0] == "declare":
-        return " ".join(words[1:3])
+        return words[2] if len(words) > 2 else ""
     return words[1] if len(words) > 1 else ""

@@ -16,6 +16,7 @@ from haptic.dataplane.tokenizer import tokenize_line, unquote
 
 __all__ = [
     "EXTRA_PARAMS",
+    "NON_API_FIELDS",
     "RUNTIME_SERVER_FIELDS",
     "SERVER_KEYWORDS",
     "is_server_keyword",
@@ -27,13 +28,14 @@ __all__ = [
 ]
 
 # Fields the Dataplane API applies through the HAProxy runtime API, without a reload.
+# (The API's JSON names: some are spelt with '-', as in its v3 specification.)
 RUNTIME_SERVER_FIELDS: Final = frozenset(
-    {"weight", "address", "port", "maintenance", "agent_check", "agent_addr", "agent_send", "health_check_port"}
+    {"weight", "address", "port", "maintenance", "agent-check", "agent-addr", "agent-send", "health_check_port"}
 )
 
 EXTRA_PARAMS: Final = "extra_params"
 
-_Kind = Literal["flag", "negflag", "str", "int", "time", "maintenance"]
+_Kind = Literal["flag", "negflag", "bool", "str", "list", "int", "time", "maintenance"]
 
 # (keyword, model key, kind) in rendering order. ``negflag`` flags also accept ``no-<keyword>``,
 # which sets the field to "disabled".
@@ -55,22 +57,22 @@ _PARAMS: Final[tuple[tuple[str, str, _Kind], ...]] = (
     ("slowstart", "slowstart", "time"),
     ("id", "id", "int"),
     ("cookie", "cookie", "str"),
-    ("agent-check", "agent_check", "negflag"),
-    ("agent-addr", "agent_addr", "str"),
-    ("agent-port", "agent_port", "int"),
-    ("agent-send", "agent_send", "str"),
-    ("agent-inter", "agent_inter", "time"),
+    ("agent-check", "agent-check", "negflag"),
+    ("agent-addr", "agent-addr", "str"),
+    ("agent-port", "agent-port", "int"),
+    ("agent-send", "agent-send", "str"),
+    ("agent-inter", "agent-inter", "time"),
     ("observe", "observe", "str"),
     ("error-limit", "error_limit", "int"),
-    ("on-error", "on_error", "str"),
-    ("on-marked-down", "on_marked_down", "str"),
-    ("on-marked-up", "on_marked_up", "str"),
+    ("on-error", "on-error", "str"),
+    ("on-marked-down", "on-marked-down", "str"),
+    ("on-marked-up", "on-marked-up", "str"),
     ("track", "track", "str"),
     ("redir", "redir", "str"),
-    ("init-addr", "init_addr", "str"),
+    ("init-addr", "init-addr", "str"),
     ("resolvers", "resolvers", "str"),
-    ("resolve-prefer", "resolve_prefer", "str"),
-    ("resolve-net", "resolve_net", "str"),
+    ("resolve-prefer", "resolve-prefer", "str"),
+    ("resolve-net", "resolve-net", "str"),
     ("resolve-opts", "resolve_opts", "str"),
     ("proto", "proto", "str"),
     ("alpn", "alpn", "str"),
@@ -90,7 +92,7 @@ _PARAMS: Final[tuple[tuple[str, str, _Kind], ...]] = (
     ("ssl-max-ver", "ssl_max_ver", "str"),
     ("ssl-reuse", "ssl_reuse", "negflag"),
     ("tls-tickets", "tls_tickets", "negflag"),
-    ("allow-0rtt", "allow_0rtt", "flag"),
+    ("allow-0rtt", "allow_0rtt", "bool"),
     ("force-sslv3", "force_sslv3", "flag"),
     ("force-tlsv10", "force_tlsv10", "flag"),
     ("force-tlsv11", "force_tlsv11", "flag"),
@@ -101,17 +103,17 @@ _PARAMS: Final[tuple[tuple[str, str, _Kind], ...]] = (
     ("no-tlsv11", "no_tlsv11", "flag"),
     ("no-tlsv12", "no_tlsv12", "flag"),
     ("no-tlsv13", "no_tlsv13", "flag"),
-    ("check-ssl", "check_ssl", "negflag"),
-    ("check-sni", "check_sni", "str"),
+    ("check-ssl", "check-ssl", "negflag"),
+    ("check-sni", "check-sni", "str"),
     ("check-alpn", "check_alpn", "str"),
     ("check-proto", "check_proto", "str"),
-    ("check-send-proxy", "check_send_proxy", "negflag"),
+    ("check-send-proxy", "check-send-proxy", "negflag"),
     ("check-via-socks4", "check_via_socks4", "negflag"),
-    ("send-proxy", "send_proxy", "negflag"),
-    ("send-proxy-v2", "send_proxy_v2", "negflag"),
+    ("send-proxy", "send-proxy", "negflag"),
+    ("send-proxy-v2", "send-proxy-v2", "negflag"),
     ("send-proxy-v2-ssl", "send_proxy_v2_ssl", "negflag"),
     ("send-proxy-v2-ssl-cn", "send_proxy_v2_ssl_cn", "negflag"),
-    ("proxy-v2-options", "proxy_v2_options", "str"),
+    ("proxy-v2-options", "proxy-v2-options", "list"),
     ("socks4", "socks4", "str"),
     ("source", "source", "str"),
     ("usesrc", "usesrc", "str"),
@@ -124,12 +126,25 @@ _PARAMS: Final[tuple[tuple[str, str, _Kind], ...]] = (
     ("max-reuse", "max_reuse", "int"),
     ("log-proto", "log_proto", "str"),
     ("shard", "shard", "int"),
-    ("init-state", "init_state", "str"),
+    ("init-state", "init-state", "str"),
     ("hash-key", "hash_key", "str"),
     ("guid", "guid", "str"),
     ("non-stick", "non_stick", "negflag"),
     ("stick", "stick", "flag"),
+    ("no-verifyhost", "no_verifyhost", "flag"),
+    ("idle-ping", "idle_ping", "time"),
+    ("log-bufsize", "log-bufsize", "int"),
+    ("strict-maxconn", "strict-maxconn", "bool"),
+    ("pool-conn-name", "pool_conn_name", "str"),
+    ("check-pool-conn-name", "check-pool-conn-name", "str"),
+    ("check-reuse-pool", "check-reuse-pool", "negflag"),
+    ("npn", "npn", "str"),
+    ("client-sigalgs", "client_sigalgs", "str"),
 )
+
+# Keys of this module's models that the Dataplane API's server model does not have: a server
+# using them cannot be sent to the API as a model (its PUT would be refused or lose words).
+NON_API_FIELDS: Final = frozenset({EXTRA_PARAMS, "usesrc", "non_stick"})
 
 _BY_KEYWORD: Final[dict[str, tuple[str, _Kind]]] = {kw: (key, kind) for kw, key, kind in _PARAMS}
 _BY_KEYWORD["enabled"] = ("maintenance", "maintenance")
@@ -190,6 +205,9 @@ def server_words_to_model(words: Sequence[str]) -> dict[str, Any]:
         elif kind in ("flag", "negflag"):
             model[key] = "enabled"
             i += 1
+        elif kind == "bool":
+            model[key] = True
+            i += 1
         elif i + 1 >= n:
             # A value keyword with no value: keep it verbatim rather than guess.
             extras.append(word)
@@ -222,6 +240,11 @@ def model_to_server_line(model: dict[str, Any]) -> str:
                 words.append(keyword)
             elif value == "disabled" and kind == "negflag":
                 words.append(f"no-{keyword}")
+        elif kind == "bool":
+            if value is True:
+                words.append(keyword)
+        elif kind == "list":
+            words.extend((keyword, _quote(",".join(str(v) for v in value))))
         else:
             words.extend((keyword, _quote(str(value))))
     words.extend(str(w) for w in model.get(EXTRA_PARAMS, ()))
@@ -264,6 +287,8 @@ def runtime_only_change(current: dict[str, Any], desired: dict[str, Any]) -> boo
 
 
 def _convert(kind: _Kind, value: str) -> Any:
+    if kind == "list":
+        return [v for v in value.split(",") if v]
     if kind == "int":
         return int(value) if value.isdigit() else value
     if kind == "time":

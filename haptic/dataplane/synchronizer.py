@@ -4,7 +4,10 @@ Per instance: read the current config (cached by version), plan, then apply the 
 server replaces with ``version`` when every operation is a runtime-eligible server update (200:
 no reload); runtime map entry edits when only map contents changed (no reload); otherwise one raw
 push (one reload). Auxiliary files are created/updated before the config and deleted after it;
-reloads are verified by polling their ``Reload-ID``. Errors come back in the result, not raised.
+reloads are verified by polling their ``Reload-ID``. When a runtime operation fails (the API
+answers an error: haproxy refused the command, its socket is gone, it does not know the map), the
+sync falls back once — maps are uploaded, servers go in one raw push — instead of trying the same
+operation again; ``SyncResult.fallbacks`` says why. Errors come back in the result, not raised.
 """
 
 from __future__ import annotations
@@ -13,14 +16,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from haptic.dataplane.api_errors import DataplaneError
+from haptic.dataplane.api_errors import DataplaneError, DataplaneHTTPError
 from haptic.dataplane.aux_files import AuxFiles
 from haptic.dataplane.aux_sync import AuxChange, apply_map_edits, delete_aux, plan_aux, write_aux
-from haptic.dataplane.client import DataplaneClient, WriteOutcome
+from haptic.dataplane.client import DataplaneClient, WriteOutcome, has_control_characters
 from haptic.dataplane.errors import ConfigParseError
 from haptic.dataplane.operations import Operation, SyncPlan
 from haptic.dataplane.parser import HAProxyConfig, parse_config, parse_config_reusing
 from haptic.dataplane.planner import plan_parsed
+from haptic.dataplane.server_model import NON_API_FIELDS
 
 # noop: nothing to do; files: only auxiliary files changed (uploaded); runtime: server replaces;
 # runtime_maps: map entries through the runtime API; raw: one raw push; failed: see errors.
@@ -69,6 +73,11 @@ class SyncResult:
     errors: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     version: int | None = None
+    fallbacks: tuple[str, ...] = ()  # why a cheaper path was abandoned for uploads / a raw push
+
+    @property
+    def fallback_used(self) -> bool:
+        return bool(self.fallbacks)
 
     @property
     def reload_id(self) -> str | None:
@@ -76,9 +85,18 @@ class SyncResult:
         return self.reload_ids[-1] if self.reload_ids else None
 
 
+def _sendable(payload: dict[str, Any] | None) -> bool:
+    """A server model the API can take as is, whose values cannot break a runtime command."""
+    return (
+        payload is not None
+        and not NON_API_FIELDS & payload.keys()
+        and not any(isinstance(v, str) and has_control_characters(v) for v in payload.values())
+    )
+
+
 def _is_runtime_only(plan: SyncPlan) -> bool:
     return bool(plan.operations) and all(
-        op.action == "update" and op.child_type == "server" and op.runtime and op.payload is not None
+        op.action == "update" and op.child_type == "server" and op.runtime and _sendable(op.payload)
         for op in plan.operations
     )
 
@@ -95,6 +113,7 @@ class _Run:
     runtime_updates: int = 0
     mode: SyncMode = "noop"
     plan_duration: float = 0.0
+    fallbacks: list[str] = field(default_factory=list)
 
     def reload(self, reload_id: str | None) -> None:
         if reload_id and reload_id not in self.reload_ids:
@@ -115,6 +134,7 @@ class _Run:
             errors=errors,
             warnings=tuple(self.warnings),
             version=version,
+            fallbacks=tuple(self.fallbacks),
         )
 
 
@@ -149,6 +169,7 @@ async def sync(
             except ConfigParseError as exc:
                 # What is there cannot be planned against; a raw push replaces it whole.
                 run.warnings.append(f"current configuration unparseable, pushing raw: {exc}")
+                run.fallbacks.append(f"current configuration unparseable: {exc}")
         planning = client.now()
         plan = plan_parsed(current, desired) if current is not None else None
         run.plan_duration = client.now() - planning
@@ -158,7 +179,12 @@ async def sync(
             and cache.get(version) is not None
             and cache.aux_checksum == checksum
         )
-        changes = [] if cached_aux else await plan_aux(client, aux, map_edit_limit=opts.map_edit_limit)
+        changes = [] if cached_aux else await plan_aux(
+            client, aux, map_edit_limit=opts.map_edit_limit, runtime_maps=opts.runtime_maps
+        )
+        if opts.force_aux_compare and await client.haproxy_up() is False:
+            # The API still answers, but its haproxy is gone: nothing this pod serves is current.
+            raise DataplaneHTTPError("GET", "/health", 200, "haproxy is not running on this pod")
         version = await _apply(run, desired_config, version, plan, changes)
         await _verify(run)
     except DataplaneError as exc:
@@ -184,22 +210,36 @@ async def _apply(run: _Run, desired_config: str, version: int, plan: SyncPlan | 
         run.mode = "noop"
         return version
     # Map entry edits never need a reload, whatever else changes; other writes are uploads.
-    by_runtime = [c for c in changes if run.options.runtime_maps and c.map_edits is not None]
+    by_runtime = [c for c in changes if c.map_edits is not None]
     uploads = [c for c in changes if c.action != "delete" and c not in by_runtime]
     deletes = [c for c in changes if c.action == "delete"]
     run.operations.extend(c.description for c in uploads)
     run.operations.extend(f"{c.description} (runtime, {len(c.map_edits or ())} entries)" for c in by_runtime)
     for reload_id in await write_aux(client, uploads):
         run.reload(reload_id)
-    run.runtime_updates += await apply_map_edits(client, by_runtime)
+    try:
+        run.runtime_updates += await apply_map_edits(client, by_runtime)
+    except DataplaneHTTPError as exc:
+        # Some entries may have changed in haproxy's memory: the uploaded files and the reload
+        # they schedule make memory and files agree again.
+        run.fallbacks.append(f"runtime map update failed, uploading the map files: {exc}")
+        run.operations.extend(f"{c.description} (upload after runtime failure)" for c in by_runtime)
+        for reload_id in await write_aux(client, by_runtime):
+            run.reload(reload_id)
     if plan is not None:
         run.operations.extend(op.description for op in plan.operations)
+    raw = plan is None or not plan.is_empty
     if plan is not None and plan.is_empty:
-        run.mode = "files" if uploads or deletes else "runtime_maps"
+        run.mode = "files" if uploads or deletes or run.fallbacks else "runtime_maps"
     elif plan is not None and version != 1 and _is_runtime_only(plan):
         run.mode = "runtime"
-        version = await _runtime_servers(run, plan.operations, version)
-    else:
+        try:
+            version = await _runtime_servers(run, plan.operations, version)
+            raw = False
+        except DataplaneHTTPError as exc:
+            run.fallbacks.append(f"runtime server update failed, pushing the configuration: {exc}")
+            version = await client.get_version()
+    if raw:
         # Version 1 is a freshly started API: always one raw push first.
         run.mode = "raw"
         if plan is None:

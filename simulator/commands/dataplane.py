@@ -17,7 +17,7 @@ from simulator.dataplane.http_server import serve
 from simulator.dataplane.instance import FakeDataplane, InstanceOptions
 from simulator.dataplane.local_version import local_api_version
 from simulator.dataplane.process_runner import AsyncProcessRunner
-from simulator.dataplane.storage import Storage
+from simulator.dataplane.storage import Storage, StorageDirs
 
 
 def register(subparsers: Any) -> None:
@@ -34,7 +34,23 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--reload-delay", type=float, default=1.0, help="seconds a reload is delayed (coalescing)")
     parser.add_argument("--initial-config", type=Path, help="haproxy.cfg to start from")
     parser.add_argument("--name", default="haproxy-0")
+    parser.add_argument("--maps-dir", help="maps storage directory, as the pod sees it (the real API's maps_dir; "
+                                           "default <storage>/maps)")
+    parser.add_argument("--ssl-certs-dir", help="certificate storage directory (ssl_certs_dir; default <storage>/ssl)")
+    parser.add_argument("--general-storage-dir",
+                        help="general file storage directory (general_storage_dir; default <storage>/general)")
     parser.set_defaults(func=_run)
+
+
+def _storage(args: argparse.Namespace, workdir: Path) -> Storage:
+    """Storage under ``/etc/haproxy`` in memory, or under the work directory with ``--haproxy`` (a
+    real haproxy reads the files); the directories are the given ones, below that root."""
+    root = workdir / "storage" if args.haproxy else None
+    base = str(root) if root is not None else "/etc/haproxy"
+    defaults = StorageDirs.under(base)
+    dirs = StorageDirs(args.maps_dir or defaults.maps_dir, args.ssl_certs_dir or defaults.ssl_certs_dir,
+                       args.general_storage_dir or defaults.general_storage_dir)
+    return Storage(root, virtual_root=base, dirs=dirs)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -58,7 +74,7 @@ async def _serve(args: argparse.Namespace) -> None:
     with contextlib.ExitStack() as stack:
         workdir = args.workdir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="haptic-dp-")))
         driver = HAProxyDriver(args.haproxy_bin, workdir / "haproxy", AsyncProcessRunner()) if args.haproxy else None
-        storage = Storage(workdir / "storage") if args.haproxy else Storage()
+        storage = _storage(args, workdir)
         fake = FakeDataplane(options, driver=driver, storage=storage)
         await fake.start()
         running = await serve(fake, port=args.port)

@@ -2,8 +2,10 @@
 
 Reachable in-process through ``httpx.ASGITransport`` (no sockets) or served by uvicorn. Every
 response carries ``Configuration-Version``; bad credentials get 401; errors are the API's JSON
-``{"code", "message"}`` (as text/plain for the raw endpoints). ``/_sim/*`` are admin endpoints for
-faults, restarts and counters (not part of the real API).
+``{"code", "message"}`` (as text/plain for the raw endpoints). Routing is on the escaped path and
+each path parameter is then percent-decoded, as the real API's router does, so an encoded ``/``
+(``%2F``) stays inside its parameter. ``/_sim/*`` are admin endpoints for faults, restarts and
+counters (not part of the real API).
 """
 
 from __future__ import annotations
@@ -15,19 +17,24 @@ import json
 import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import unquote
 
 from starlette.applications import Starlette
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from simulator.dataplane.instance import Answer, ApiError, FakeDataplane
+from simulator.dataplane.api_model import Answer, ApiError, check_path_value, check_socket_values
+from simulator.dataplane.instance import FakeDataplane
+from simulator.dataplane.storage_api import CRT_LISTS
 
 Handler = Callable[[Request], Awaitable[Answer]]
 _CFG = "/v3/services/haproxy/configuration"
 _STORAGE = "/v3/services/haproxy/storage"
-_KINDS = ("maps", "general", "ssl_certificates")
+_RUNTIME = "/v3/services/haproxy/runtime"
+_KINDS = ("maps", "general", "ssl_certificates", CRT_LISTS)
 
 
 def _authorized(request: Request, username: str, password: str) -> bool:
@@ -40,6 +47,17 @@ def _authorized(request: Request, username: str, password: str) -> bool:
     except (binascii.Error, UnicodeDecodeError):
         return False
     return secrets.compare_digest(user, username) and secrets.compare_digest(pw, password)
+
+
+def _param(request: Request, name: str) -> str:
+    """A path parameter, percent-decoded once (routing saw it still encoded)."""
+    return unquote(str(request.path_params[name]))
+
+
+def _map_param(request: Request, name: str) -> str:
+    value = _param(request, name)
+    check_path_value(name, value)
+    return value
 
 
 def _int_param(request: Request, name: str) -> int | None:
@@ -63,23 +81,40 @@ async def _upload(request: Request) -> tuple[str, str]:
     if not isinstance(upload, UploadFile):
         raise ApiError(400, "multipart field file_upload is required")
     content = (await upload.read()).decode()
-    name = str(form.get("id") or upload.filename or "")
+    name = str(upload.filename or form.get("id") or "")
     if not name:
         raise ApiError(400, "file name is required")
     return name, content
 
 
-async def _json_body(request: Request) -> dict[str, Any]:
+async def _json(request: Request) -> Any:
     try:
-        body = json.loads(await request.body())
+        return json.loads(await request.body())
     except ValueError as exc:
         raise ApiError(400, f"invalid JSON body: {exc}") from exc
+
+
+async def _json_body(request: Request) -> dict[str, Any]:
+    body = await _json(request)
     if not isinstance(body, dict):
         raise ApiError(400, "body must be a JSON object")
     return body
 
 
-def create_app(fake: FakeDataplane) -> Starlette:
+class _EscapedPathRouting:
+    """Routes on the raw (still percent-encoded) path: ``_param`` decodes each parameter after."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope.get("raw_path"):
+            raw = bytes(scope["raw_path"]).split(b"?", 1)[0]
+            scope = {**scope, "path": raw.decode("latin-1")}
+        await self.app(scope, receive, send)
+
+
+def create_app(fake: FakeDataplane) -> ASGIApp:
     """The ASGI app serving ``fake``."""
 
     def endpoint(handler: Handler, *, raw_errors: bool = False, admin: bool = False) -> Callable[..., Any]:
@@ -92,7 +127,7 @@ def create_app(fake: FakeDataplane) -> Starlette:
                     fake.counters.requests += 1
                     if fake.faults.delay > 0:
                         await asyncio.sleep(fake.faults.delay)
-                    injected = fake.take_injected_error(request.url.path)
+                    injected = fake.take_injected_error(unquote(request.url.path))
                     if injected is not None:
                         raise ApiError(injected, "injected fault")
                 answer = await handler(request)
@@ -107,8 +142,8 @@ def create_app(fake: FakeDataplane) -> Starlette:
                 headers["Reload-ID"] = answer.reload_id
             if answer.text is not None:
                 return Response(answer.text, answer.status, headers=headers, media_type=answer.media_type)
-            if answer.status == 204:
-                return Response(status_code=204, headers=headers)
+            if answer.status == 204 or (answer.body is None and answer.status == 202):
+                return Response(status_code=answer.status, headers=headers)
             return JSONResponse(answer.body, answer.status, headers=headers)
 
         return wrapped
@@ -119,21 +154,35 @@ def create_app(fake: FakeDataplane) -> Starlette:
             raise ApiError(404, f"unknown storage {kind}")
         return kind
 
+    def tx(request: Request) -> str | None:
+        return request.query_params.get("transaction_id")
+
     # -- handlers -------------------------------------------------------------------------------
 
     async def info(request: Request) -> Answer:
         return Answer(200, body=fake.info())
 
     async def health(request: Request) -> Answer:
-        up = fake.driver is None or fake.driver.running
-        return Answer(200, body={"haproxy": "up" if up else "down"})
+        return Answer(200, body={"haproxy": "up" if fake.runtime_available else "down"})
+
+    async def specification(request: Request) -> Answer:
+        paths: dict[str, dict[str, Any]] = {}
+        for route in routes:
+            if isinstance(route, Route) and route.path.startswith("/v3/") and route.methods:
+                ops = paths.setdefault(route.path.removeprefix("/v3"), {})
+                for method in sorted(route.methods - {"HEAD"}):
+                    ops[method.lower()] = {"responses": {}}
+        return Answer(200, body={"openapi": "3.0.3", "servers": [{"url": "/v3"}],
+                                 "info": {"title": "HAProxy Data Plane API (haptic-sim fake)",
+                                          "version": fake.options.api_version.split()[0]},
+                                 "paths": dict(sorted(paths.items()))})
 
     async def version(request: Request) -> Answer:
-        tx = request.query_params.get("transaction_id")
-        if tx is not None:
-            transaction = fake.transactions.get(tx)
+        tx_id = tx(request)
+        if tx_id is not None:
+            transaction = fake.transactions.get(tx_id)
             if transaction is None:
-                raise ApiError(404, f"transaction {tx} not found")
+                raise ApiError(404, f"transaction {tx_id} not found")
             return Answer(200, text=f"{transaction.version}\n")
         return Answer(200, text=f"{fake.version}\n")
 
@@ -141,22 +190,39 @@ def create_app(fake: FakeDataplane) -> Starlette:
         return Answer(200, text=fake.raw())
 
     async def raw_post(request: Request) -> Answer:
-        if request.query_params.get("transaction_id") is not None:
+        if tx(request) is not None:
             raise ApiError(400, "raw configuration in a transaction is not supported by the fake")
         text = (await request.body()).decode()
-        return await fake.post_raw(text, _int_param(request, "version"))
+        return await fake.post_raw(text, _int_param(request, "version"),
+                                   skip_reload=_bool_param(request, "skip_reload"),
+                                   force_reload=_bool_param(request, "force_reload"),
+                                   only_validate=_bool_param(request, "only_validate"))
+
+    async def servers_get(request: Request) -> Answer:
+        return Answer(200, body=fake.list_servers(_param(request, "backend"), tx(request)))
+
+    async def server_create(request: Request) -> Answer:
+        body = await _json_body(request)
+        if tx(request) is None:
+            check_socket_values("server", body)
+        return await fake.create_server(_param(request, "backend"), body, version=_int_param(request, "version"),
+                                        transaction_id=tx(request), force_reload=_bool_param(request, "force_reload"))
 
     async def server_get(request: Request) -> Answer:
-        p = request.path_params
-        return Answer(200, body=fake.get_server(p["backend"], p["name"], request.query_params.get("transaction_id")))
+        return Answer(200, body=fake.get_server(_param(request, "backend"), _param(request, "name"), tx(request)))
 
     async def server_put(request: Request) -> Answer:
-        p = request.path_params
-        version = _int_param(request, "version")
-        tx = request.query_params.get("transaction_id")
-        return await fake.replace_server(
-            p["backend"], p["name"], await _json_body(request), version=version, transaction_id=tx
-        )
+        body = await _json_body(request)
+        if tx(request) is None:
+            check_socket_values("server", body)  # may go to the runtime socket
+        return await fake.replace_server(_param(request, "backend"), _param(request, "name"), body,
+                                         version=_int_param(request, "version"), transaction_id=tx(request),
+                                         force_reload=_bool_param(request, "force_reload"))
+
+    async def server_delete(request: Request) -> Answer:
+        return await fake.delete_server(_param(request, "backend"), _param(request, "name"),
+                                        version=_int_param(request, "version"), transaction_id=tx(request),
+                                        force_reload=_bool_param(request, "force_reload"))
 
     async def tx_list(request: Request) -> Answer:
         return Answer(200, body=[t.as_json() for t in fake.transactions.values()])
@@ -165,36 +231,35 @@ def create_app(fake: FakeDataplane) -> Starlette:
         return Answer(201, body=fake.start_transaction(_int_param(request, "version")).as_json())
 
     async def tx_get(request: Request) -> Answer:
-        tx = fake.transactions.get(request.path_params["id"])
-        if tx is None:
+        transaction = fake.transactions.get(_param(request, "id"))
+        if transaction is None:
             raise ApiError(404, "transaction not found")
-        return Answer(200, body=tx.as_json())
+        return Answer(200, body=transaction.as_json())
 
     async def tx_commit(request: Request) -> Answer:
-        return await fake.commit_transaction(
-            request.path_params["id"], force_reload=_bool_param(request, "force_reload")
-        )
+        return await fake.commit_transaction(_param(request, "id"), force_reload=_bool_param(request, "force_reload"))
 
     async def tx_delete(request: Request) -> Answer:
-        fake.abort_transaction(request.path_params["id"])
+        fake.abort_transaction(_param(request, "id"))
         return Answer(204)
 
     async def reload_get(request: Request) -> Answer:
-        return Answer(200, body=fake.reload_status(request.path_params["id"]))
+        return Answer(200, body=fake.reload_status(_param(request, "id")))
 
     async def reload_list(request: Request) -> Answer:
         return Answer(200, body=fake.reloads.listing())
 
     async def storage_list(request: Request) -> Answer:
-        return Answer(200, body=fake.storage.listing(kind_of(request)))
+        return Answer(200, body=fake.files.listing(kind_of(request)))
 
     async def storage_create(request: Request) -> Answer:
         kind = kind_of(request)
         name, content = await _upload(request)
-        return fake.storage_create(kind, name, content)
+        return await fake.files.create(kind, name, content, skip_reload=_bool_param(request, "skip_reload"),
+                                       force_reload=_bool_param(request, "force_reload"))
 
     async def storage_get(request: Request) -> Answer:
-        return fake.storage_get(kind_of(request), request.path_params["name"])
+        return fake.files.get(kind_of(request), _param(request, "name"))
 
     async def storage_put(request: Request) -> Answer:
         kind = kind_of(request)
@@ -202,33 +267,95 @@ def create_app(fake: FakeDataplane) -> Starlette:
             _, content = await _upload(request)
         else:
             content = (await request.body()).decode()
-        return fake.storage_replace(kind, request.path_params["name"], content)
+        return await fake.files.replace(kind, _param(request, "name"), content,
+                                        skip_reload=_bool_param(request, "skip_reload"),
+                                        force_reload=_bool_param(request, "force_reload"))
 
     async def storage_delete(request: Request) -> Answer:
-        return fake.storage_delete(kind_of(request), request.path_params["name"])
+        return await fake.files.delete(kind_of(request), _param(request, "name"),
+                                       skip_reload=_bool_param(request, "skip_reload"),
+                                       force_reload=_bool_param(request, "force_reload"))
+
+    async def crt_list_entries(request: Request) -> Answer:
+        return Answer(200, body=fake.files.crt_list_entries(_param(request, "name")))
+
+    async def crt_list_entry_add(request: Request) -> Answer:
+        return await fake.files.add_crt_list_entry(_param(request, "name"), await _json_body(request),
+                                                   force_reload=_bool_param(request, "force_reload"))
+
+    async def crt_list_entry_delete(request: Request) -> Answer:
+        certificate = request.query_params.get("certificate")
+        if not certificate:
+            raise ApiError(400, "query parameter certificate is required")
+        return await fake.files.delete_crt_list_entry(_param(request, "name"), certificate,
+                                                      _int_param(request, "line_number"),
+                                                      force_reload=_bool_param(request, "force_reload"))
 
     async def map_list(request: Request) -> Answer:
-        return Answer(200, body=[{"name": f.name, "file": f.path} for f in fake.storage.files["maps"].values()])
+        return Answer(200, body=fake.runtime.maps(_bool_param(request, "include_unmanaged")))
+
+    async def map_get(request: Request) -> Answer:
+        return Answer(200, body=fake.runtime.one_map(_map_param(request, "name")))
+
+    async def map_clear(request: Request) -> Answer:
+        return await fake.runtime.clear_map(_map_param(request, "name"), force_sync=_bool_param(request, "force_sync"))
+
+    async def map_payload(request: Request) -> Answer:
+        name = _map_param(request, "name")
+        entries = await _json(request)
+        if not isinstance(entries, list):
+            raise ApiError(400, "body must be a JSON array of map entries")
+        check_socket_values("map entry", entries)
+        for entry in entries:
+            if not isinstance(entry, dict) or "key" not in entry:
+                raise ApiError(400, "every map entry needs a key")
+        for entry in entries:
+            await fake.runtime.map_entry_write(name, str(entry["key"]), str(entry.get("value", "")), "add",
+                                               force_sync=_bool_param(request, "force_sync"))
+        return Answer(201, body=entries)
 
     async def map_entries(request: Request) -> Answer:
-        return Answer(200, body=fake.map_entries(request.path_params["name"]))
+        return Answer(200, body=fake.runtime.map_entries(_map_param(request, "name")))
+
+    async def map_entry_get(request: Request) -> Answer:
+        return Answer(200, body=fake.runtime.map_entry(_map_param(request, "name"), _map_param(request, "key")))
 
     async def map_entry_add(request: Request) -> Answer:
+        name = _map_param(request, "name")
         body = await _json_body(request)
         if "key" not in body:
             raise ApiError(400, "key is required")
-        return await fake.map_entry_write(
-            request.path_params["name"], str(body["key"]), str(body.get("value", "")), "add"
-        )
+        check_socket_values("map entry", body)
+        return await fake.runtime.map_entry_write(name, str(body["key"]), str(body.get("value", "")), "add",
+                                                  force_sync=_bool_param(request, "force_sync"))
 
     async def map_entry_put(request: Request) -> Answer:
+        name, key = _map_param(request, "name"), _map_param(request, "key")
         body = await _json_body(request)
-        p = request.path_params
-        return await fake.map_entry_write(p["name"], p["key"], str(body.get("value", "")), "set")
+        if "value" not in body:
+            raise ApiError(400, "value is required")
+        check_socket_values("map entry", body)
+        return await fake.runtime.map_entry_write(name, key, str(body["value"]), "set",
+                                                  force_sync=_bool_param(request, "force_sync"))
 
     async def map_entry_delete(request: Request) -> Answer:
-        p = request.path_params
-        return await fake.map_entry_write(p["name"], p["key"], None, "delete")
+        name, key = _map_param(request, "name"), _map_param(request, "key")
+        return await fake.runtime.map_entry_write(name, key, None, "delete",
+                                                  force_sync=_bool_param(request, "force_sync"))
+
+    async def runtime_servers(request: Request) -> Answer:
+        return Answer(200, body=fake.runtime.servers(_param(request, "backend")))
+
+    async def runtime_server(request: Request) -> Answer:
+        return Answer(200, body=fake.runtime.server(_param(request, "backend"), _param(request, "name")))
+
+    async def runtime_server_put(request: Request) -> Answer:
+        body = await _json_body(request)
+        check_socket_values("runtime server", body)
+        return await fake.runtime.set_server_state(_param(request, "backend"), _param(request, "name"), body)
+
+    async def runtime_info(request: Request) -> Answer:
+        return Answer(200, body=fake.runtime.process_info())
 
     async def sim_state(request: Request) -> Answer:
         return Answer(200, body=fake.state())
@@ -246,17 +373,23 @@ def create_app(fake: FakeDataplane) -> Starlette:
         return Answer(200, body=fake.faults.as_json())
 
     async def sim_restart(request: Request) -> Answer:
-        await fake.restart()
+        await fake.restart(keep_storage=_bool_param(request, "keep_storage"))
         return Answer(200, body=fake.state())
 
+    entries = f"{_RUNTIME}/maps/{{name}}/entries"
     routes = [
         Route("/v3/info", endpoint(info), methods=["GET"]),
         Route("/v3/health", endpoint(health), methods=["GET"]),
+        Route("/v3/specification", endpoint(specification), methods=["GET"]),
+        Route("/v3/specification_openapiv3", endpoint(specification), methods=["GET"]),
         Route(f"{_CFG}/version", endpoint(version), methods=["GET"]),
         Route(f"{_CFG}/raw", endpoint(raw_get, raw_errors=True), methods=["GET"]),
         Route(f"{_CFG}/raw", endpoint(raw_post, raw_errors=True), methods=["POST"]),
+        Route(f"{_CFG}/backends/{{backend}}/servers", endpoint(servers_get), methods=["GET"]),
+        Route(f"{_CFG}/backends/{{backend}}/servers", endpoint(server_create), methods=["POST"]),
         Route(f"{_CFG}/backends/{{backend}}/servers/{{name}}", endpoint(server_get), methods=["GET"]),
         Route(f"{_CFG}/backends/{{backend}}/servers/{{name}}", endpoint(server_put), methods=["PUT"]),
+        Route(f"{_CFG}/backends/{{backend}}/servers/{{name}}", endpoint(server_delete), methods=["DELETE"]),
         Route("/v3/services/haproxy/transactions", endpoint(tx_list), methods=["GET"]),
         Route("/v3/services/haproxy/transactions", endpoint(tx_start), methods=["POST"]),
         Route("/v3/services/haproxy/transactions/{id}", endpoint(tx_get), methods=["GET"]),
@@ -264,19 +397,32 @@ def create_app(fake: FakeDataplane) -> Starlette:
         Route("/v3/services/haproxy/transactions/{id}", endpoint(tx_delete), methods=["DELETE"]),
         Route("/v3/services/haproxy/reloads", endpoint(reload_list), methods=["GET"]),
         Route("/v3/services/haproxy/reloads/{id}", endpoint(reload_get), methods=["GET"]),
+        Route(f"{_STORAGE}/{CRT_LISTS}/{{name}}/entries", endpoint(crt_list_entries), methods=["GET"]),
+        Route(f"{_STORAGE}/{CRT_LISTS}/{{name}}/entries", endpoint(crt_list_entry_add), methods=["POST"]),
+        Route(f"{_STORAGE}/{CRT_LISTS}/{{name}}/entries", endpoint(crt_list_entry_delete), methods=["DELETE"]),
         Route(f"{_STORAGE}/{{kind}}", endpoint(storage_list), methods=["GET"]),
         Route(f"{_STORAGE}/{{kind}}", endpoint(storage_create), methods=["POST"]),
         Route(f"{_STORAGE}/{{kind}}/{{name}}", endpoint(storage_get), methods=["GET"]),
         Route(f"{_STORAGE}/{{kind}}/{{name}}", endpoint(storage_put), methods=["PUT"]),
         Route(f"{_STORAGE}/{{kind}}/{{name}}", endpoint(storage_delete), methods=["DELETE"]),
-        Route("/v3/services/haproxy/runtime/maps", endpoint(map_list), methods=["GET"]),
-        Route("/v3/services/haproxy/runtime/maps/{name}/entries", endpoint(map_entries), methods=["GET"]),
-        Route("/v3/services/haproxy/runtime/maps/{name}/entries", endpoint(map_entry_add), methods=["POST"]),
-        Route("/v3/services/haproxy/runtime/maps/{name}/entries/{key}", endpoint(map_entry_put), methods=["PUT"]),
-        Route("/v3/services/haproxy/runtime/maps/{name}/entries/{key}", endpoint(map_entry_delete), methods=["DELETE"]),
+        Route(f"{_RUNTIME}/info", endpoint(runtime_info), methods=["GET"]),
+        Route(f"{_RUNTIME}/maps", endpoint(map_list), methods=["GET"]),
+        Route(f"{_RUNTIME}/maps/{{name}}", endpoint(map_get), methods=["GET"]),
+        Route(f"{_RUNTIME}/maps/{{name}}", endpoint(map_payload), methods=["PUT"]),
+        Route(f"{_RUNTIME}/maps/{{name}}", endpoint(map_clear), methods=["DELETE"]),
+        Route(entries, endpoint(map_entries), methods=["GET"]),
+        Route(entries, endpoint(map_entry_add), methods=["POST"]),
+        Route(f"{entries}/{{key}}", endpoint(map_entry_get), methods=["GET"]),
+        Route(f"{entries}/{{key}}", endpoint(map_entry_put), methods=["PUT"]),
+        Route(f"{entries}/{{key}}", endpoint(map_entry_delete), methods=["DELETE"]),
+        Route(f"{_RUNTIME}/backends/{{backend}}/servers", endpoint(runtime_servers), methods=["GET"]),
+        Route(f"{_RUNTIME}/backends/{{backend}}/servers/{{name}}", endpoint(runtime_server), methods=["GET"]),
+        Route(f"{_RUNTIME}/backends/{{backend}}/servers/{{name}}", endpoint(runtime_server_put), methods=["PUT"]),
         Route("/_sim/state", endpoint(sim_state, admin=True), methods=["GET"]),
         Route("/_sim/faults", endpoint(sim_faults, admin=True), methods=["POST"]),
         Route("/_sim/faults", endpoint(sim_clear, admin=True), methods=["DELETE"]),
         Route("/_sim/restart", endpoint(sim_restart, admin=True), methods=["POST"]),
     ]
-    return Starlette(routes=routes)
+    app = Starlette(routes=routes)
+    app.router.redirect_slashes = False  # the real router answers 404, it does not redirect
+    return _EscapedPathRouting(app)

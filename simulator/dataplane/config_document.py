@@ -76,12 +76,43 @@ class ConfigDocument:
         indent = old[: len(old) - len(old.lstrip())] or "  "
         self.lines[number] = indent + new_line.strip()
 
+    def server_lines(self, backend: str) -> list[str]:
+        if self._servers is None:
+            self._index()
+        assert self._servers is not None
+        return [self.lines[n] for (b, _), n in sorted(self._servers.items(), key=lambda kv: kv[1]) if b == backend]
+
+    def add_server_line(self, backend: str, line: str) -> None:
+        """Appends a server to the end of ``backend`` (after its last non-blank line)."""
+        if self._sections is None:
+            self._index()
+        assert self._sections is not None
+        start = self._sections[("backend", backend)]
+        end = start + 1
+        for number in range(start + 1, len(self.lines)):
+            words = self.lines[number].split()
+            if words and words[0] in SECTION_KEYWORDS and not self.lines[number][:1].isspace():
+                break
+            if words:
+                end = number + 1
+        self.lines.insert(end, "  " + line.strip())
+        self._servers = self._sections = None  # line numbers moved
+
+    def delete_server_line(self, backend: str, server: str) -> None:
+        number = self._server_number(backend, server)
+        if number is None:
+            raise KeyError((backend, server))
+        del self.lines[number]
+        self._servers = self._sections = None
+
     def _server_number(self, backend: str, server: str) -> int | None:
         if self._servers is None:
             self._index()
         assert self._servers is not None
         return self._servers.get((backend, server))
 
-    def references(self, name: str) -> bool:
-        """Whether a non-comment line mentions ``name`` (the API refuses to delete such a file)."""
-        return any(name in line for line in self.lines if not line.lstrip().startswith("#"))
+    def references(self, path: str) -> bool:
+        """Whether a non-comment line contains ``path`` — the real API's (admittedly rough) test
+        before it deletes a stored file: it looks for the file's full path, so a file the config
+        names by a relative path does not count as referenced."""
+        return any(path in line for line in self.lines if not line.lstrip().startswith("#"))

@@ -14,6 +14,7 @@ class Faults:
     delay: float = 0.0  # every API answer is delayed by this many seconds (loop clock)
     conflict_count: int = 0  # the next N version-checked writes answer 409
     fail_reloads: int = 0  # the next N reloads fail (status ``failed``, previous config kept)
+    haproxy_down: bool = False  # haproxy is not running: runtime endpoints answer 500, reloads fail
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)

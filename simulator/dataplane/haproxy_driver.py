@@ -9,6 +9,7 @@ goes through a ``ProcessRunner``.
 from __future__ import annotations
 
 import contextlib
+import re
 import shutil
 import subprocess
 import tempfile
@@ -45,15 +46,23 @@ class ProcInfo:
     pid: int
     kind: str
     reloads: int
+    failed: int = 0  # the master's count of reloads that did not load (``1 [failed: 1]``)
+
+
+_FAILED = re.compile(r"\[failed:\s*(\d+)\]")
+# What haproxy logs when a new configuration did not load (the old workers keep running) or the
+# new worker died at once (a "Former worker" exiting is the normal end of a reload).
+_LOAD_FAILURES = ("Loading failure", "Current worker")
 
 
 def parse_show_proc(text: str) -> list[ProcInfo]:
     procs = []
-    for line in text.splitlines():
+    for line in text.split("\n"):
         words = line.split()
         if len(words) >= 3 and words[0].isdigit() and words[1] in ("master", "worker"):
             reloads = int(words[2]) if words[2].isdigit() else 0
-            procs.append(ProcInfo(int(words[0]), words[1], reloads))
+            failed = _FAILED.search(line)
+            procs.append(ProcInfo(int(words[0]), words[1], reloads, int(failed.group(1)) if failed else 0))
         elif line.startswith("# old workers"):
             break
     return procs
@@ -89,6 +98,10 @@ class HAProxyDriver:
     @property
     def running(self) -> bool:
         return self.process is not None and self.process.poll() is None
+
+    def translate(self, text: str) -> str:
+        """How haproxy's own filesystem spells ``text``'s paths (identity here; a pod may differ)."""
+        return text
 
     def _files(self, config: Path) -> list[str]:
         return ["-f", str(self.admin_config_path), "-f", str(config)]
@@ -139,19 +152,63 @@ class HAProxyDriver:
         raise HAProxyError(f"no new haproxy worker after {self.reload_wait:g}s {last_error}".strip())
 
     async def reload(self, text: str) -> None:
+        """Reloads through the master socket; raises with haproxy's own words when the new config
+        does not load (haproxy keeps its old workers then) or haproxy is not running at all."""
         if not self.running:
-            await self.start(text)
-            return
-        old = set(await self.worker_pids())
+            raise HAProxyError(f"haproxy is not running: cannot reach the master socket {self.master_socket}")
+        procs = await self.show_proc()
+        old = {p.pid for p in procs if p.kind == "worker"}
+        failed_before = max((p.failed for p in procs if p.kind == "master"), default=0)
+        log_offset = self._log_size()
         self.config_path.write_text(text)
         with contextlib.suppress(OSError):
             # The master re-executes itself and closes the connection; the answer is not reliable.
             await self._master("reload")
-        await self._wait_for_worker(exclude=old)
+        waited = 0.0
+        while waited < self.reload_wait:
+            if not self.running:
+                raise HAProxyError(f"haproxy exited during the reload: {self._log_since(log_offset)}")
+            try:
+                procs = await self.show_proc()
+            except OSError:
+                procs = []  # the master is re-executing
+            failed = max((p.failed for p in procs if p.kind == "master"), default=0)
+            if failed > failed_before:
+                raise HAProxyError(f"haproxy refused the new configuration: {self._log_since(log_offset)}")
+            if any(p.kind == "worker" and p.pid not in old for p in procs):
+                await self._confirm_loaded(log_offset)
+                return
+            await self.runner.pause(0.02)
+            waited += 0.02
+        raise HAProxyError(f"no new haproxy worker after {self.reload_wait:g}s: {self._log_since(log_offset)}")
+
+    async def _confirm_loaded(self, log_offset: int) -> None:
+        """A new worker appeared; haproxy must not have logged that it died or did not load (a worker
+        that cannot set itself up exits at once, and the master logs it)."""
+        tail = self._log_since(log_offset)
+        workers = [p for p in await self.show_proc() if p.kind == "worker"]
+        if not workers or any(marker in tail for marker in _LOAD_FAILURES):
+            raise HAProxyError(f"haproxy did not load the new configuration: {tail}")
+
+    def _log_size(self) -> int:
+        path = self.workdir / "haproxy.log"
+        return path.stat().st_size if path.exists() else 0
+
+    def _log_since(self, offset: int) -> str:
+        path = self.workdir / "haproxy.log"
+        if not path.exists():
+            return ""
+        with path.open("rb") as log:
+            log.seek(offset)
+            return log.read().decode(errors="replace").strip()[-2000:]
 
     async def runtime(self, commands: list[str]) -> str | None:
-        """Sends admin-socket commands; returns the first failure text, None when all succeeded."""
+        """Sends admin-socket commands (paths translated as haproxy sees them); returns the first
+        failure text, None when all succeeded."""
+        if not self.running:
+            return "haproxy is not running: the runtime API (admin socket) is unavailable"
         for command in commands:
+            command = self.translate(command)
             try:
                 answer = await self.runner.socket_command(self.admin_socket, command)
             except OSError as exc:
@@ -159,6 +216,25 @@ class HAProxyDriver:
             lowered = answer.lower()
             if any(marker in lowered for marker in _FAILURE_MARKERS):
                 return f"{command}: {answer.strip()}"
+        return None
+
+    async def set_certificate(self, path: str, pem: str) -> str | None:
+        """``set ssl cert`` (payload) then ``commit ssl cert``; None when haproxy took the new
+        certificate, else its answer."""
+        if not self.running:
+            return "haproxy is not running: the runtime API (admin socket) is unavailable"
+        path = self.translate(path)
+        payload = pem.strip("\n")
+        try:
+            answer = await self.runner.socket_command(self.admin_socket, f"set ssl cert {path} <<\n{payload}\n")
+            if "transaction" not in answer.lower():
+                await self.runner.socket_command(self.admin_socket, f"abort ssl cert {path}")
+                return f"set ssl cert {path}: {answer.strip()}"
+            answer = await self.runner.socket_command(self.admin_socket, f"commit ssl cert {path}")
+        except OSError as exc:
+            return f"ssl cert {path}: {exc}"
+        if "success" not in answer.lower():
+            return f"commit ssl cert {path}: {answer.strip()}"
         return None
 
     def _log_tail(self) -> str:

@@ -150,7 +150,7 @@ class Deployer(IterationComponent):
                     runtime_config_namespace=event.runtime_config_namespace, is_drift_check=forced,
                     sync=SyncMetadata(reload_triggered=result.reload_triggered, reload_id=result.reload_id or "",
                                       sync_duration_s=duration, version_conflict_retries=result.retries,
-                                      fallback_used=result.mode == "raw" and bool(result.warnings),
+                                      fallback_used=result.fallback_used,
                                       operation_counts={"total_api_operations": len(result.operations),
                                                         "runtime_updates": result.runtime_updates},
                                       error="; ".join(result.errors)),

@@ -72,7 +72,7 @@ class MetricsComponent(Component):
             case ev.InstanceDeploymentFailed():
                 m.record_instance_deployment(ok=False)
             case ev.ConfigAppliedToPod():
-                m.record_pod_sync(reloaded=event.sync.reload_triggered)
+                m.record_pod_sync(reloaded=event.sync.reload_triggered, fallback=event.sync.fallback_used)
             case ev.HAProxyPodsDiscovered():
                 m.set_pods(event.count)
             case ev.IndexSynchronized():

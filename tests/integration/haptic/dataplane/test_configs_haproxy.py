@@ -54,11 +54,11 @@ RENDERABLE = [
     {"name": "a", "address": "127.0.0.1", "port": 8080, "check": "enabled", "inter": 2000, "weight": 10},
     {"name": "b", "address": "127.0.0.1", "port": 1, "maintenance": "enabled"},
     {"name": "c", "address": "::1", "port": 8080, "backup": "enabled", "check": "disabled"},
-    {"name": "d", "address": "127.0.0.1", "port": 80, "agent_check": "enabled", "agent_port": 5555,
-     "agent_send": "ping\n", "agent_addr": "127.0.0.2", "health_check_port": 8081, "check": "enabled"},
+    {"name": "d", "address": "127.0.0.1", "port": 80, "agent-check": "enabled", "agent-port": 5555,
+     "agent-send": "ping\n", "agent-addr": "127.0.0.2", "health_check_port": 8081, "check": "enabled"},
     {"name": "e", "address": "127.0.0.1", "port": 443, "ssl": "enabled", "verify": "none", "sni": "str(example.com)",
      "alpn": "h2,http/1.1", "maxconn": 100, "slowstart": 10000, "rise": 2, "fall": 3},
-    {"name": "f", "address": "127.0.0.1", "port": 80, "send_proxy_v2": "enabled", "cookie": "f1", "id": 42},
+    {"name": "f", "address": "127.0.0.1", "port": 80, "send-proxy-v2": "enabled", "cookie": "f1", "id": 42},
     {"name": "g", "address": "/tmp/app.sock"},
 ]
 

@@ -31,7 +31,7 @@ def test_defaults_follow_the_original_code(spec: dict[str, Any]) -> None:
     assert dp.deployment_timeout == timedelta(seconds=30)
     assert (dp.maps_dir, dp.ssl_certs_dir, dp.general_storage_dir, dp.config_file) == (
         "/etc/haproxy/maps",
-        "/etc/haproxy/certs",
+        "/etc/haproxy/ssl",
         "/etc/haproxy/general",
         "/etc/haproxy/haproxy.cfg",
     )

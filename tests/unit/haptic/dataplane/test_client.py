@@ -420,3 +420,30 @@ async def test_runtime_map_entries(client: DataplaneClient) -> None:
     respx.delete(f"{base}/zzz").mock(return_value=err(404, "no entry"))
     with pytest.raises(errors.NotFoundError):
         await client.delete_map_entry("host.map", "zzz")
+
+
+@respx.mock
+async def test_map_keys_and_names_are_one_percent_encoded_path_segment(client: DataplaneClient) -> None:
+    # Ingress map keys are host + path: a raw "/" would split the URL into more segments (404).
+    key = "shop.example.com/api/v1/health?x=1#frag%20"
+    encoded = "shop.example.com%2Fapi%2Fv1%2Fhealth%3Fx%3D1%23frag%2520"
+    base = f"{BASE}/services/haproxy/runtime/maps/host.map/entries"
+    put = respx.put(f"{base}/{encoded}").mock(return_value=httpx.Response(200, json={}))
+    delete = respx.delete(f"{base}/{encoded}").mock(return_value=httpx.Response(204))
+    await client.replace_map_entry("host.map", key, "web")
+    await client.delete_map_entry("host.map", key)
+    assert put.calls.last.request.url.raw_path.split(b"?")[0].endswith(encoded.encode())
+    assert json.loads(put.calls.last.request.content) == {"value": "web"}  # the spec's body: value only
+    assert delete.called
+    get = respx.get(f"{CFG}/backends/be%2Fx/servers/s%201").mock(return_value=httpx.Response(200, json={}))
+    await client.get_server("be/x", "s 1")
+    assert get.called
+
+
+@pytest.mark.parametrize("value", ["a\nb", "a\rb", "a\tb", "a\x00b", "a\x85b", "a\u2028b", "a\u2029b", "a\x1cb",
+                                   "a;b", "a#b", "a{b}", 'a"b', "a<b"])
+def test_values_the_api_cannot_address_in_a_path(value: str) -> None:
+    from haptic.dataplane.client import addressable
+
+    assert not addressable(value)
+    assert addressable("shop.example.com/api/v1/health") and addressable("a b+c%d")

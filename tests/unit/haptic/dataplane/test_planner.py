@@ -131,10 +131,10 @@ def test_create_frontend_creates_its_children_after_it() -> None:
     ("line", "description"),
     [
         ("http-response set-header X-A 1", "Create HTTP response rule (set-header) in backend 'web'"),
-        ("http-after-response set-header X-A 1", "Create HTTP after-response rule (set-header) in backend 'web'"),
-        ("tcp-request content accept", "Create TCP request rule (content accept) in backend 'web'"),
+        ("http-after-response set-header X-A 1", "Create HTTP after response rule (set-header) in backend 'web'"),
+        ("tcp-request content accept", "Create TCP request rule (content) in backend 'web'"),
         ("tcp-request inspect-delay 5s", "Create TCP request rule (inspect-delay) in backend 'web'"),
-        ("tcp-response content close", "Create TCP response rule (content close) in backend 'web'"),
+        ("tcp-response content close", "Create TCP response rule (content) in backend 'web'"),
         ("use-server srv1 if TRUE", "Create server switching rule (srv1) in backend 'web'"),
         ("stick on src", "Create stick rule (on) in backend 'web'"),
         ("filter compression", "Create filter (compression) in backend 'web'"),
@@ -155,7 +155,7 @@ def test_backend_child_descriptions(line: str, description: str) -> None:
     [
         ("use_backend api if TRUE", "Create backend switching rule (api) in frontend 'fe'"),
         ("capture request header Host len 64", "Create capture (request) in frontend 'fe'"),
-        ("declare capture request len 64", "Create capture (capture request) in frontend 'fe'"),
+        ("declare capture request len 64", "Create capture (request) in frontend 'fe'"),
     ],
 )
 def test_frontend_child_descriptions(line: str, description: str) -> None:
@@ -171,11 +171,11 @@ def test_service_section_descriptions() -> None:
         "peers p\n  peer one 127.0.0.1:1024\n"
     )
     assert descriptions(plan(current, desired)) == [
-        "Delete nameserver 'ns1' from resolvers 'dns'",
-        "Create peers 'p'",
+        "Delete nameserver 'ns1' from resolvers section 'dns'",
+        "Create peer section 'p'",
         "Create user 'b' in userlist 'u'",
-        "Create nameserver 'ns2' in resolvers 'dns'",
-        "Create peer 'one' in peers 'p'",
+        "Create nameserver 'ns2' in resolvers section 'dns'",
+        "Create peer entry 'one' in peer section 'p'",
         "Update user 'a' in userlist 'u'",
     ]
 
@@ -274,12 +274,12 @@ def test_creates_follow_dataplane_priorities() -> None:
     )
     assert descriptions(plan("", desired)) == [
         "Create userlist 'u'",
-        "Create resolvers 'dns'",
+        "Create resolver 'dns'",
         "Create user 'a' in userlist 'u'",
         "Create defaults section 'unnamed_defaults_1'",
         "Create frontend 'fe'",
         "Create bind ':80' in frontend 'fe'",
-        "Create nameserver 'n' in resolvers 'dns'",
+        "Create nameserver 'n' in resolvers section 'dns'",
         "Create HTTP request rule (auth) in frontend 'fe'",
     ]
 
@@ -411,7 +411,7 @@ def test_listen_servers_never_go_through_the_runtime_path() -> None:
 def test_peers_servers_are_plain_children() -> None:
     current = "peers p\n  server local\n  server remote 127.0.0.1:1024\n"
     (op,) = plan(current, current.replace("1024", "1025")).operations
-    assert op.description == "Update server 'remote' in peers 'p'" and op.payload is None and not op.runtime
+    assert op.description == "Update server 'remote' in peer section 'p'" and op.payload is None and not op.runtime
 
 
 # -- entry points -------------------------------------------------------------------------------
@@ -473,7 +473,7 @@ def test_global_section_create_and_delete() -> None:
 def test_flat_sections_update_as_a_whole() -> None:
     current = "cache c\n  total-max-size 4\nhttp-errors e\n  errorfile 503 /e/503.http\n"
     desired = "cache c\n  total-max-size 8\nhttp-errors e\n  errorfile 503 /e/503b.http\n"
-    assert descriptions(plan(current, desired)) == ["Update cache 'c'", "Update http-errors 'e'"]
+    assert descriptions(plan(current, desired)) == ["Update cache 'c'", "Update http-errors section 'e'"]
 
 
 def test_log_forward_children() -> None:
@@ -489,3 +489,37 @@ def test_log_forward_children() -> None:
 def test_section_header_change_is_an_update() -> None:
     current = "defaults a\n  mode http\ndefaults b\n  mode tcp\nfrontend fe from a\n  bind :80\n"
     assert descriptions(plan(current, current.replace("fe from a", "fe from b"))) == ["Update frontend 'fe'"]
+
+
+# -- the original's wording (its sync test tables) ----------------------------------------------------
+
+_ORIGINAL = "global\n  daemon\ndefaults\n  mode http\nbackend web\n  server srv1 10.0.0.1:80\n"
+
+
+@pytest.mark.parametrize(
+    ("added", "expected"),
+    [
+        ("resolvers dns\n  nameserver dns1 10.0.0.1:53\n  nameserver dns2 10.0.0.2:53\n",
+         ["Create resolver 'dns'", "Create nameserver 'dns1' in resolvers section 'dns'",
+          "Create nameserver 'dns2' in resolvers section 'dns'"]),
+        ("mailers alerts\n  mailer smtp1 10.0.0.1:25\n  mailer smtp2 10.0.0.2:25\n",
+         ["Create mailers 'alerts'", "Create mailer entry 'smtp1' in mailers section 'alerts'",
+          "Create mailer entry 'smtp2' in mailers section 'alerts'"]),
+        ("peers mycluster\n  peer node1 10.0.0.1:1024\n",
+         ["Create peer section 'mycluster'", "Create peer entry 'node1' in peer section 'mycluster'"]),
+        ("cache webcache\n  total-max-size 4\n", ["Create cache 'webcache'"]),
+        ("ring myring\n  format rfc3164\n  size 32764\n  server mysyslogsrv 127.0.0.1:6514\n",
+         ["Create ring 'myring'"]),
+        ("traces\n  trace h1 sink stderr level developer\n", ["Update traces section"]),
+        ("acme le\n  directory https://acme.example/directory\n", ["Create acme-provider 'le'"]),
+    ],
+)
+def test_section_operations_use_the_original_wording(added: str, expected: list[str]) -> None:
+    assert descriptions(plan(_ORIGINAL, _ORIGINAL + added)) == expected
+    deleted = descriptions(plan(_ORIGINAL + added, _ORIGINAL))
+    assert len(deleted) == 1 and deleted[0].startswith("Delete ")
+
+
+def test_a_rings_servers_are_part_of_the_ring() -> None:
+    ring = "ring myring\n  size 32764\n  server s1 127.0.0.1:6514\n"
+    assert descriptions(plan(_ORIGINAL + ring, _ORIGINAL + ring.replace("6514", "6515"))) == ["Update ring 'myring'"]

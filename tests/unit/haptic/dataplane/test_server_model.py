@@ -35,11 +35,11 @@ def test_agent_and_health_check_fields() -> None:
     )
     assert model["health_check_port"] == 8081
     assert model["health_check_address"] == "10.0.0.9"
-    assert model["agent_check"] == "enabled"
-    assert model["agent_addr"] == "10.0.0.2"
-    assert model["agent_port"] == 5555
-    assert model["agent_send"] == "ping\n"
-    assert model["agent_inter"] == 3000
+    assert model["agent-check"] == "enabled"
+    assert model["agent-addr"] == "10.0.0.2"
+    assert model["agent-port"] == 5555
+    assert model["agent-send"] == "ping\n"
+    assert model["agent-inter"] == 3000
 
 
 @pytest.mark.parametrize(
@@ -61,10 +61,13 @@ def test_agent_and_health_check_fields() -> None:
         ("sni req.hdr(host)", "sni", "req.hdr(host)"),
         ("ca-file /etc/ca.pem", "ssl_cafile", "/etc/ca.pem"),
         ("crt /etc/c.pem", "ssl_certificate", "/etc/c.pem"),
-        ("send-proxy-v2", "send_proxy_v2", "enabled"),
-        ("check-ssl", "check_ssl", "enabled"),
+        ("send-proxy-v2", "send-proxy-v2", "enabled"),
+        ("check-ssl", "check-ssl", "enabled"),
         ("resolvers kube", "resolvers", "kube"),
-        ("init-addr last,libc,none", "init_addr", "last,libc,none"),
+        ("init-addr last,libc,none", "init-addr", "last,libc,none"),
+        ("resolve-net 10.0.0.0/8", "resolve-net", "10.0.0.0/8"),
+        ("proxy-v2-options ssl,cert-cn", "proxy-v2-options", ["ssl", "cert-cn"]),
+        ("allow-0rtt", "allow_0rtt", True),
         ("cookie abc", "cookie", "abc"),
         ("id 12", "id", 12),
         ("proto h2", "proto", "h2"),
@@ -153,9 +156,9 @@ def test_parameter_order_does_not_change_the_model() -> None:
 
 
 def test_rendering_quotes_values_that_need_it() -> None:
-    line = model_to_server_line({"name": "s", "address": "10.0.0.1", "port": 80, "agent_send": 'say "hi"\n'})
+    line = model_to_server_line({"name": "s", "address": "10.0.0.1", "port": 80, "agent-send": 'say "hi"\n'})
     assert line == 'server s 10.0.0.1:80 agent-send "say \\"hi\\"\\n"'
-    assert server_to_model(line)["agent_send"] == 'say "hi"\n'
+    assert server_to_model(line)["agent-send"] == 'say "hi"\n'
 
 
 def test_model_to_line_requires_name_and_address() -> None:
@@ -173,7 +176,7 @@ def test_bad_server_lines(line: str) -> None:
 
 def test_runtime_fields_are_exactly_the_dataplane_api_ones() -> None:
     assert frozenset(
-        {"weight", "address", "port", "maintenance", "agent_check", "agent_addr", "agent_send", "health_check_port"}
+        {"weight", "address", "port", "maintenance", "agent-check", "agent-addr", "agent-send", "health_check_port"}
     ) == RUNTIME_SERVER_FIELDS
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 
 import httpx
 import pytest
@@ -23,7 +24,7 @@ defaults
 
 frontend fe
     bind :8080
-    use_backend web if { hdr(host) -m str -f /etc/haproxy/maps/host.map }
+    use_backend web if { hdr(host) -m str -f /usr/share/haproxy/hosts.lst }
     default_backend web
 
 backend web
@@ -32,9 +33,26 @@ backend web
 """
 
 
+MAP_CONFIG = CONFIG.replace(
+    "    default_backend web", "    use_backend %[req.hdr(host),map(/etc/haproxy/maps/host.map,web)]"
+)
+
+
 async def push(client: DataplaneClient, text: str = CONFIG) -> str | None:
+    """Pushes ``text`` after storing an empty file for each map it names that is not stored yet
+    (the API refuses a config naming a missing file, as haproxy does)."""
+    stored = {f.storage_name for f in await client.list_storage(STORAGE_MAPS)}
+    for name in sorted(set(re.findall(r"/etc/haproxy/maps/([\w.-]+)", text)) - stored):
+        await client.create_storage_file(STORAGE_MAPS, name, "")
     version = await client.get_version()
     return (await client.post_raw_config(text, version)).reload_id
+
+
+async def loaded(client: DataplaneClient, text: str = CONFIG) -> None:
+    """Pushes ``text`` and waits until haproxy runs it (runtime commands act on what it runs)."""
+    reload_id = await push(client, text)
+    assert reload_id is not None
+    await client.wait_for_reload(reload_id)
 
 
 async def test_info_version_is_configurable() -> None:
@@ -103,10 +121,11 @@ async def test_reload_failure_keeps_previous_config(client: DataplaneClient, fak
         await client.get_reload("2026-01-01-99")
 
 
+@pytest.mark.looptime
 async def test_runtime_eligible_server_change_is_200_without_reload(
     client: DataplaneClient, fake: FakeDataplane
 ) -> None:
-    await push(client)
+    await loaded(client)
     version = await client.get_version()
     model = await client.get_server("web", "s1")
     assert model["address"] == "10.0.0.1" and model["weight"] == 10
@@ -194,13 +213,15 @@ async def test_map_storage_and_referenced_delete(client: DataplaneClient, fake: 
     assert await client.get_storage_content(STORAGE_MAPS, "host.map") == "a.com web\n"
     replaced = await client.replace_storage_file(STORAGE_MAPS, "host.map", "b.com web\n")
     assert replaced.status == 202 and replaced.reload_id is not None
-    await push(client)  # the config references /etc/haproxy/maps/host.map
+    await push(client, MAP_CONFIG)  # the config references /etc/haproxy/maps/host.map
     with pytest.raises(errors.ReferencedFileError, match="referenced"):
         await client.delete_storage_file(STORAGE_MAPS, "host.map")
-    await push(client, CONFIG.replace("/etc/haproxy/maps/host.map", "/etc/haproxy/maps/other.map"))
+    await push(client, MAP_CONFIG.replace("/etc/haproxy/maps/host.map", "/etc/haproxy/maps/other.map"))
     assert (await client.delete_storage_file(STORAGE_MAPS, "host.map")).status == 204
     with pytest.raises(errors.NotFoundError):
         await client.delete_storage_file(STORAGE_MAPS, "host.map")
+    with pytest.raises(errors.ValidationError, match=r"cannot open map '/etc/haproxy/maps/host\.map'"):
+        await client.post_raw_config(MAP_CONFIG, await client.get_version())  # haproxy would not start
 
 
 async def test_storage_leaves_the_version_alone_and_sanitizes_names(client: DataplaneClient) -> None:
@@ -219,15 +240,18 @@ async def test_ssl_certificates_metadata(client: DataplaneClient) -> None:
     assert [f.storage_name for f in await client.list_storage(STORAGE_SSL)] == ["example_com.pem"]
     info = await client.get_certificate_info("example_com.pem")
     assert info["serial"] == "4242" and info["issuers"] == "Example CA" and "BEGIN" not in str(info)
-    # Not referenced by the running config: replaced at runtime, no reload.
+    # Pushed through the runtime API when uploaded (``new ssl cert``), so haproxy knows it until a
+    # reload: replaced at runtime, no reload.
     out = await client.replace_storage_file(STORAGE_SSL, "example_com.pem", make_pem("example.com", 7))
-    assert out.status == 200
+    assert out.status == 200 and out.reload_id is None
     with pytest.raises(errors.ValidationError):
         await client.create_storage_file(STORAGE_SSL, "bad.pem", "not a certificate")
 
 
+@pytest.mark.looptime
 async def test_runtime_map_entries(client: DataplaneClient, fake: FakeDataplane) -> None:
     await client.create_storage_file(STORAGE_MAPS, "host.map", "a.com web\nb.com api\n")
+    await loaded(client, MAP_CONFIG)
     await client.add_map_entry("host.map", "c.com", "web")
     await client.replace_map_entry("host.map", "a.com", "api")
     await client.delete_map_entry("host.map", "b.com")
@@ -240,6 +264,31 @@ async def test_runtime_map_entries(client: DataplaneClient, fake: FakeDataplane)
         await client.delete_map_entry("host.map", "zzz")
     with pytest.raises(errors.NotFoundError):
         await client.list_map_entries("nomap.map")
+
+
+@pytest.mark.looptime
+async def test_runtime_maps_are_the_ones_haproxy_loaded_under_the_name_it_uses(
+    client: DataplaneClient, fake: FakeDataplane
+) -> None:
+    await client.create_storage_file(STORAGE_MAPS, "host.map", "a.com web\n")
+    # Stored but not loaded: haproxy has no such map.
+    with pytest.raises(errors.DataplaneHTTPError, match="Unknown map identifier") as refused:
+        await client.add_map_entry("host.map", "c.com", "web")
+    assert refused.value.status == 500
+    # Loaded through a path relative to default-path: haproxy calls it "maps/host.map", the API
+    # asks for "/etc/haproxy/maps/host.map" — unknown to haproxy, and not listed as managed.
+    relative = MAP_CONFIG.replace("global\n", "global\n    default-path origin /etc/haproxy\n").replace(
+        "/etc/haproxy/maps/host.map", "maps/host.map")
+    await loaded(client, relative)
+    assert await client.runtime_map_names() == set()
+    with pytest.raises(errors.DataplaneHTTPError, match="Unknown map identifier"):
+        await client.add_map_entry("host.map", "c.com", "web")
+    with pytest.raises(errors.NotFoundError, match="Unknown map identifier"):
+        await client.delete_map_entry("host.map", "a.com")
+    await loaded(client, MAP_CONFIG)
+    assert await client.runtime_map_names() == {"host.map"}
+    await client.add_map_entry("host.map", "c.com", "web")
+    assert fake.counters.runtime_map_updates == 1
 
 
 async def test_injected_errors_then_recovery(client: DataplaneClient, fake: FakeDataplane) -> None:
