@@ -216,9 +216,22 @@ def apply(current: JSON | None, applied: JSON, manager: str, force: bool, kind: 
         elif overridden:
             # Forced: the conflicting fields change hands; fields applied with equal values stay shared.
             managed.sets[i] -= overridden
-    for path in sorted(previously - taken):
-        if not any(path in s for i, s in enumerate(managed.sets) if i != mine):
-            remove_path(base, path)
+    others = [s for i, s in enumerate(managed.sets) if i != mine]
+    released = [p for p in sorted(previously - taken) if not any(p in s for s in others)]
+    # A list item whose fields nobody owns any more goes as a whole, server-defaulted fields with it
+    # (structured-merge-diff drops an item whose key its applier stopped owning). Items go first: the
+    # key fields that find them are leaves too.
+    owned = [p for s in others for p in s] + list(taken)
+    items: dict[Path, None] = {}
+    for path in released:
+        for cut in range(len(path) - 1, 0, -1):
+            item = path[: cut + 1]
+            if path[cut].startswith("k:") and not any(p[: cut + 1] == item for p in owned):
+                items.setdefault(item, None)
+    for item in sorted(items, key=len):
+        remove_path(base, item)
+    for path in released:
+        remove_path(base, path)
     body = {k: v for k, v in applied.items() if k not in ("apiVersion", "kind", "metadata", "status")}
     meta_patch = {k: v for k, v in (applied.get("metadata") or {}).items() if k in _META_OWNED}
     merged = strategic_merge(base, body, (), kind)
