@@ -100,3 +100,14 @@ def test_foreground_owner_waits_for_a_dependent_with_a_finalizer(api: FakeKubeAP
         o["metadata"]["name"] not in ("owner", "dep") for o in api.list(cms, "default").items)
     with pytest.raises(Invalid, match="propagationPolicy"):
         api.delete(cms, "default", "kube-root", propagation="Sideways")
+
+
+def test_node_ports_are_allocated_and_kept(api: FakeKubeAPI) -> None:
+    rt = api.resolve("v1", "services")
+    created = api.create(rt, "default", {"metadata": {"name": "lb"}, "spec": {"type": "LoadBalancer",
+                                                                         "ports": [{"port": 80}]}})
+    spec = created["spec"]
+    assert (spec["ports"][0]["nodePort"], spec["externalTrafficPolicy"], spec["allocateLoadBalancerNodePorts"]) == (
+        30000, "Cluster", True)
+    updated = api.patch(rt, "default", "lb", "merge", {"spec": {"sessionAffinity": "ClientIP"}})
+    assert updated["spec"]["ports"][0]["nodePort"] == 30000
