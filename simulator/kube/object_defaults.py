@@ -12,6 +12,7 @@ from typing import Any
 
 from haptic.k8s.api import JSON
 
+from . import models
 from .resources import ResourceType
 
 # Built-in kinds whose strategies set metadata.generation (custom resources always have it).
@@ -153,5 +154,15 @@ def apply(rt: ResourceType, obj: JSON, creating: bool) -> None:
         skeleton = obj.get("status")
         if not isinstance(skeleton, dict):
             skeleton = obj["status"] = {}
-        for field, value in _STATUS_ON_CREATE[key].items():
+        for field, value in {**_required_counters(rt), **_STATUS_ON_CREATE[key]}.items():
             skeleton.setdefault(field, copy.deepcopy(value))
+
+
+def _required_counters(rt: ResourceType) -> JSON:
+    """The status counters Go always serializes (no ``omitempty``: the client's models require them), as 0."""
+    root = models.root_model(rt)
+    status_model = (models.fields_of(root) or {}).get("status") if root else None
+    if not status_model:
+        return {}
+    types = models.fields_of(status_model) or {}
+    return {f: 0 for f in models.required_of(status_model) if types.get(f) == "integer"}
