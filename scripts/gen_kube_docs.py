@@ -26,16 +26,12 @@ def _class_doc(model: Any) -> str:
 
 
 def _roots(models: Any) -> list[str]:
+    """The models of the fake's built-in kinds (as simulator.kube.models finds them in kube_models.json)."""
     sys.path.insert(0, str(ROOT))
-    from simulator.kube.openapi import model_candidates
+    from simulator.kube.models import root_model
     from simulator.kube.resources import BUILTIN_TYPES
 
-    roots = []
-    for rt in BUILTIN_TYPES:
-        name = next((n for n in model_candidates(rt) if hasattr(models, n)), None)
-        if not rt.custom and name is not None:
-            roots.append(name)
-    return roots
+    return [name for name in (root_model(rt) for rt in BUILTIN_TYPES) if name is not None and hasattr(models, name)]
 
 
 def describe() -> dict[str, Any]:

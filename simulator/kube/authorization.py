@@ -137,9 +137,9 @@ _BOOTSTRAP_BINDINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
 class Authorization:
     """Who a request is and whether RBAC lets it through (see the module docstring)."""
 
-    def __init__(self, api: FakeKubeAPI) -> None:
+    def __init__(self, api: FakeKubeAPI, ca_pem: bytes = b"") -> None:
         self.api = api
-        self.tokens = TokenIssuer(api)
+        self.tokens = TokenIssuer(api, ca_pem)
         self.enforcing = False
         self.admin_token = secrets.token_urlsafe(32)
 

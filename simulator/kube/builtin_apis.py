@@ -1,5 +1,6 @@
 """Requests the object store does not answer by itself: the ``scale`` and ``token`` subresources and the
-create-only review types (``reviews``). The HTTP app hands them here (``is_special`` / ``serve``)."""
+create-only review types (``reviews``). The HTTP app hands them here (``is_special`` / ``serve``), and
+tells ``after_write`` about the writes it made (for what a controller would do next)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,17 @@ def is_special(rt: ResourceType, subresource: str | None) -> bool:
 
 def not_allowed() -> ApiError:
     return ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+
+
+def after_write(auth: Authorization, rt: ResourceType, obj: JSON) -> None:
+    """What controllers do right after a write, done at once: the token controller fills a
+    ``kubernetes.io/service-account-token`` Secret (the answer to the write still shows it unfilled)."""
+    if rt.storage_key != ("", "secrets") or auth.api.in_dry_run:
+        return
+    filled = auth.tokens.fill_token_secret(obj)
+    if filled is not None:
+        meta = filled["metadata"]
+        auth.api.update(rt, meta.get("namespace"), meta["name"], filled, None, "kube-controller-manager")
 
 
 def serve(auth: Authorization, call: Call) -> tuple[JSON, int]:

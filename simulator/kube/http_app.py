@@ -92,7 +92,7 @@ class KubeHTTPServer:
         self.request_log: deque[tuple[str, str, int]] = deque(maxlen=10_000)
         self._watches: set[Watch] = set()
         # Authentication always; RBAC enforcement once ``auth.enable()`` is called.
-        self.auth = Authorization(api)
+        self.auth = Authorization(api, tls.ca_pem if tls else b"")
         self.openapi = OpenAPI(api.types)
         self._listening = asyncio.Event()
 
@@ -323,6 +323,7 @@ class KubeHTTPServer:
             with collecting() as warnings:
                 obj = await admitted(api, write_rt, t.namespace, None, None,
                                      lambda: api.create(write_rt, t.namespace, body, manager, field_validation=how))
+            builtin_apis.after_write(self.auth, write_rt, obj)
             return self._object_response(t.rt, obj, 201, warnings)
         if method == "PUT":
             if t.name is None:
@@ -332,6 +333,7 @@ class KubeHTTPServer:
             with collecting() as warnings:
                 obj = await admitted(api, write_rt, t.namespace, name, t.subresource,
                                      lambda: api.update(write_rt, t.namespace, name, body, t.subresource, manager, how))
+            builtin_apis.after_write(self.auth, write_rt, obj)
             return self._object_response(t.rt, obj, 200, warnings)
         if method == "PATCH":
             if t.name is None:
@@ -354,6 +356,7 @@ class KubeHTTPServer:
                 obj = await admitted(api, write_rt, t.namespace, name, t.subresource,
                                      lambda: api.patch(write_rt, t.namespace, name, patch_type, body, t.subresource,
                                                        manager, force, how))
+            builtin_apis.after_write(self.auth, write_rt, obj)
             return self._object_response(t.rt, obj, 200, warnings)
         if method == "DELETE":
             options: Any = {}

@@ -7,6 +7,9 @@ Tokens are JWTs with the claims the API server puts in them (``iss``, ``sub``
 HS256 under a key each issuer draws at random: a signing key is a secret, not simulation
 randomness, and tokens never reach traces. A token is valid while it has not expired (on the fake's
 clock) and its ServiceAccount still exists with the same uid, as for bound tokens.
+
+Legacy token Secrets (type ``kubernetes.io/service-account-token``) are filled as the token controller
+fills them (``fill_token_secret``); their tokens never expire and stay valid while the Secret holds them.
 """
 
 from __future__ import annotations
@@ -35,6 +38,11 @@ ISSUER = "https://kubernetes.default.svc.cluster.local"
 DEFAULT_AUDIENCES = (ISSUER, "k8s", "kubernetes")
 DEFAULT_EXPIRATION = 3600
 MIN_EXPIRATION = 600
+LEGACY_ISSUER = "kubernetes/serviceaccount"
+TOKEN_SECRET_TYPE = "kubernetes.io/service-account-token"
+_LEGACY = "kubernetes.io/serviceaccount"
+_SA_NAME_ANNOTATION = "kubernetes.io/service-account.name"
+_SA_UID_ANNOTATION = "kubernetes.io/service-account.uid"
 
 
 def _b64(raw: bytes) -> str:
@@ -53,8 +61,9 @@ def service_account_user(namespace: str, name: str, uid: str = "") -> UserInfo:
 class TokenIssuer:
     """Signs and verifies ServiceAccount tokens for one fake API."""
 
-    def __init__(self, api: FakeKubeAPI) -> None:
+    def __init__(self, api: FakeKubeAPI, ca_pem: bytes = b"") -> None:
         self.api = api
+        self.ca_pem = ca_pem  # what token Secrets carry as ca.crt (the HTTPS server's certificate, if any)
         self._key = secrets.token_bytes(32)
 
     def _sign(self, payload: JSON) -> str:
@@ -93,6 +102,46 @@ class TokenIssuer:
             "status": {"token": self._sign(payload), "expirationTimestamp": timestamp(expires)},
         }
 
+    def fill_token_secret(self, secret: JSON) -> JSON | None:
+        """What the token controller makes of a ``kubernetes.io/service-account-token`` Secret naming an
+        existing ServiceAccount: ``data.token`` (a non-expiring token bound to the Secret), ``ca.crt`` and
+        ``namespace``, and the ServiceAccount's uid annotation. None when there is nothing to fill."""
+        meta = secret.get("metadata") or {}
+        annotations = meta.get("annotations") or {}
+        name = annotations.get(_SA_NAME_ANNOTATION)
+        if secret.get("type") != TOKEN_SECRET_TYPE or not name or (secret.get("data") or {}).get("token"):
+            return None
+        namespace = str(meta.get("namespace", ""))
+        try:
+            sa = self.api.get(self.api.resolve("v1", "serviceaccounts"), namespace, str(name))
+        except NotFound:
+            return None  # the controller leaves it (and eventually deletes it)
+        uid = str(sa["metadata"].get("uid", ""))
+        token = self._sign({"iss": LEGACY_ISSUER, "sub": f"{SA_PREFIX}{namespace}:{name}",
+                            f"{_LEGACY}/namespace": namespace, f"{_LEGACY}/secret.name": meta.get("name", ""),
+                            f"{_LEGACY}/service-account.name": name, f"{_LEGACY}/service-account.uid": uid})
+        data = {**(secret.get("data") or {}), "token": base64.b64encode(token.encode()).decode(),
+                "namespace": base64.b64encode(namespace.encode()).decode(),
+                "ca.crt": base64.b64encode(self.ca_pem).decode()}
+        return {**secret, "data": data,
+                "metadata": {**meta, "annotations": {**annotations, _SA_UID_ANNOTATION: uid}}}
+
+    def _verify_legacy(self, claims: JSON, token: str) -> tuple[UserInfo | None, str]:
+        namespace = str(claims.get(f"{_LEGACY}/namespace", ""))
+        name = str(claims.get(f"{_LEGACY}/service-account.name", ""))
+        secret_name = str(claims.get(f"{_LEGACY}/secret.name", ""))
+        try:
+            secret = self.api.get(self.api.resolve("v1", "secrets"), namespace, secret_name)
+            sa = self.api.get(self.api.resolve("v1", "serviceaccounts"), namespace, name)
+        except NotFound as exc:
+            return None, f"invalid bearer token, {exc.message}"
+        stored = (secret.get("data") or {}).get("token", "")
+        if stored != base64.b64encode(token.encode()).decode():
+            return None, "invalid bearer token, the token's Secret holds another token"
+        if sa["metadata"].get("uid") != claims.get(f"{_LEGACY}/service-account.uid"):
+            return None, "invalid bearer token, the ServiceAccount was deleted and created again"
+        return service_account_user(namespace, name, str(sa["metadata"].get("uid", ""))), ""
+
     def verify(self, token: str, audiences: list[str] | None = None) -> tuple[UserInfo | None, str]:
         """The ServiceAccount a token authenticates, or None and why not."""
         parts = token.split(".")
@@ -106,6 +155,8 @@ class TokenIssuer:
             return None, "invalid bearer token"
         if not hmac.compare_digest(signature, expected) or not isinstance(claims, dict):
             return None, "invalid bearer token, square/go-jose: error in cryptographic primitive"
+        if claims.get("iss") == LEGACY_ISSUER:
+            return self._verify_legacy(claims, token)
         if int(claims.get("exp", 0)) <= int(self.api.now().timestamp()):
             return None, "invalid bearer token, service account token has expired"
         wanted = audiences or list(DEFAULT_AUDIENCES)

@@ -211,6 +211,8 @@ def reconcile_pending(records: Sequence[TraceRecord]) -> bool:
     return last_change > last_trigger
 
 
+#: the highest TCP port: an EndpointSlice port above it cannot be promoted to an echo server
+_MAX_PORT = 65535
 _EVENT_POLL = 0.25
 _SETTLE_POLL = 0.25
 _FIRST_LEADER_WAIT = 30.0
@@ -384,6 +386,11 @@ class LocalBackend:
             return copy
         meta = copy.get("metadata") or {}
         self._slices[(str(meta.get("namespace") or "default"), str(meta.get("name")))] = deepcopy(copy)
+        if any(not 1 <= port <= _MAX_PORT for _address, port in slice_pairs(copy)):
+            # No server can listen there, and a cluster would hand the port to haproxy as it is: pass the
+            # slice through unpromoted so that haproxy -c sees what it would see in a cluster.
+            self._note("local.endpointslice.unpromoted", name=meta.get("name"), reason="port out of range")
+            return copy
         stack = self.s
         self.addresses.learn_names(copy)
         for address, port in slice_pairs(copy):

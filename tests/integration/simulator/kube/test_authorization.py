@@ -4,6 +4,7 @@ tokens only over TLS) and the official client: ServiceAccount tokens, the API se
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -218,3 +219,27 @@ def test_kube_api_command_with_authorization(kubectl_bin: str, tmp_path: Path) -
     finally:
         process.terminate()
         assert process.wait(20) == 0
+
+
+def test_token_secrets_are_filled_and_their_tokens_die_with_them(secured: Secured) -> None:
+    secured.admin("apply", "-f", "-", stdin="""\
+apiVersion: v1
+kind: Secret
+metadata:
+  name: bot-token
+  namespace: team
+  annotations: {kubernetes.io/service-account.name: bot}
+type: kubernetes.io/service-account-token
+""")
+    secret = secured.admin("get", "secret", "bot-token", "-n", "team", "-o", "json").stdout
+    data = json.loads(secret)["data"]
+    assert sorted(data) == ["ca.crt", "namespace", "token"]
+    assert base64.b64decode(data["namespace"]) == b"team"
+    assert secured.server.server is not None and secured.server.server.tls is not None
+    assert base64.b64decode(data["ca.crt"]) == secured.server.server.tls.ca_pem
+    token = base64.b64decode(data["token"]).decode()
+    bot = secured.kubectl("legacy-bot", token)
+    assert bot("auth", "whoami", "-o", "jsonpath={.status.userInfo.username}").stdout == BOT
+    secured.admin("delete", "secret", "bot-token", "-n", "team")
+    gone = bot("get", "pods", "-n", "team", check=False)
+    assert gone.returncode != 0 and "You must be logged in to the server" in gone.stderr  # a 401

@@ -69,12 +69,12 @@ def test_each_group_version_has_its_own_document_with_write_parameters() -> None
     rbac = openapi.serve("apis/rbac.authorization.k8s.io/v1", [])
     patch = rbac["paths"]["/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}/roles/{name}"]["patch"]
     assert {p["name"] for p in patch["parameters"]} >= {"fieldValidation", "fieldManager", "dryRun"}
-    assert patch["requestBody"]["content"]["application/json"]["schema"] == {"$ref": REF + "io.k8s.api.rbac.v1.Role"}
     reviews = openapi.serve("apis/authorization.k8s.io/v1", [])
     assert list(reviews["paths"]["/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"]) == ["post"]
-    assert "io.k8s.api.core.v1.Event" in openapi.serve("api/v1", [])["components"]["schemas"]
     with pytest.raises(NotFound):
         openapi.serve("apis/nothing.example.com/v1", [])
+    assert patch["requestBody"]["content"]["application/json"]["schema"] == {"$ref": REF + "io.k8s.api.rbac.v1.Role"}
+    assert "io.k8s.api.core.v1.Event" in openapi.serve("api/v1", [])["components"]["schemas"]
 
 
 def test_custom_resources_get_their_crd_schema() -> None:
