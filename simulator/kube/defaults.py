@@ -1,7 +1,8 @@
 """Server-side defaulting and normalisation of built-in types that controllers read back.
 
 Secrets: ``stringData`` folds into base64 ``data``; ``data`` must be base64. Services: ``type``,
-``clusterIP`` (allocated deterministically), port ``protocol`` and ``targetPort``. EndpointSlices:
+``clusterIP`` (allocated deterministically), traffic policies, node ports (NodePort/LoadBalancer), port
+``protocol`` and ``targetPort``. EndpointSlices:
 port ``protocol``.
 """
 
@@ -26,11 +27,17 @@ class ClusterIPs:
 
     def __init__(self) -> None:
         self._next = 2
+        self._node_ports = 0
 
     def allocate(self) -> str:
         address = str(_SERVICE_NET.network_address + self._next)
         self._next += 1
         return address
+
+    def node_port(self) -> int:
+        """Node ports in order from the default range's start (30000-32767)."""
+        self._node_ports += 1
+        return 29999 + self._node_ports
 
 
 def _secret(rt: ResourceType, obj: JSON) -> None:
@@ -101,6 +108,16 @@ def _service(rt: ResourceType, obj: JSON, old: JSON | None, ips: ClusterIPs) -> 
     if spec["clusterIP"] != "None":
         spec.setdefault("ipFamilies", ["IPv4"])
         spec.setdefault("ipFamilyPolicy", "SingleStack")
+    spec.setdefault("internalTrafficPolicy", "Cluster")
+    if spec["type"] in ("NodePort", "LoadBalancer"):
+        spec.setdefault("externalTrafficPolicy", "Cluster")
+        if spec["type"] == "LoadBalancer":
+            spec.setdefault("allocateLoadBalancerNodePorts", True)
+        before = {p.get("port"): p.get("nodePort") for p in ((old or {}).get("spec") or {}).get("ports") or []
+                  if isinstance(p, dict)}
+        for port in spec.get("ports") or []:
+            if isinstance(port, dict) and not port.get("nodePort"):
+                port["nodePort"] = before.get(port.get("port")) or ips.node_port()
 
 
 def apply_defaults(rt: ResourceType, obj: JSON, old: JSON | None, ips: ClusterIPs) -> None:

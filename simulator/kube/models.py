@@ -32,6 +32,11 @@ def client_version() -> str:
     return str(json.loads(_DATA.read_text())["client"])
 
 
+def required_of(model: str) -> list[str]:
+    entry = _models().get(model)
+    return list(entry.get("required") or ()) if entry is not None else []
+
+
 def fields_of(model: str) -> Mapping[str, str] | None:
     entry = _models().get(model)
     return entry["fields"] if entry is not None else None

@@ -17,14 +17,15 @@ from typing import Any, Protocol
 
 from haptic.k8s.api import JSON, ApiError, Conflict, Gone, NotFound
 
-from . import ownership
+from . import object_defaults, ownership
 from .clock import SeededIds, Stamper, default_now
 from .defaults import ClusterIPs, apply_defaults
 from .faults import Faults
-from .field_errors import FieldError, Raw, forbidden, invalid_value, required
+from .field_errors import FieldError, Raw, forbidden, invalid_value, not_supported, required
 from .field_errors import invalid as invalid_error
 from .field_validation import directive
 from .gofmt import go_strings
+from .object_defaults import has_generation
 from .patching import json_copy, json_patch, merge_patch, strategic_merge
 from .resources import BUILTIN_TYPES, CRD_KEY, NAMESPACES_KEY, ResourceType, TypeRegistry
 from .selectors import combine, parse_field_selector, parse_label_selector
@@ -37,6 +38,7 @@ from .write_checks import check_apply_body, check_write
 _DEFAULTED = {("", "secrets"), ("", "services"), ("discovery.k8s.io", "endpointslices")}
 _ENCODER = json.JSONEncoder(separators=(",", ":"))  # one instance: json.dumps builds one per call
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+_GC_FINALIZERS = {"Foreground": "foregroundDeletion", "Orphan": "orphan"}
 
 
 class AdmissionHook(Protocol):
@@ -84,6 +86,8 @@ class FakeKubeAPI:
         # ownerReferences uid -> dependents, and the uids that exist, for garbage collection.
         self._dependents: dict[str, dict[tuple[Key, Key], None]] = {}
         self._live_uids: set[str] = set()
+        # uid -> where the object is stored (owners are found by uid when their dependents go).
+        self._by_uid: dict[str, tuple[Key, Key]] = {}
         self._cluster_ips = ClusterIPs()
         self.writes = 0
         # Validating webhooks are called only when enabled (``admission.enable_admission``).
@@ -159,8 +163,10 @@ class FakeKubeAPI:
         uid = meta.get("uid")
         if etype == "ADDED" and uid:
             self._live_uids.add(uid)
+            self._by_uid[uid] = (rt.storage_key, key)
         elif etype == "DELETED":
             self._live_uids.discard(uid)
+            self._by_uid.pop(str(uid), None)
         before = (old or {}).get("metadata", {}).get("ownerReferences") or []
         after = (meta.get("ownerReferences") or []) if etype != "DELETED" else []
         if before == after:
@@ -363,12 +369,16 @@ class FakeKubeAPI:
             meta.pop(field, None)
         meta["uid"] = self.new_uid()
         meta["creationTimestamp"] = self.stamp()
-        meta["generation"] = 1
+        if has_generation(rt):
+            meta["generation"] = 1
+        else:
+            meta.pop("generation", None)
         if rt.has_status and not keep_status:
             obj.pop("status", None)
         self._defaults(rt, obj)
         if rt.storage_key in _DEFAULTED:
             apply_defaults(rt, obj, None, self._cluster_ips)
+        object_defaults.apply(rt, obj, creating=True)
         if rt.storage_key == CRD_KEY:
             self._check_crd(obj)
         check_write(rt, obj, None, "create", how)
@@ -389,7 +399,15 @@ class FakeKubeAPI:
         self._commit(rt, ts, key, "ADDED", obj, None)
         if rt.storage_key == CRD_KEY and not self._dry:
             self.types.register_crd(obj)
+        if rt.storage_key == NAMESPACES_KEY and not self._dry:
+            self._default_service_account(name)
         return obj
+
+    def _default_service_account(self, namespace: str) -> None:
+        """Every namespace gets its ``default`` ServiceAccount (the serviceaccounts controller's job)."""
+        rt = self.types.find("", "v1", "serviceaccounts")
+        if rt is not None and (namespace, "default") not in self._store(rt).objects:
+            self.create(rt, namespace, {"metadata": {"name": "default"}})
 
     def _defaults(self, rt: ResourceType, obj: JSON) -> None:
         """Server-set fields clients rely on."""
@@ -511,10 +529,15 @@ class FakeKubeAPI:
             if new is body:
                 new = json_copy(new)
             apply_defaults(rt, new, old, self._cluster_ips)
+        if subresource is None:
+            if new is body:
+                new = json_copy(new)
+            object_defaults.apply(rt, new, creating=False)
         if subresource == "status":
             new = json_copy(new)  # it shares the stored object's other fields
         check_write(rt, new, old, operation, how, subresource)
-        if self._spec_view(rt, new) != self._spec_view(rt, old):
+        meta = new["metadata"]  # ``new`` may be a copy by now
+        if has_generation(rt) and self._spec_view(rt, new) != self._spec_view(rt, old):
             meta["generation"] = int(old_meta.get("generation") or 0) + 1
         if manager and not applied:
             self._track_update(rt, old, new, manager, subresource)
@@ -631,8 +654,13 @@ class FakeKubeAPI:
 
     def delete(self, rt: ResourceType, namespace: str | None, name: str,
                preconditions: dict[str, Any] | None = None, propagation: str | None = None) -> tuple[JSON, bool]:
-        """Deletes, honouring finalizers; dependents (``ownerReferences``) are garbage-collected unless
-        ``propagation`` is ``Orphan``. Returns the object and whether it is gone already."""
+        """Deletes, honouring finalizers and ``propagation``: ``Background`` (the default) removes the object,
+        then its dependents (``ownerReferences``); ``Foreground`` keeps it (``foregroundDeletion`` finalizer)
+        until its dependents are gone; ``Orphan`` detaches the dependents first. Returns the object as the
+        request left it and whether it is gone already."""
+        if propagation not in (None, "", "Foreground", "Background", "Orphan"):
+            raise invalid_error("DeleteOptions", "meta.k8s.io", "", [not_supported(
+                "propagationPolicy", propagation, ["Foreground", "Background", "Orphan"])])
         old = self.get(rt, namespace, name)
         meta = old["metadata"]
         for field, actual in (("uid", meta.get("uid")), ("resourceVersion", meta.get("resourceVersion"))):
@@ -643,12 +671,16 @@ class FakeKubeAPI:
                                {"name": name, "group": rt.group, "kind": rt.plural})
         ts = self._store(rt)
         key = self._key(rt, namespace, name)
+        gc_finalizer = _GC_FINALIZERS.get(propagation or "")
+        if gc_finalizer is not None and rt.storage_key != NAMESPACES_KEY:
+            return self._delete_through_gc(rt, ts, key, old, gc_finalizer)
         if meta.get("finalizers") or rt.storage_key == NAMESPACES_KEY:
             if meta.get("deletionTimestamp"):
                 return old, False
             new = dict(old)
-            new["metadata"] = {**meta, "deletionTimestamp": self.stamp(), "deletionGracePeriodSeconds": 0,
-                               "generation": int(meta.get("generation") or 0) + 1}
+            new["metadata"] = {**meta, "deletionTimestamp": self.stamp(), "deletionGracePeriodSeconds": 0}
+            if meta.get("generation"):
+                new["metadata"]["generation"] = int(meta["generation"]) + 1
             if rt.storage_key == NAMESPACES_KEY:
                 new["status"] = {**(old.get("status") or {}), "phase": "Terminating"}
                 if not meta.get("finalizers"):
@@ -666,9 +698,88 @@ class FakeKubeAPI:
         self._after_removal(rt, final, orphan=propagation == "Orphan")
         return final, True
 
+    def _delete_through_gc(self, rt: ResourceType, ts: TypeStore, key: Key, old: JSON,
+                           finalizer: str) -> tuple[JSON, bool]:
+        """Foreground deletion waits (``foregroundDeletion`` finalizer) until the dependents are gone; orphan
+        deletion (``orphan`` finalizer) first removes this owner from its dependents' ownerReferences. The
+        garbage collector's work happens at once here; the answer is the object as the DELETE left it."""
+        meta = old["metadata"]
+        if meta.get("deletionTimestamp"):
+            return old, False
+        new = {**old, "metadata": {**meta, "deletionTimestamp": self.stamp(), "deletionGracePeriodSeconds": 0,
+                                   "finalizers": [*(meta.get("finalizers") or []), finalizer]}}
+        if meta.get("generation"):
+            new["metadata"]["generation"] = int(meta["generation"]) + 1
+        self._bump(new)
+        self._commit(rt, ts, key, "MODIFIED", new, old)
+        if self._dry:
+            return new, False
+        uid = str(meta.get("uid"))
+        if finalizer == "orphan":
+            self._orphan_dependents(uid)
+        else:
+            for storage_key, dependent in list(self._dependents.get(uid, {})):
+                dependent_rt = self._type_of_storage(storage_key)
+                if dependent_rt is not None and dependent in self._store(dependent_rt).objects:
+                    with contextlib.suppress(NotFound):
+                        self.delete(dependent_rt, dependent[0] or None, dependent[1])
+        self._release(rt, key, finalizer)
+        return new, key not in ts.objects
+
+    def _type_of_storage(self, storage_key: Key) -> ResourceType | None:
+        return next((r for r in self.types.all() if r.storage_key == storage_key), None)
+
+    def _live_dependents(self, uid: str) -> bool:
+        for storage_key, key in self._dependents.get(uid, {}):
+            ts = self._stores.get(storage_key)
+            if ts is not None and key in ts.objects:
+                return True
+        return False
+
+    def _release(self, rt: ResourceType, key: Key, finalizer: str) -> None:
+        """Removes the garbage collector's finalizer once its work is done (and the object with it, when it
+        was the last finalizer)."""
+        ts = self._store(rt)
+        current = ts.objects.get(key)
+        if current is None or finalizer not in (current["metadata"].get("finalizers") or []):
+            return
+        if finalizer == "foregroundDeletion" and self._live_dependents(str(current["metadata"].get("uid"))):
+            return
+        left = [f for f in current["metadata"]["finalizers"] if f != finalizer]
+        new = {**current, "metadata": {**current["metadata"], "finalizers": left}}
+        if not left:
+            del new["metadata"]["finalizers"]
+        self._bump(new)
+        if left:
+            self._commit(rt, ts, key, "MODIFIED", new, current)
+        else:
+            self._commit(rt, ts, key, "DELETED", new, current)
+            self._after_removal(rt, new, orphan=finalizer == "orphan")
+
+    def _orphan_dependents(self, uid: str) -> None:
+        for storage_key, key in list(self._dependents.get(uid, {})):
+            dependent_rt = self._type_of_storage(storage_key)
+            ts = self._stores.get(storage_key)
+            obj = ts.objects.get(key) if ts is not None else None
+            if dependent_rt is None or ts is None or obj is None:
+                continue
+            refs = [r for r in obj["metadata"].get("ownerReferences") or [] if str(r.get("uid")) != uid]
+            new = {**obj, "metadata": {**obj["metadata"], "ownerReferences": refs}}
+            if not refs:
+                del new["metadata"]["ownerReferences"]
+            self._bump(new)
+            self._commit(dependent_rt, ts, key, "MODIFIED", new, obj)
+        self._dependents.pop(uid, None)
+
     def _after_removal(self, rt: ResourceType, obj: JSON, orphan: bool = False) -> None:
         if self._dry:
             return
+        # An owner deleted in the foreground goes once its last dependent has gone.
+        for ref in obj["metadata"].get("ownerReferences") or []:
+            where = self._by_uid.get(str(ref.get("uid")))
+            owner_rt = self._type_of_storage(where[0]) if where is not None else None
+            if where is not None and owner_rt is not None:
+                self._release(owner_rt, where[1], "foregroundDeletion")
         if orphan:
             self._dependents.pop(str(obj["metadata"].get("uid")), None)
         elif str(obj["metadata"].get("uid")) in self._dependents:
