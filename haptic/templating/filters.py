@@ -17,15 +17,16 @@ import math
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from functools import lru_cache
 from typing import Any
 
 import yaml
 from jinja2 import Undefined
 
 from haptic.templating.context import current_render
-from haptic.templating.errors import TemplateFailure
+from haptic.templating.errors import TemplateFailure, TemplateRenderError
+from haptic.templating.linear_regex import PatternError, compile_pattern, go_replacement, sub_capped
 from haptic.templating.notices import ObjectNotice, check_reason, object_ref
+from haptic.templating.output_caps import check_json_indent, check_output_size, replace_size
 from haptic.templating.safety import (
     is_haproxy_token,
     is_hostname,
@@ -41,18 +42,11 @@ def _is_nil(value: Any) -> bool:
     return value is None or isinstance(value, Undefined)
 
 
-@lru_cache(maxsize=1024)
-def _regex(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
-
-
-_GO_GROUP = re.compile(r"\$\{(\w+)\}|\$(\d+)")
-
-
-def go_replacement(replacement: str) -> str:
-    """Turns a Go/RE2 replacement (``$1``, ``${name}``) into Python's ``\\g<…>`` syntax."""
-    escaped = replacement.replace("\\", "\\\\")
-    return _GO_GROUP.sub(lambda m: f"\\g<{m.group(1) or m.group(2)}>", escaped)
+def _regex(pattern: Any, what: str) -> Any:
+    try:
+        return compile_pattern(str(pattern))
+    except PatternError as exc:
+        raise TemplateRenderError(f"{what}: {exc}") from None
 
 
 def _path_get(item: Any, path: Sequence[str]) -> Any:
@@ -256,7 +250,9 @@ def strings_contains(value: Any, sub: str) -> bool:
 
 
 def strings_replace(value: Any, old: str, new: str) -> str:
-    return str(value).replace(old, new)
+    text, old, new = str(value), str(old), str(new)
+    check_output_size(replace_size(text, old, new, None), "strings_replace")
+    return text.replace(old, new)
 
 
 def basename(value: Any) -> str:
@@ -306,23 +302,26 @@ def has_suffix(value: Any, suffix: str) -> bool:
 
 
 # -- regex ---------------------------------------------------------------------------------------
+# Patterns are RE2 (linear time, as in the Go original): no backreferences, no lookaround.
 
 
 def regex_search(value: Any, pattern: str) -> bool:
-    return _regex(pattern).search(str(value)) is not None
+    return _regex(pattern, "regex_search").search(str(value)) is not None
 
 
 def regex_match(value: Any, pattern: str) -> bool:
-    return _regex(pattern).fullmatch(str(value)) is not None
+    return _regex(pattern, "regex_match").fullmatch(str(value)) is not None
 
 
 def regex_findall(value: Any, pattern: str) -> list[Any]:
-    return _regex(pattern).findall(str(value))
+    found: list[Any] = _regex(pattern, "regex_findall").findall(str(value))
+    return found
 
 
 def regex_replace(value: Any, pattern: str, replacement: str) -> str:
-    """Replaces every match; the replacement uses Go/RE2 syntax (``$1``, ``${name}``)."""
-    return _regex(pattern).sub(go_replacement(replacement), str(value))
+    """Replaces every match; the replacement uses Go/RE2 syntax (``$1``, ``${name}``, ``$$``)."""
+    compiled = _regex(pattern, "regex_replace")
+    return sub_capped(compiled, go_replacement(str(replacement)), str(value), "regex_replace")
 
 
 def regex_escape(value: Any) -> str:
@@ -342,6 +341,7 @@ def md5(value: Any) -> str:
 
 
 def to_json(value: Any, indent: int | None = None) -> str:
+    check_json_indent(indent, "to_json")
     return json.dumps(value, sort_keys=True, indent=indent, default=str)
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from haptic.templating.filters import go_replacement
+from haptic.templating.errors import TemplateRenderError
+from haptic.templating.linear_regex import PatternError, compile_pattern, go_replacement, sub_capped
+from haptic.templating.output_caps import OutputTooLarge, check_output_size
+
+_WHAT = "postProcessing regex_replace"
 
 
 class RegexReplace:
@@ -16,14 +19,23 @@ class RegexReplace:
     def __init__(self, pattern: str, replace: str) -> None:
         self.pattern = pattern
         self.replace = replace
-        self._compiled = re.compile(pattern)
+        self._compiled = compile_pattern(pattern)
         self._replacement = go_replacement(replace)
 
     def apply(self, text: str) -> str:
         compiled, replacement = self._compiled, self._replacement
         # Line by line, like the original: anchors see one line; the trailing newline is kept.
         body, newline = (text[:-1], "\n") if text.endswith("\n") else (text, "")
-        return "\n".join(compiled.sub(replacement, line) for line in body.split("\n")) + newline
+        lines = []
+        size = 0
+        try:
+            for line in body.split("\n"):
+                lines.append(sub_capped(compiled, replacement, line, _WHAT))
+                size += len(lines[-1]) + 1
+                check_output_size(size, _WHAT)
+        except OutputTooLarge as exc:
+            raise TemplateRenderError(str(exc)) from None
+        return "\n".join(lines) + newline
 
 
 def post_processor_from(spec: Any, where: str) -> RegexReplace:
@@ -38,5 +50,5 @@ def post_processor_from(spec: Any, where: str) -> RegexReplace:
         raise ValueError(f"{where}.params.pattern is required")
     try:
         return RegexReplace(params["pattern"], str(params.get("replace", "")))
-    except re.error as exc:
-        raise ValueError(f"{where}.params.pattern: invalid regex ({exc})") from None
+    except PatternError as exc:
+        raise ValueError(f"{where}.params.pattern: {exc}") from None

@@ -2,17 +2,17 @@
 
 Templates are untrusted: the environment is an ``ImmutableSandboxedEnvironment`` (no private or
 dunder attributes, no mutation of lists/dicts handed in), has no file-system loader (templates come
-from an in-memory mapping), caps the size of ``*``/``+``/``~``/``%``/``**`` results, and enforces a
-render deadline checked every 64 calls and every 256 loop iterations.
+from an in-memory mapping), caps the size of ``*``/``+``/``~``/``%``/``**`` results and of every
+growing filter and ``str`` method (``haptic.templating.output_caps``: one limit, ``MAX_OUTPUT_SIZE``),
+and enforces a render deadline checked every 64 calls and every 256 loop iterations.
 """
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from types import FunctionType, MethodType
+from types import BuiltinMethodType, FunctionType, MethodType
 from typing import Any
 
 from jinja2 import ChainableUndefined, FunctionLoader, nodes
@@ -23,8 +23,14 @@ from jinja2.utils import missing
 from jinja2.visitor import NodeTransformer
 
 from haptic.templating.errors import RenderTimeout
+from haptic.templating.output_caps import (
+    check_output_size,
+    check_printf,
+    check_result,
+    check_str_method,
+    install,
+)
 
-_MAX_REPEAT = 10_000_000
 _MAX_EXPONENT = 4096
 _DICT_ATTRIBUTES = frozenset(dir(dict))
 # Read-only str methods templates use in hot loops; ``format`` stays on the sandbox's checked path.
@@ -54,8 +60,6 @@ _STR_METHODS = frozenset(
 _CHECK_EVERY = 256
 _GUARD_FILTER = "_haptic_loop_guard"
 _SIZE_FILTER = "_haptic_size_guard"
-# printf-style width or precision above 4 digits (or taken from an argument with '*').
-_WIDE_FORMAT = re.compile(r"%[-#0 +]*(\*|\d{5,})|%[-#0 +]*\d*\.(\*|\d{5,})")
 
 
 class StrictNameUndefined(ChainableUndefined):
@@ -126,6 +130,7 @@ class HapticSandbox(ImmutableSandboxedEnvironment):
         self._clock = clock
         self.filters[_GUARD_FILTER] = self._loop_guard
         self.filters[_SIZE_FILTER] = _size_guard
+        install(self.filters, self.globals)
         self.trusted_types: frozenset[type] = frozenset()
         self._calls = 0
         self.trusted_functions: frozenset[Callable[..., Any]] = frozenset()
@@ -169,8 +174,12 @@ class HapticSandbox(ImmutableSandboxedEnvironment):
                 return obj[attribute]
             except KeyError:
                 return self.undefined(obj=obj, name=attribute)
-        if kind is str and attribute in _STR_METHODS:
-            return getattr(obj, attribute)
+        if kind is str:
+            if attribute in _STR_METHODS:
+                return getattr(obj, attribute)
+            if attribute in ("format", "format_map"):
+                # Jinja wraps these in its own formatter, which ``call`` cannot recognise: check here.
+                check_str_method(obj, attribute, ())
         # Render-context objects of our own expose only public, read-mostly API: skip the generic checks.
         if kind in self.trusted_types and not attribute.startswith("_"):
             try:
@@ -209,16 +218,20 @@ class HapticSandbox(ImmutableSandboxedEnvironment):
                 kwargs.pop("_loop_vars", None)
                 kwargs.pop("_block_vars", None)
             return __obj(*args, **kwargs)
+        if kind is BuiltinMethodType and type(__obj.__self__) is str:
+            name = __obj.__name__
+            check_str_method(__obj.__self__, name, args)
+            return check_result(super().call(__context, __obj, *args, **kwargs), f"str.{name}")
         return super().call(__context, __obj, *args, **kwargs)
 
     def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
         if operator == "+":
             if isinstance(left, str | list | tuple) and isinstance(right, str | list | tuple):
-                _check_size(len(left) + len(right))
+                check_output_size(len(left) + len(right), "+")
             return left + right
         if operator == "%":
-            if isinstance(left, str) and _WIDE_FORMAT.search(left):
-                raise SecurityError("format width is too large")
+            if isinstance(left, str):
+                check_printf(left, "%")
             return left % right
         if operator == "**":
             if isinstance(right, int | float) and abs(right) > _MAX_EXPONENT:
@@ -226,19 +239,14 @@ class HapticSandbox(ImmutableSandboxedEnvironment):
             return left**right
         if isinstance(left, int) and isinstance(right, str | list | tuple):
             left, right = right, left
-        if isinstance(left, str | list | tuple) and isinstance(right, int) and len(left) * right > _MAX_REPEAT:
-            raise SecurityError("repetition result is too large")
+        if isinstance(left, str | list | tuple) and isinstance(right, int):
+            check_output_size(len(left) * right, "*")
         return left * right
-
-
-def _check_size(size: int) -> None:
-    if size > _MAX_REPEAT:
-        raise SecurityError(f"result of {size} items/characters is too large")
 
 
 def _size_guard(value: Any) -> Any:
     if isinstance(value, str):
-        _check_size(len(value))
+        check_output_size(len(value), "~")
     return value
 
 
