@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export PATH := $(CURDIR)/$(BIN):/usr/sbin:$(PATH)
 
-.PHONY: test demo lint typecheck unit integration scenarios crds bench tools clean
+.PHONY: test test-local divergence demo lint typecheck unit integration scenarios crds bench tools clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -29,6 +29,15 @@ test: $(STAMP) tools lint typecheck
 unit: $(STAMP)
 	$(BIN)/pytest -q tests/unit
 
+# The whole scenario library on `local` (real haproxy, the controller as subprocesses); see the README
+# for its wall time. Reports (JUnit, summary, traces) in build/local.
+test-local: $(STAMP) tools
+	$(BIN)/haptic-sim run scenarios --backend local --report build/local
+
+# Every scenario on sim and on local, with the divergence report (verdicts side by side).
+divergence: $(STAMP) tools
+	$(BIN)/haptic-sim run scenarios --backend sim,local --report build/divergence
+
 demo: $(STAMP) tools
 	$(BIN)/haptic-sim demo
 
@@ -39,4 +48,4 @@ bench: $(STAMP) tools
 	for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache build

@@ -149,6 +149,28 @@ def credentials_secret(username: str, password: str, name: str = "haproxy-creden
             "type": "Opaque", "data": {"dataplane_username": b64(username), "dataplane_password": b64(password)}}
 
 
+def dataplane_password(obj: Mapping[str, Any], name: str, namespace: str) -> str | None:
+    """The Dataplane password a credentials Secret ``namespace/name`` sets (``stringData`` wins over
+    ``data``, as the API server merges them), None when ``obj`` is another object or sets none."""
+    meta = obj.get("metadata") or {}
+    if obj.get("kind") != "Secret" or meta.get("name") != name or (meta.get("namespace") or "default") != namespace:
+        return None
+    password = (obj.get("stringData") or {}).get("dataplane_password")
+    encoded = (obj.get("data") or {}).get("dataplane_password")
+    if password is None and encoded is not None:
+        password = base64.b64decode(str(encoded)).decode("utf-8")
+    return None if password is None else str(password)
+
+
+def lease_handed_to(lease: Mapping[str, Any], holder: str, now: str) -> JSON:
+    """``lease`` as a foreign write hands it to ``holder`` at ``now`` (a MicroTime): acquired and
+    renewed now, one more transition."""
+    spec = dict(lease.get("spec") or {})
+    spec.update(holderIdentity=holder, acquireTime=now, renewTime=now,
+                leaseTransitions=int(spec.get("leaseTransitions") or 0) + 1)
+    return {**lease, "spec": spec}
+
+
 def haproxy_pod(name: str, ip: str, namespace: str = "haptic", *, ready: bool = True) -> JSON:
     return {
         "apiVersion": "v1", "kind": "Pod",

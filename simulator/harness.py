@@ -25,7 +25,6 @@ faults (``dataplane_errors``, ``kube_outage``, ...), ``kill_replica``/``restart_
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import json
 import logging
@@ -52,7 +51,14 @@ from haptic.webhook.admission import (
     webhook_resources,
 )
 from haptic.webhook.configuration import build_webhook_configuration
-from simulator.cluster_objects import credentials_secret, haproxy_pod, ingress_library_config, template_config
+from simulator.cluster_objects import (
+    credentials_secret,
+    dataplane_password,
+    haproxy_pod,
+    ingress_library_config,
+    lease_handed_to,
+    template_config,
+)
 from simulator.dataplane.app import create_app
 from simulator.dataplane.instance import FakeDataplane, InstanceOptions
 from simulator.dataplane.local_version import local_api_version
@@ -67,6 +73,9 @@ _SECRET_NAME = "haproxy-credentials"
 _WEBHOOK_URL = "https://haptic-webhook.sim/validate"
 _WEBHOOK_NAME = "haptic-validating-webhook"
 _log = logging.getLogger(__name__)
+#: Seconds without a new event before ``settle`` may call the cluster settled: longer than the
+#: reconciler's debounce window (5 s) and the slots config's minimum deployment interval (2 s).
+SETTLE_QUIET = 6.0
 
 
 @dataclass
@@ -122,7 +131,8 @@ class Harness:
         self.username = username
         self.password = password
         self.haproxy_binary = haproxy_binary
-        self.settings = settings or IterationSettings(reconcile_debounce=5.0, reinit_debounce=1.0)
+        # the controller's own defaults, as ``haptic run`` uses them: the local tier runs those too
+        self.settings = settings or IterationSettings()
         self.reload_delay = reload_delay
         self.api = FakeKubeAPI(seed=seed)
         self.clock = VirtualClock()
@@ -299,17 +309,9 @@ class Harness:
     def _follow_credentials(self, body: Mapping[str, Any]) -> None:
         """The fake pods read the credentials Secret too: applying a new one sets their password, as an
         operator rotating it everywhere would (the controller must follow)."""
-        meta = body.get("metadata") or {}
-        if body.get("kind") != "Secret" or meta.get("name") != _SECRET_NAME:
-            return
-        if (meta.get("namespace") or "default") != self.namespace:
-            return
-        password = (body.get("stringData") or {}).get("dataplane_password")
-        encoded = (body.get("data") or {}).get("dataplane_password")
-        if password is None and encoded is not None:
-            password = base64.b64decode(str(encoded)).decode("utf-8")
+        password = dataplane_password(body, _SECRET_NAME, self.namespace)
         if password is not None:
-            self.set_dataplane_password(str(password))
+            self.set_dataplane_password(password)
 
     # -- HAProxy pods ----------------------------------------------------------------------------
 
@@ -455,11 +457,8 @@ class Harness:
         cfg = elector.config
         rt = self.rt("coordination.k8s.io/v1", "Lease")
         lease = self.api.get(rt, cfg.namespace, cfg.lease_name)
-        spec = dict(lease.get("spec") or {})
-        now = format_micro_time(self.clock.now())
-        spec.update(holderIdentity=heir, acquireTime=now, renewTime=now,
-                    leaseTransitions=int(spec.get("leaseTransitions") or 0) + 1)
-        self.api.update(rt, cfg.namespace, cfg.lease_name, {**lease, "spec": spec})
+        self.api.update(rt, cfg.namespace, cfg.lease_name,
+                        lease_handed_to(lease, heir, format_micro_time(self.clock.now())))
         return heir
 
     def leaders(self) -> list[str]:
@@ -470,7 +469,7 @@ class Harness:
     async def advance(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
 
-    async def settle(self, quiet: float = 6.0, limit: float = 300.0, step: float = 0.5) -> float:
+    async def settle(self, quiet: float = SETTLE_QUIET, limit: float = 300.0, step: float = 0.5) -> float:
         """Advance until nothing was published for ``quiet`` seconds, no reload is pending and no leader
         holds a deployment back (at most ``limit`` seconds). Returns the virtual time spent; ``settled``
         says whether it converged (False: the limit was reached)."""
@@ -491,22 +490,22 @@ class Harness:
         return loop.time() - start
 
     def busy(self) -> str:
-        """What still has to happen before the cluster is quiet, or ``""``: a reload pending on a pod, a
-        deployment the leader's scheduler holds back (minimum interval, pending, in flight, retry backoff),
-        or a pod whose version check failed transiently and is about to be retried by the leader's discovery."""
+        """What still has to happen before the cluster is quiet, or ``""``: no replica leads, a reload
+        pending on a pod, or what a live replica reports pending (``Controller.convergence``: initial sync,
+        reinitialization, a change in the debounce window, a deployment in flight, pending or in retry
+        backoff, a discovery retry)."""
+        if self.replicas and not self.leaders():
+            alive = sum(1 for r in self.replicas if r.alive)
+            return f"no replica leads ({alive} of {len(self.replicas)} alive)"
         for pod in self.pods.values():
             if pod.dataplane.reloads.pending:
                 return f"reload pending on {pod.name}"
         for replica in self.replicas:
-            iteration = replica.controller.iteration if replica.alive else None
-            if iteration is None or not iteration.is_leader:
+            if not replica.alive:
                 continue
-            held = iteration.scheduler.held_back()
-            if held:
-                return f"deployment {held} on {replica.name}"
-            pending = iteration.discovery.retry_pending()
+            pending = replica.controller.convergence()["pending"]  # what /debug/vars/convergence shows
             if pending:
-                return f"{pending} on {replica.name}"
+                return f"{replica.name}: {'; '.join(str(p) for p in pending)}"
         return ""
 
     # -- trace -----------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from haptic.core import Clock
@@ -20,6 +21,15 @@ BACKOFF_INITIAL = 1.0
 BACKOFF_MAX = 30.0
 #: A watch ending sooner than this without delivering anything is treated like an error (no hot loop).
 MIN_QUIET_WATCH = 1.0
+
+
+@dataclass
+class WatchState:
+    """What a running ``list_and_watch`` is doing, for observers waiting for quiescence: ``retry_at``
+    (the clock's monotonic time) while it waits to retry after an error, else None."""
+
+    retry_at: float | None = None
+    last_error: str = ""
 
 
 def resource_version_of(obj: JSON) -> str | None:
@@ -52,10 +62,22 @@ async def list_and_watch(
     log: logging.Logger,
     on_list: Callable[[list[JSON]], Any],
     on_event: Callable[[str, JSON], Any],
+    state: WatchState | None = None,
 ) -> None:
-    """Runs until cancelled."""
+    """Runs until cancelled; ``state`` (when given) says while it waits to retry after an error."""
     rv: str | None = None
     backoff = BACKOFF_INITIAL
+    state = state if state is not None else WatchState()
+
+    async def retry_later(error: str) -> None:
+        nonlocal backoff
+        state.retry_at, state.last_error = clock.monotonic() + backoff, error
+        try:
+            await clock.sleep(backoff)
+        finally:
+            state.retry_at = None
+        backoff = min(backoff * 2, BACKOFF_MAX)
+
     while True:
         try:
             if rv is None:
@@ -82,9 +104,7 @@ async def list_and_watch(
             rv = None
         except ApiError as exc:
             log.warning("watch of %s failed (%s), retrying in %.0fs", ref, exc, backoff)
-            await clock.sleep(backoff)
-            backoff = min(backoff * 2, BACKOFF_MAX)
+            await retry_later(str(exc))
         except (OSError, RuntimeError, ValueError) as exc:
             log.warning("watch of %s failed (%r), retrying in %.0fs", ref, exc, backoff)
-            await clock.sleep(backoff)
-            backoff = min(backoff * 2, BACKOFF_MAX)
+            await retry_later(repr(exc))

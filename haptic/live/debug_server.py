@@ -9,7 +9,8 @@ Endpoints (all JSON except ``/metrics``):
 - ``/debug/vars``: the index of variable names; ``/debug/vars/all``: every variable;
 - ``/debug/vars/<name>`` with optional ``?field=<jsonpath>`` (kubectl style, ``{.a.b[0]}``, see
   ``haptic.k8s.jsonpath``);
-- ``/debug/events?limit=N&correlation_id=X``: recent events, newest last.
+- ``/debug/events?limit=N&correlation_id=X&after=SEQ``: recent events, newest last; each has a ``seq``
+  number, ``after`` keeps only those that came after the one a reader saw last.
 
 The server holds *providers* (callables), never state, and ``DebugServer.providers`` can be replaced
 at any time (at reinitialization), so one server lives as long as the process. Every answer passes
@@ -155,7 +156,10 @@ def build_debug_app(providers: DebugProviders) -> Starlette:
             return _json(state, {"error": f"limit must be an integer, got {raw_limit!r}"}, 400)
         limit = max(0, min(limit, MAX_EVENT_LIMIT))
         correlation_id = request.query_params.get("correlation_id") or None
-        items = list(state.providers.events(limit, correlation_id))
+        raw_after = request.query_params.get("after", "0")
+        if not raw_after.isdigit():
+            return _json(state, {"error": f"after must be a sequence number, got {raw_after!r}"}, 400)
+        items = list(state.providers.events(limit, correlation_id, int(raw_after)))
         return _json(state, {"count": len(items), "events": items})
 
     app = Starlette(

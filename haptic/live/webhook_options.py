@@ -3,8 +3,10 @@
 ``--webhook-cert-dir`` (env ``WEBHOOK_CERT_DIR``) names a directory with ``tls.crt``, ``tls.key`` and
 ``ca.crt`` (cert-manager's layout; ``haptic webhook certs`` writes the same); without it the webhook is
 off. ``--webhook-port`` (env ``WEBHOOK_PORT``, default 9443) is where it listens on ``--bind-address``.
-``--webhook-service NS/NAME`` is the Service the API server reaches it through (port 443); without one
-the registration points at this process's own address (local runs and tests).
+``--webhook-service NS/NAME`` is the Service the API server reaches it through (port 443);
+``--webhook-url URL`` (env ``WEBHOOK_URL``) is registered instead when the API server reaches it through
+something else (a proxy in front of several replicas, a tunnel); without either the registration points
+at this process's own address (local runs and tests).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ class WebhookOptions:
     port: int
     service: ServiceEndpoint | None
     host: str
+    url: str | None = None
 
     @property
     def certfile(self) -> Path:
@@ -52,6 +55,8 @@ class WebhookOptions:
 
     def registered_url(self) -> str | None:
         """The URL registered when no Service is named: this process, at a routable host."""
+        if self.url:
+            return self.url
         if self.service is not None or self.port == 0:
             return None  # port 0: WebhookRuntime registers the port it actually bound
         host = "127.0.0.1" if self.host in _WILDCARDS else self.host
@@ -69,6 +74,9 @@ def add_webhook_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--webhook-service", default=os.environ.get("WEBHOOK_SERVICE", ""), metavar="NS/NAME",
                         help="Service the API server calls the webhook through, port 443 (env WEBHOOK_SERVICE; "
                              "default: this process's own address)")
+    parser.add_argument("--webhook-url", default=os.environ.get("WEBHOOK_URL", ""), metavar="URL",
+                        help="https URL the API server calls instead of this process's own address, e.g. a proxy "
+                             "in front of several replicas (env WEBHOOK_URL; not with --webhook-service)")
 
 
 def parse_service(value: str, default_namespace: str) -> ServiceEndpoint | None:
@@ -91,8 +99,14 @@ def webhook_options(args: Any) -> WebhookOptions | None:
             raise WebhookOptionsError(f"--webhook-cert-dir {cert_dir}: {name} is missing")
     if not 0 <= args.webhook_port <= 65535:
         raise WebhookOptionsError(f"--webhook-port {args.webhook_port}: not a port number")
+    url = getattr(args, "webhook_url", "") or None
+    if url is not None and args.webhook_service:
+        raise WebhookOptionsError("--webhook-url and --webhook-service exclude each other")
+    if url is not None and not url.startswith("https://"):
+        raise WebhookOptionsError(f"--webhook-url {url!r}: the API server calls webhooks over https only")
     return WebhookOptions(cert_dir=cert_dir, port=args.webhook_port,
-                          service=parse_service(args.webhook_service, args.namespace), host=args.bind_address)
+                          service=parse_service(args.webhook_service, args.namespace), host=args.bind_address,
+                          url=url)
 
 
 def build_webhook_runtime(

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import multiprocessing
+import os
+import signal
 import sys
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -10,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from simulator.commands.run import add_log_level, quiet_logs
+from simulator.local.signals import Interrupted
 from simulator.scenario.backends import get_factory
 from simulator.scenario.explore import describe_steps, parse_seeds, perturb
-from simulator.scenario.loader import ScenarioLoadError, load_cells
+from simulator.scenario.loader import ScenarioCell, ScenarioLoadError, load_cells
 from simulator.scenario.reports import write_trace
 from simulator.scenario.runner import CellResult, RunOptions, run_cell_with
 from simulator.scenario.seed_limits import DEFAULT_MEMORY_MB, DEFAULT_VIRTUAL, DEFAULT_WALL, SeedLimits, run_limited
@@ -62,17 +67,47 @@ def _one(path: str, index: int, seed: int, backend: str, log_level: str,
 
 
 def _results(args: argparse.Namespace, index: int, seeds: list[int]) -> Iterator[tuple[int, CellResult]]:
-    """Results in seed order, computed in ``--jobs`` processes."""
+    """Results in seed order, each seed in a child process (``--jobs`` of them at once, or one by one
+    within its limits).
+
+    SIGTERM or SIGINT to this process is passed on to the children, whose backends then stop what they
+    started; this process waits for them and raises ``Interrupted`` before the next seed."""
     limits = SeedLimits(args.max_virtual, args.max_wall, args.max_memory)
-    if args.jobs <= 1:
-        for seed in seeds:
-            yield seed, _one(str(args.scenario), index, seed, args.backend, args.log_level, limits)
-        return
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        futures = [pool.submit(_one, str(args.scenario), index, seed, args.backend, args.log_level, limits)
-                   for seed in seeds]
-        for seed, future in zip(seeds, futures, strict=True):
-            yield seed, future.result()
+    received: list[int] = []
+
+    def forward(signum: int, _frame: object) -> None:
+        received.append(signum)
+        for child in multiprocessing.active_children():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child.pid or 0, signum)
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        if args.jobs <= 1:
+            for seed in seeds:
+                result = _one(str(args.scenario), index, seed, args.backend, args.log_level, limits)
+                if received:
+                    raise Interrupted(received[0])
+                yield seed, result
+            return
+        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+            futures = [pool.submit(_one, str(args.scenario), index, seed, args.backend, args.log_level, limits)
+                       for seed in seeds]
+            for seed, future in zip(seeds, futures, strict=True):
+                if received:
+                    pool.shutdown(wait=True, cancel_futures=True)  # the workers finish their cleanup first
+                    raise Interrupted(received[0])
+                try:
+                    result = future.result()
+                except BaseException:
+                    if received:
+                        pool.shutdown(wait=True, cancel_futures=True)
+                        raise Interrupted(received[0]) from None
+                    raise
+                yield seed, result
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -93,6 +128,21 @@ def run(args: argparse.Namespace) -> int:
         print(f"haptic-sim explore: {reason}", file=sys.stderr)
         return 3
     failing: list[tuple[str, int, str]] = []
+    try:
+        _explore(args, cells, seeds, failing)
+    except KeyboardInterrupt as exc:  # the backends stopped what they started (simulator.local.signals)
+        print("haptic-sim explore: interrupted", file=sys.stderr, flush=True)
+        return exc.exit_code if isinstance(exc, Interrupted) else 130
+    total = len(cells) * len(seeds)
+    print(f"\n{total - len(failing)} of {total} runs kept every invariant")
+    for cell_id, seed, summary in failing:
+        print(f"  seed {seed} ({cell_id}): {summary}")
+        print(f"    replay: haptic-sim explore {args.scenario} --seeds {seed} --show-steps")
+    return 1 if failing else 0
+
+
+def _explore(args: argparse.Namespace, cells: list[ScenarioCell], seeds: list[int],
+             failing: list[tuple[str, int, str]]) -> None:
     for index, cell in enumerate(cells):
         for seed, result in _results(args, index, seeds):
             explored = perturb(cell, seed)
@@ -109,9 +159,3 @@ def run(args: argparse.Namespace) -> int:
                 if args.report is not None:
                     result.id = f"{result.id}.seed-{seed}"
                     write_trace(args.report, result)
-    total = len(cells) * len(seeds)
-    print(f"\n{total - len(failing)} of {total} runs kept every invariant")
-    for cell_id, seed, summary in failing:
-        print(f"  seed {seed} ({cell_id}): {summary}")
-        print(f"    replay: haptic-sim explore {args.scenario} --seeds {seed} --show-steps")
-    return 1 if failing else 0

@@ -8,8 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from simulator.local.signals import Interrupted
 from simulator.scenario.backend_capabilities import blocking, capabilities, limitations
 from simulator.scenario.backends import BACKENDS, get_factory
+from simulator.scenario.divergence import compare, divergence_table
 from simulator.scenario.loader import ScenarioCell, ScenarioLoadError, find_scenario_files, load_cells
 from simulator.scenario.reports import print_failures, progress_line, summary_table, write_reports
 from simulator.scenario.runner import CellResult, RunOptions, run_cell_with
@@ -22,10 +24,13 @@ def register(subparsers: Any) -> None:
         help="run scenarios",
         description="Runs scenario files (or every *.yaml under directories) on a backend. Exit status 0 when "
                     "every selected scenario passed, 1 when one failed, 2 when a file does not load, 3 when the "
-                    "backend is not available.",
+                    "backend is not available. With several backends (--backend sim,local) each scenario runs on "
+                    "each, and a divergence report shows per scenario the verdicts and the first check whose "
+                    "outcome differs.",
     )
     parser.add_argument("paths", nargs="*", default=["scenarios"], help="scenario files or directories")
-    parser.add_argument("--backend", choices=BACKENDS, default="sim")
+    parser.add_argument("--backend", type=backend_list, default=["sim"], metavar="|".join(BACKENDS),
+                        help="backend, or a comma-separated list for a divergence report (default: sim)")
     parser.add_argument("--seed", type=int, default=None, help="override every scenario's seed")
     parser.add_argument("-k", dest="keyword", default="", help="select by id: words, and/or/not, parentheses")
     parser.add_argument("--report", type=Path, default=None, help="write JUnit XML, summary and JSONL traces here")
@@ -35,6 +40,15 @@ def register(subparsers: Any) -> None:
                              "checks it cannot perform; exit 1 when a scenario cannot run there")
     add_log_level(parser)
     parser.set_defaults(func=run)
+
+
+def backend_list(text: str) -> list[str]:
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in BACKENDS]
+    if not names or unknown:
+        raise argparse.ArgumentTypeError(f"unknown backend {', '.join(unknown) or repr(text)} "
+                                         f"(known: {', '.join(BACKENDS)})")
+    return list(dict.fromkeys(names))
 
 
 def add_log_level(parser: argparse.ArgumentParser) -> None:
@@ -87,25 +101,39 @@ def run(args: argparse.Namespace) -> int:
         print("haptic-sim run: nothing ran, fix the scenario files above", file=sys.stderr)
         return 2
     cells = [c for c in cells if selected(c.id)]
-    runnable = report_limitations(cells, args.backend, sys.stdout, verbose=args.check or not args.quiet)
+    backends: list[str] = args.backend
+    runnable = sum(report_limitations(cells, name, sys.stdout, verbose=args.check or not args.quiet)
+                   for name in backends)
     if args.check:
-        print(f"{runnable} of {len(cells)} scenario cell(s) can run on {args.backend}")
-        return 0 if runnable == len(cells) else 1
-    factory = get_factory(args.backend)
+        print(f"{runnable} of {len(cells) * len(backends)} scenario cell(s) can run on {','.join(backends)}")
+        return 0 if runnable == len(cells) * len(backends) else 1
+    factories = [get_factory(name) for name in backends]
     results: list[CellResult] = []
-    for index, cell in enumerate(cells, start=1):
-        result = run_cell_with(cell, factory, RunOptions(seed=args.seed))
-        results.append(result)
-        if not args.quiet:
-            print(progress_line(index, len(cells), result), flush=True)
-            for made in result.generated:
-                print(f"      generated: {made}", flush=True)
+    runs = [(cell, factory) for cell in cells for factory in factories]
+    try:
+        for index, (cell, factory) in enumerate(runs, start=1):
+            result = run_cell_with(cell, factory, RunOptions(seed=args.seed))
+            results.append(result)
+            if not args.quiet:
+                print(progress_line(index, len(runs), result), flush=True)
+                for made in result.generated:
+                    print(f"      generated: {made}", flush=True)
+    except KeyboardInterrupt as exc:  # the backend stopped what it started (simulator.local.signals)
+        print(f"haptic-sim run: interrupted after {len(results)} of {len(runs)} run(s)", file=sys.stderr, flush=True)
+        interrupted: int | None = exc.exit_code if isinstance(exc, Interrupted) else 130
+    else:
+        interrupted = None
     print_failures(results, sys.stdout)
     print()
     print(summary_table(results))
+    if len(backends) > 1:
+        print()
+        print(divergence_table(compare(results, backends), backends))
     if args.report is not None:
         write_reports(args.report, results)
         print(f"reports in {args.report}")
+    if interrupted is not None:
+        return interrupted
     if not results:
         print("no scenario selected", file=sys.stderr)
         return 1

@@ -1,7 +1,9 @@
-"""Echo backends: tiny real HTTP servers that answer every request with their own name.
+"""Echo backends: tiny real HTTP servers that answer every request with their own name and what they saw.
 
-The answer is JSON (``{"server": name, "method": ..., "path": ..., "host": ...}``) plus an
-``X-Echo-Server`` header, so a traffic check can tell which backend served a request.
+The answer is JSON (``{"server": name, "method": ..., "path": ..., "host": ..., "headers": {...},
+"body": ...}``: the request as haproxy forwarded it, header names lower-cased, a header sent several
+times as a list, the body cut at 4 KiB) plus an ``X-Echo-Server`` header, so a traffic check can tell
+which backend served a request and what reached it.
 """
 
 from __future__ import annotations
@@ -45,13 +47,13 @@ class EchoServer:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
                 method, path, headers = _parse_head(head)
-                length = int(headers.get("content-length", "0") or 0)
-                if length:
-                    await reader.readexactly(length)
+                length = int(_first(headers.get("content-length")) or 0)
+                received = await reader.readexactly(length) if length else b""
                 self.hits += 1
                 body = json.dumps({"server": self.name, "method": method, "path": path,
-                                   "host": headers.get("host", "")}).encode() + b"\n"
-                close = headers.get("connection", "").lower() == "close"
+                                   "host": _first(headers.get("host")), "headers": headers,
+                                   "body": received[:_BODY_SHOWN].decode("utf-8", "replace")}).encode() + b"\n"
+                close = _first(headers.get("connection")).lower() == "close"
                 writer.write(
                     b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                     + f"X-Echo-Server: {self.name}\r\nContent-Length: {len(body)}\r\n".encode()
@@ -67,12 +69,27 @@ class EchoServer:
             writer.close()
 
 
-def _parse_head(head: bytes) -> tuple[str, str, dict[str, str]]:
+_BODY_SHOWN = 4096
+
+
+def _first(value: str | list[str] | None) -> str:
+    if isinstance(value, list):
+        return value[0]
+    return value or ""
+
+
+def _parse_head(head: bytes) -> tuple[str, str, dict[str, str | list[str]]]:
     lines = head.decode("latin-1").split("\r\n")
     method, path, _ = [*lines[0].split(" ", 2), "", ""][:3]
-    headers: dict[str, str] = {}
+    headers: dict[str, str | list[str]] = {}
     for line in lines[1:]:
         name, sep, value = line.partition(":")
-        if sep:
-            headers[name.strip().lower()] = value.strip()
+        if not sep:
+            continue
+        key, text = name.strip().lower(), value.strip()
+        known = headers.get(key)
+        if known is None:
+            headers[key] = text
+        else:
+            headers[key] = [*known, text] if isinstance(known, list) else [known, text]
     return method, path, headers

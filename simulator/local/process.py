@@ -16,7 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 LineSink = Callable[[str, str], None]
 
-DEFAULT_COMMAND: tuple[str, ...] = (sys.executable, "-m", "haptic.cli", "run")
+HAPTIC_COMMAND: tuple[str, ...] = (sys.executable, "-m", "haptic.cli")
+DEFAULT_COMMAND: tuple[str, ...] = (*HAPTIC_COMMAND, "run")
 
 
 def controller_command(haproxy_bin: str, base: Sequence[str] = DEFAULT_COMMAND) -> list[str]:
@@ -34,6 +35,7 @@ class ControllerProcess:
         self.env = dict(env)
         self.sink = sink
         self.lines: collections.deque[str] = collections.deque(maxlen=keep_lines)
+        self.line_count = 0  # every line read, also those the bounded ``lines`` dropped
         self.process: asyncio.subprocess.Process | None = None
         self._reader: asyncio.Task[None] | None = None
         self._new_line = asyncio.Event()
@@ -65,6 +67,7 @@ class ControllerProcess:
                 break
             line = raw.decode(errors="replace").rstrip("\n")
             self.lines.append(line)
+            self.line_count += 1
             self._new_line.set()
             if self.sink is not None:
                 self.sink(self.name, line)
@@ -90,6 +93,13 @@ class ControllerProcess:
                 return None
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._new_line.wait(), remaining)
+
+    async def kill(self) -> int | None:
+        """A crash: SIGKILL to the process group, nothing released; returns the exit code."""
+        if self.process is not None and self.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+        return await self.stop(grace=5.0)
 
     async def stop(self, grace: float = 10.0) -> int | None:
         """SIGTERM the process group, SIGKILL after ``grace`` seconds; returns the exit code."""

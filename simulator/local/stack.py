@@ -44,11 +44,13 @@ from haptic.config.crds import all_crds
 from haptic.dataplane import plan
 from haptic.k8s.api import JSON, NotFound
 from simulator.kube import FakeKubeAPI, KubeHTTPServer, write_kubeconfig
+from simulator.kube.admission import admitted, enable_admission
 from simulator.local import objects
 from simulator.local.echo import EchoServer
 from simulator.local.network import LoopbackNetwork
 from simulator.local.pod import POD_LABELS, LocalHAProxyPod
-from simulator.local.process import ControllerProcess, LineSink, controller_command
+from simulator.local.process import HAPTIC_COMMAND, ControllerProcess, LineSink, controller_command
+from simulator.local.service_proxy import ServiceProxy
 from simulator.local.traffic import TrafficReport, probe, wait_for_traffic
 
 
@@ -76,6 +78,9 @@ class StackOptions:
     template_config: JSON | None = None  # None: objects.demo_template_config for this stack's ports
     seed: int | None = None  # seeds the loopback block choice (ports still come from the kernel)
     sink: LineSink | None = None  # receives the controller's output lines
+    #: the controllers serve the validating webhook (generated certificates) behind one ``ServiceProxy``
+    #: address, and the fake API calls it over HTTPS for the resources the config enables it for
+    webhook: bool = False
 
 
 class LocalStack:
@@ -95,6 +100,9 @@ class LocalStack:
         self.dataplane_port = self.http_port = self.https_port = self.stats_port = self.echo_port = 0
         self.metrics_ports: list[int] = []
         self.debug_ports: list[int] = []
+        self.webhook_ports: list[int] = []
+        self.webhook_proxy: ServiceProxy | None = None
+        self.webhook_certs: Path | None = None
 
     def __repr__(self) -> str:
         return f"LocalStack({self.network.prefix}.0/24, pods={len(self.pods)}, echoes={len(self.echoes)})"
@@ -128,6 +136,8 @@ class LocalStack:
         self.kube_server = KubeHTTPServer(self.kube, "127.0.0.1", 0)
         await self.kube_server.start()
         self.kubeconfig = write_kubeconfig(self.workdir / "kubeconfig", self.kube_server.url)
+        if opts.webhook:
+            await self._start_webhook_service()
         self._seed_cluster()
         for _ in range(opts.pods):
             await self.add_pod()
@@ -142,12 +152,32 @@ class LocalStack:
             port = self.network.free_port(pod_hosts, avoid=taken)
             taken.append(port)
             setattr(self, attr, port)
-        self.echo_port = self.network.free_port([self.network.echo_ip(i) for i in range(1, 9)], avoid=taken)
+        self.echo_port = self.network.free_port([self.network.echo_ip(i) for i in (1, 2, 3, 50, 100, 154)],
+                                                avoid=taken)
         for _ in range(max(self.options.replicas, 1)):
-            self.metrics_ports.append(self.network.free_port(["127.0.0.1"], avoid=taken))
-            taken.append(self.metrics_ports[-1])
-            self.debug_ports.append(self.network.free_port(["127.0.0.1"], avoid=taken))
-            taken.append(self.debug_ports[-1])
+            for ports in (self.metrics_ports, self.debug_ports, self.webhook_ports):
+                ports.append(self.network.free_port(["127.0.0.1"], avoid=taken))
+                taken.append(ports[-1])
+
+    async def _start_webhook_service(self) -> None:
+        """Serving certificates for 127.0.0.1 (written by ``haptic webhook certs``, as a user would), the
+        proxy standing for the webhook Service, and admission calls from the fake API."""
+        assert self.workdir is not None
+        certs = self.workdir / "webhook-certs"
+        done = await asyncio.create_subprocess_exec(
+            *HAPTIC_COMMAND, "webhook", "certs", "-o", str(certs), "--ip", "127.0.0.1",
+            "--namespace", self.options.namespace, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+        output, _ = await done.communicate()
+        if done.returncode != 0:
+            raise StackError(f"haptic webhook certs failed: {output.decode(errors='replace').strip()}")
+        self.webhook_certs = certs
+        self.webhook_proxy = ServiceProxy("127.0.0.1", 0, lambda: [("127.0.0.1", p) for p in self.webhook_ports])
+        await self.webhook_proxy.start()
+        enable_admission(self.kube)
+
+    @property
+    def webhook_url(self) -> str | None:
+        return None if self.webhook_proxy is None else f"https://127.0.0.1:{self.webhook_proxy.port}/validate"
 
     def _seed_cluster(self) -> None:
         opts = self.options
@@ -184,6 +214,9 @@ class LocalStack:
             "DEBUG_PORT": str(self.debug_ports[replica]),
             "PYTHONUNBUFFERED": "1",
         }
+        if self.webhook_url is not None:
+            env.update(WEBHOOK_CERT_DIR=str(self.webhook_certs), WEBHOOK_PORT=str(self.webhook_ports[replica]),
+                       WEBHOOK_URL=self.webhook_url)
         env.update(opts.controller_env)
         return env
 
@@ -244,6 +277,9 @@ class LocalStack:
         self.pods = []
         for echo in self.echoes:
             await step(echo.stop())
+        if self.webhook_proxy is not None:
+            await step(self.webhook_proxy.stop())
+            self.webhook_proxy = None
         if self.kube_server is not None:
             await step(self.kube_server.stop())
             self.kube_server = None
@@ -273,8 +309,13 @@ class LocalStack:
         self.apply(pod.pod_object(self.http_port))
         return pod
 
-    async def add_echo(self, name: str | None = None) -> EchoServer:
-        index = len(self.echoes) + 1
+    async def add_echo(self, name: str | None = None, index: int | None = None) -> EchoServer:
+        """An echo backend on the block's echo address ``index`` (default: the next unused one)."""
+        taken = {e.host for e in self.echoes}
+        if index is None:
+            index = next(i for i in range(1, 1 + len(self.echoes) + 1) if self.network.echo_ip(i) not in taken)
+        elif self.network.echo_ip(index) in taken:
+            raise StackError(f"echo address {self.network.echo_ip(index)} is taken")
         echo = EchoServer(name or f"echo-{index}", self.network.echo_ip(index), self.echo_port)
         await echo.start()
         self.echoes.append(echo)
@@ -298,6 +339,15 @@ class LocalStack:
             status_body = {**updated, "status": obj["status"]}
             updated = self.kube.update(rt, ns, str(meta["name"]), status_body, subresource="status")
         return updated
+
+    async def apply_admitted(self, obj: JSON) -> JSON:
+        """``apply`` as a client's write: through the validating webhooks (``ApiError`` when one denies it)."""
+        meta = obj.get("metadata") or {}
+        rt = self.kube.types.by_kind(str(obj.get("apiVersion")), str(obj.get("kind")))
+        if rt is None:
+            raise StackError(f"the fake API serves no {obj.get('kind')} in {obj.get('apiVersion')}")
+        ns = meta.get("namespace") if rt.namespaced else None
+        return await admitted(self.kube, rt, ns, meta.get("name"), None, lambda: self.apply(obj))
 
     def delete(self, api_version: str, kind: str, ns: str | None, name: str) -> None:
         rt = self.kube.types.by_kind(api_version, kind)
@@ -377,12 +427,15 @@ class LocalStack:
             await asyncio.sleep(0.1)
         return False
 
-    def patch(self, api_version: str, kind: str, ns: str | None, name: str, patch_type: str, body: object) -> JSON:
-        """``merge``, ``json``, ``strategic`` or ``apply`` patch, as a client would send it."""
+    async def patch(self, api_version: str, kind: str, ns: str | None, name: str, patch_type: str,
+                    body: object) -> JSON:
+        """``merge``, ``json``, ``strategic`` or ``apply`` patch, as a client would send it (through admission)."""
         rt = self.kube.types.by_kind(api_version, kind)
         if rt is None:
             raise StackError(f"the fake API serves no {kind} in {api_version}")
-        return self.kube.patch(rt, ns if rt.namespaced else None, name, patch_type, body, manager="haptic-sim-local")
+        namespace = ns if rt.namespaced else None
+        return await admitted(self.kube, rt, namespace, name, None, lambda: self.kube.patch(
+            rt, namespace, name, patch_type, body, manager="haptic-sim-local"))
 
     async def restart_pod(self, index: int) -> None:
         """A container restart: haproxy starts over on the initial config (Dataplane version back to 1)

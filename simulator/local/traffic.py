@@ -4,10 +4,47 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import httpx
+
+_SECTION = re.compile(r"^(global|defaults|frontend|backend|listen|resolvers|peers|userlist|program|"
+                      r"http-errors|ring|cache|mailers|crt-store|traces)\b[ \t]*(\S*)", re.MULTILINE)
+_PLAIN_BIND = re.compile(r"^[ \t]*bind[ \t]+(?:\*|0\.0\.0\.0|\[::\]|::)?:(\d+)(?P<rest>[^\n]*)$", re.MULTILINE)
+_ROUTES = re.compile(r"^[ \t]*(use_backend|default_backend)\b", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Frontend:
+    name: str
+    ports: tuple[int, ...]  # wildcard binds without TLS
+    routes: bool  # use_backend / default_backend
+    body: str
+
+
+def plain_frontends(config: str) -> list[Frontend]:
+    """The ``frontend`` and ``listen`` sections of ``config`` with their plain-HTTP wildcard binds."""
+    marks = list(_SECTION.finditer(config))
+    found = []
+    for n, mark in enumerate(marks):
+        if mark[1] not in ("frontend", "listen"):
+            continue
+        body = config[mark.end():marks[n + 1].start() if n + 1 < len(marks) else len(config)]
+        ports = tuple(int(b[1]) for b in _PLAIN_BIND.finditer(body) if not re.search(r"\bssl\b", b["rest"]))
+        found.append(Frontend(mark[2], ports, bool(_ROUTES.search(body)), body))
+    return found
+
+
+def serving_port(config: str, host: str) -> int | None:
+    """The port of the plain-HTTP frontend that serves ``host``: one whose rules name the host, else the
+    first that routes to backends (``use_backend``/``default_backend``; a stats or health frontend does
+    not), else the first with a wildcard bind; None when no frontend binds a wildcard port."""
+    candidates = [f for f in plain_frontends(config) if f.ports]
+    named = re.compile(rf"(?<![\w.-]){re.escape(host)}(?![\w.-])", re.IGNORECASE)
+    ranked = sorted(candidates, key=lambda f: (not (f.routes and named.search(f.body)), not f.routes))
+    return ranked[0].ports[0] if ranked else None
 
 
 @dataclass
@@ -43,17 +80,18 @@ class TrafficReport:
         return f"{self.count} x GET http://{self.host}{self.path} via {self.target}: {served}{extra}{errors}"
 
 
-async def probe(address: str, host: str, *, path: str = "/", count: int = 6,
-                request_timeout: float = 3.0) -> TrafficReport:
-    """``count`` sequential GETs to ``http://address{path}`` with ``Host: host`` (fresh connection each,
-    so that HAProxy's balancing shows)."""
+async def probe(address: str, host: str, *, path: str = "/", count: int = 6, request_timeout: float = 3.0,
+                method: str = "GET", headers: dict[str, str] | None = None) -> TrafficReport:
+    """``count`` sequential requests (GET unless ``method``) to ``http://address{path}`` with ``Host: host``
+    and ``headers`` (fresh connection each, so that HAProxy's balancing shows)."""
     report = TrafficReport(target=address, host=host, path=path, count=count)
     by_server: collections.Counter[str] = collections.Counter()
     statuses: collections.Counter[int] = collections.Counter()
     for _ in range(count):
         try:
             async with httpx.AsyncClient(timeout=request_timeout, trust_env=False) as client:
-                response = await client.get(f"http://{address}{path}", headers={"Host": host, "Connection": "close"})
+                response = await client.request(method, f"http://{address}{path}",
+                                                headers={**(headers or {}), "Host": host, "Connection": "close"})
         except httpx.HTTPError as exc:
             report.errors.append(f"{type(exc).__name__}: {exc}".strip())
             continue

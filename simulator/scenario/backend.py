@@ -13,6 +13,9 @@ Conventions every backend follows so expectations are backend-neutral:
   config), which may be looser than text equality (a runtime update rewrites a server line).
 - ``trace()`` is append-only; records carry the time in seconds since start, the emitter (``replica-0``,
   ``pod/haproxy-1``, ``kube``) and the domain event ``type`` with its JSON-safe rendering.
+- ``settle(bound)`` returns once the installation converged: a replica leads, every pod runs the
+  current render (or the last one that validated), and no deployment, retry, reload or discovery
+  retry is pending; otherwise, when ``bound`` expires, it says what was still pending.
 - a check a backend cannot perform raises ``NotApplicable`` (``traffic`` without real HAProxy).
 """
 
@@ -86,13 +89,39 @@ class BackendSetup:
     seed: int
     #: the scenario's base directory (backends resolve nothing from it; for diagnostics only)
     name: str = ""
+    #: seconds the scenario's ``advance`` steps add up to (a wall-clock backend may scale its clock by it)
+    advances: float = 0.0
+    #: every EndpointSlice address the scenario names (setup, applies, patches): a backend that
+    #: stands other addresses in for them can keep their order
+    endpoint_addresses: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SettleResult:
+    """What ``settle`` found: ``converged``, or what was still pending when its bound expired."""
+
+    converged: bool
+    pending: str = ""
 
 
 @dataclass(frozen=True)
 class TrafficResult:
+    """One request's answer: ``status`` (0: no HTTP answer, ``body`` says why), the endpoint address that
+    answered (``backend``, None when haproxy answered itself) and its names (``targetRef``/``hostname``),
+    the response headers (lower-case names), what the backend reported it saw (``seen``: method, path,
+    host, headers) and, over TLS, the certificate served (DER)."""
+
     status: int
     backend: str | None = None
     body: str = ""
+    headers: tuple[tuple[str, str], ...] = ()
+    backend_names: tuple[str, ...] = ()
+    seen: Mapping[str, Any] | None = None
+    certificate: bytes | None = None
+
+    def header_values(self, name: str) -> list[str]:
+        wanted = name.lower()
+        return [value for key, value in self.headers if key == wanted]
 
 
 @runtime_checkable
@@ -106,7 +135,7 @@ class ScenarioBackend(Protocol):
     async def delete(self, key: ObjectKey) -> None: ...
     async def patch(self, key: ObjectKey, patch_type: str, patch: Any) -> None: ...
     async def advance(self, seconds: float) -> None: ...
-    async def settle(self, timeout: float) -> bool: ...  # noqa: ASYNC109 - virtual-time bound, not a wall timeout
+    async def settle(self, timeout: float) -> SettleResult: ...  # noqa: ASYNC109 - the backend's time, not a wall timeout
     async def inject_fault(self, fault: FaultSpec) -> None: ...
     async def clear_faults(self, kind: str | None) -> None: ...
     async def restart_replica(self, index: int) -> None: ...

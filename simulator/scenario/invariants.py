@@ -136,6 +136,9 @@ class InvariantMonitor:
                 # Deploying until its writes have stopped: a replica that lost leadership is still
                 # deploying until its deployment ends (``leader.lost`` alone proves nothing).
                 self._deploying.pop(record.source, None)
+            elif record.type == "replica.killed":
+                # a crashed process (SIGKILL on local) publishes nothing more: its deployment ended with it
+                self._deploying.pop(f"controller-{record.data.get('replica')}", None)
         return found
 
     @staticmethod

@@ -30,21 +30,31 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import re
 import shutil
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from copy import deepcopy
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import httpx
 
+from haptic.config.durations import parse_duration
 from haptic.k8s.api import JSON, NotFound
+from haptic.k8s.leaderelection import format_micro_time
+from simulator.cluster_objects import dataplane_password, lease_handed_to
+from simulator.harness import SETTLE_QUIET
+from simulator.kube.patching import json_patch, merge_patch, strategic_merge
 from simulator.local.echo import EchoServer
+from simulator.local.http_client import HttpRequest, send
+from simulator.local.listeners import describe as describe_listeners
+from simulator.local.listeners import listener_port
 from simulator.local.pod import POD_LABELS
+from simulator.local.signals import run_interruptible
 from simulator.local.stack import LocalStack, StackOptions
-from simulator.local.traffic import probe
+from simulator.local.traffic import serving_port
 
 from . import dataplane_faults
 from .backend import (
@@ -53,23 +63,67 @@ from .backend import (
     BackendUnavailable,
     NotApplicable,
     ObjectKey,
+    SettleResult,
     TraceRecord,
     TrafficResult,
 )
-from .backend_capabilities import local_max_advance
+from .backend_capabilities import LOCAL_MIN_SCALE, local_max_advance
+from .failover import lease_duration_of, restart_after_takeover
 from .schema import FaultSpec, TrafficExpectation
+from .sync_view import differing_files, rendered_view, stored_view
 
 T = TypeVar("T")
 
-_WILDCARD_PORT = re.compile(r"^[ \t]*bind[ \t]+(?:\*|0\.0\.0\.0|\[::\]|::)?:(\d+)", re.MULTILINE)
 
 
-def time_scale() -> float:
-    return float(os.environ.get("HAPTIC_LOCAL_TIME_SCALE", "1"))
+#: the fastest scale: below it the controller's scaled intervals get shorter than its real work takes
+MIN_SCALE = LOCAL_MIN_SCALE
+#: config durations scaled with the clock (``deploymentTimeout`` bounds real work: not scaled)
+_SCALED_DURATIONS = (
+    (("dataplane",), "driftPreventionInterval", 60.0),
+    (("dataplane",), "minDeploymentInterval", 2.0),
+    (("controller", "leaderElection"), "leaseDuration", 15.0),
+    (("controller", "leaderElection"), "renewDeadline", 10.0),
+    (("controller", "leaderElection"), "retryPeriod", 2.0),
+)
 
 
-def max_advance() -> float:
+def wall_budget() -> float:
+    """Wall seconds of ``advance`` steps a scenario may take unscaled (``HAPTIC_LOCAL_MAX_ADVANCE``)."""
     return local_max_advance()
+
+
+def choose_scale(advances: float) -> float:
+    """Wall seconds per scenario second: 1 unless the ``advance`` steps exceed the wall budget, then
+    just enough faster to fit it (``HAPTIC_LOCAL_TIME_SCALE`` forces a scale)."""
+    forced = os.environ.get("HAPTIC_LOCAL_TIME_SCALE")
+    if forced:
+        return float(forced)
+    budget = wall_budget()
+    if advances <= budget:
+        return 1.0
+    scale = budget / advances
+    if scale < MIN_SCALE:
+        raise NotApplicable(f"too slow for local: the scenario advances {advances:g}s; even {MIN_SCALE:g}x faster "
+                            f"that is more than {budget:g}s of wall time (HAPTIC_LOCAL_MAX_ADVANCE)")
+    return scale
+
+
+def scale_config(config: Mapping[str, Any], scale: float) -> JSON:
+    """The config with the controller's own intervals (drift, minimum deployment interval, Lease timing)
+    multiplied by ``scale``, so that the controller runs on the scenario's scaled clock."""
+    scaled: JSON = deepcopy(dict(config))
+    if scale == 1.0:
+        return scaled
+    spec = scaled.setdefault("spec", {})
+    for path, field_name, default in _SCALED_DURATIONS:
+        section = spec
+        for key in path:
+            section = section.setdefault(key, {})
+        value = section.get(field_name)
+        seconds = default if value is None else parse_duration(str(value)).total_seconds()
+        section[field_name] = f"{seconds * scale:.3f}s"
+    return scaled
 
 
 def adapt_config(config: Mapping[str, Any], *, dataplane_port: int, secret_name: str) -> JSON:
@@ -88,6 +142,8 @@ class AddressMap:
     def __init__(self) -> None:
         self.echoes: dict[tuple[str, int], EchoServer] = {}
         self._back: list[tuple[re.Pattern[str], str]] = []
+        #: address -> the names the scenario gives that endpoint (``targetRef.name``, ``hostname``)
+        self.names: dict[str, tuple[str, ...]] = {}
 
     def add(self, address: str, port: int, echo: EchoServer) -> None:
         self.echoes[(address, port)] = echo
@@ -102,6 +158,35 @@ class AddressMap:
     def name_of(self, echo_name: str) -> str:
         return echo_name
 
+    def learn_names(self, slice_obj: Mapping[str, Any]) -> None:
+        """Remembers the endpoint names of a slice, for ``traffic.backend: <name>``."""
+        for ep in slice_obj.get("endpoints") or []:
+            names = tuple(n for n in ((ep.get("targetRef") or {}).get("name"), ep.get("hostname")) if n)
+            for address in ep.get("addresses") or []:
+                if names:
+                    self.names[str(address)] = tuple(str(n) for n in names)
+
+
+def enables_webhook(config: Mapping[str, Any]) -> bool:
+    """Whether the HAProxyTemplateConfig enables the validating webhook for some watched resource."""
+    watched = (config.get("spec") or {}).get("watchedResources") or {}
+    return any(isinstance(w, Mapping) and w.get("enableValidationWebhook") for w in watched.values())
+
+
+def patched_object(obj: Mapping[str, Any], patch_type: str, patch: Any) -> JSON:
+    """``obj`` with a ``merge``, ``json`` or ``strategic`` patch applied, as the API server would."""
+    if patch_type == "merge":
+        result = merge_patch(deepcopy(dict(obj)), patch)
+    elif patch_type == "json":
+        result = json_patch(deepcopy(dict(obj)), patch)
+    elif patch_type == "strategic":
+        result = strategic_merge(obj, patch, (), str(obj.get("kind")))
+    else:
+        raise ValueError(f"unsupported patch type {patch_type!r}")
+    if not isinstance(result, dict):
+        raise ValueError("the patch does not produce an object")
+    return result
+
 
 def slice_pairs(obj: Mapping[str, Any]) -> list[tuple[str, int]]:
     """The ``address:port`` pairs an EndpointSlice names (every port for every address)."""
@@ -110,7 +195,10 @@ def slice_pairs(obj: Mapping[str, Any]) -> list[tuple[str, int]]:
             for port in ports]
 
 
+#: echo index of the first scenario address (echo host 100 + index: three digits up to 254)
+ECHO_ORDERED_BASE = 1
 _EVENT_POLL = 0.25
+_SETTLE_POLL = 0.25
 _FIRST_LEADER_WAIT = 30.0
 _EVENT_LIMIT = 1000
 _ENVELOPE = ("event_id", "timestamp", "correlation_id", "causation_id")
@@ -129,12 +217,16 @@ class LocalBackend:
         self._timers: list[asyncio.TimerHandle] = []
         self._tasks: set[asyncio.Task[Any]] = set()
         self._killed: list[int] = []
-        self._advanced = 0.0
+        self.scale = 1.0  # wall seconds per scenario second (``choose_scale``)
+        self._lease_duration = 15.0
         self._namespace = "haptic"
         self._wall0 = 0.0
-        self._seen: set[tuple[int, str]] = set()
+        self._after: dict[tuple[int, int], int] = {}  # (replica, pid) -> last event seq seen
+        self._polling = asyncio.Lock()
         self._poller: asyncio.Task[None] | None = None
         self._client: httpx.AsyncClient | None = None
+        self._slices: dict[tuple[str, str], JSON] = {}  # EndpointSlices as the scenario wrote them
+        self._known_addresses: list[str] = []
         self._arming = dataplane_faults.Arming()
         self._clears: dict[tuple[str, str], Callable[[], object]] = {}
 
@@ -148,6 +240,9 @@ class LocalBackend:
 
     async def start(self, setup: BackendSetup) -> None:
         loop = asyncio.get_running_loop()
+        self.scale = choose_scale(setup.advances)
+        # echo hosts from 100 + ECHO_ORDERED_BASE have three digits: their text order is their numeric order
+        self._known_addresses = list(setup.endpoint_addresses)
         self._t0 = loop.time()
         self._wall0 = datetime.now().timestamp()  # events carry wall timestamps; the trace shows seconds since start
         meta = setup.config.get("metadata") or {}
@@ -156,13 +251,13 @@ class LocalBackend:
         options = StackOptions(pods=setup.pods, replicas=setup.replicas, haproxy_bin=self.haproxy_binary,
                                namespace=self._namespace, config_name=str(meta.get("name") or "haproxy-config"),
                                secret_name=str(ref or "haproxy-credentials"), start_controller=False,
-                               log_level="info")
+                               log_level="info", webhook=enables_webhook(setup.config))
         # the block is chosen at random (not from the scenario seed): parallel runs must not share addresses
         self.stack = LocalStack(options)
         await self.stack.start()
         stack = self.stack
-        stack.options.template_config = adapt_config(setup.config, dataplane_port=stack.dataplane_port,
-                                                     secret_name=options.secret_name)
+        stack.options.template_config = self._adapt(setup.config)
+        self._lease_duration = lease_duration_of(stack.options.template_config)
         stack.apply(stack.template_config())
         await self.apply(setup.objects)
         await stack.start_controller(0)
@@ -175,7 +270,8 @@ class LocalBackend:
                 await asyncio.sleep(0.1)
         for replica in range(1, setup.replicas):
             await stack.start_controller(replica)
-        self._note("local.started", pods=setup.pods, replicas=setup.replicas, network=stack.network.prefix)
+        self._note("local.started", pods=setup.pods, replicas=setup.replicas, network=stack.network.prefix,
+                   scale=self.scale)
         self._client = httpx.AsyncClient(timeout=2.0, trust_env=False)
         self._poller = asyncio.create_task(self._poll_forever(), name="local-events")
 
@@ -185,31 +281,34 @@ class LocalBackend:
             await asyncio.sleep(_EVENT_POLL)
 
     async def poll_events(self) -> None:
-        """Appends the replicas' events not seen yet (by event id) to the trace."""
+        """Appends the replicas' events not seen yet to the trace: each replica is asked only for what came
+        after the last event seen from its process (``/debug/events?after=SEQ``)."""
         if self.stack is None or self._client is None:
             return
+        async with self._polling:  # the background poller and a settle step: each event once
+            await self._poll_replicas()
+
+    async def _poll_replicas(self) -> None:
+        assert self.stack is not None and self._client is not None
         for index, process in enumerate(self.stack.controllers):
-            if process is None or not process.running:
+            if process is None or not process.running or process.process is None:
                 continue
-            url = f"http://127.0.0.1:{self.stack.debug_ports[index]}/debug/events?limit={_EVENT_LIMIT}"
+            key = (index, process.process.pid)  # a restarted replica is a new process, its ring starts over
+            url = (f"http://127.0.0.1:{self.stack.debug_ports[index]}/debug/events?limit={_EVENT_LIMIT}"
+                   f"&after={self._after.get(key, 0)}")
             try:
                 response = await self._client.get(url)
                 items = response.json().get("events") or [] if response.status_code == 200 else []
             except (httpx.HTTPError, ValueError):
                 continue  # starting or stopping: the next poll catches up (the ring keeps 1000)
-            pid = process.process.pid if process.process is not None else 0
             for item in items:
-                self._add_event(index, pid, item)
+                self._add_event(index, item)
+                self._after[key] = max(self._after.get(key, 0), int(item.get("seq") or 0))
 
-    def _add_event(self, replica: int, pid: int, item: Mapping[str, Any]) -> None:
+    def _add_event(self, replica: int, item: Mapping[str, Any]) -> None:
         details = dict(item.get("details") or {})
-        # a restarted replica is a new process whose event ids may start over
-        event_id = f"{pid}/{details.get('event_id') or item.get('timestamp')}/{item.get('type')}"
-        if (replica, event_id) in self._seen:
-            return
-        self._seen.add((replica, event_id))
         try:
-            t = datetime.fromisoformat(str(item.get("timestamp"))).timestamp() - self._wall0
+            t = (datetime.fromisoformat(str(item.get("timestamp"))).timestamp() - self._wall0) / self.scale
         except ValueError:
             t = self.now()
         data = {k: v for k, v in details.items() if k not in _ENVELOPE}
@@ -236,17 +335,46 @@ class LocalBackend:
 
     async def apply(self, objects: Sequence[Mapping[str, Any]]) -> None:
         for obj in objects:
-            self.s.apply(await self._promote(obj))
+            await self.s.apply_admitted(await self._promote(obj))
+            self._follow_credentials(obj)
+
+    def _follow_credentials(self, obj: Mapping[str, Any]) -> None:
+        """As on sim: the pods' Dataplane APIs take a new password from the credentials Secret when it is
+        applied (an operator rotating it everywhere); the controller has to follow."""
+        stack = self.s
+        password = dataplane_password(obj, stack.options.secret_name, self._namespace)
+        if password is not None:
+            for pod in stack.pods:
+                pod.fake.options.password = password
+
+    def _echo_index(self, address: str) -> int:
+        """Echo addresses in the order of the scenario's own addresses, as text (templates sort them:
+        the slots config fills slots in text order) for the addresses known up front; others after them."""
+        if address not in self._known_addresses:
+            self._known_addresses.append(address)  # not in the scenario's steps: its order is not kept
+        return ECHO_ORDERED_BASE + self._known_addresses.index(address)
+
+    def _adapt(self, config: Mapping[str, Any]) -> JSON:
+        """A HAProxyTemplateConfig of the scenario as the stack runs it (its pods, its clock)."""
+        stack = self.s
+        adapted = adapt_config(config, dataplane_port=stack.dataplane_port, secret_name=stack.options.secret_name)
+        return scale_config(adapted, self.scale)
 
     async def _promote(self, obj: Mapping[str, Any]) -> JSON:
-        """EndpointSlices point at echo servers (see the module docstring); other objects pass as they are."""
+        """EndpointSlices point at echo servers and HAProxyTemplateConfigs at the stack's pods (see the
+        module docstring); other objects pass as they are."""
         copy: JSON = deepcopy(dict(obj))
+        if copy.get("kind") == "HAProxyTemplateConfig":
+            return self._adapt(copy)
         if copy.get("kind") != "EndpointSlice":
             return copy
+        meta = copy.get("metadata") or {}
+        self._slices[(str(meta.get("namespace") or "default"), str(meta.get("name")))] = deepcopy(copy)
         stack = self.s
+        self.addresses.learn_names(copy)
         for address, port in slice_pairs(copy):
             if (address, port) not in self.addresses.echoes:
-                echo = await stack.add_echo(address)
+                echo = await stack.add_echo(address, self._echo_index(address))
                 self.addresses.add(address, port, echo)
         rewritten = []
         for ep in copy.get("endpoints") or []:
@@ -268,53 +396,109 @@ class LocalBackend:
 
     async def patch(self, key: ObjectKey, patch_type: str, patch: Any) -> None:
         if key.kind == "EndpointSlice":
-            raise NotApplicable("patching an EndpointSlice is not supported on local (apply the whole slice: "
-                                "its addresses are promoted to echo servers)")
-        self.s.patch(key.resolved_api_version(), key.kind, self._namespace_of(key), key.name, patch_type, patch)
+            # patched as the scenario sees it (its own addresses), then promoted again like an apply
+            namespace = key.namespace or "default"
+            original = self._slices.get((namespace, key.name))
+            if original is None:
+                raise ValueError(f"EndpointSlice {namespace}/{key.name} was not applied by this scenario")
+            await self.apply([patched_object(original, patch_type, patch)])
+            return
+        await self.s.patch(key.resolved_api_version(), key.kind, self._namespace_of(key), key.name, patch_type,
+                           patch)
 
     async def advance(self, seconds: float) -> None:
-        # the runner polls ``within`` bounds by advancing at most 1 s at a time: only longer advances
-        # (``advance`` steps) count, so a slow failure is still reported as a failure
-        if seconds > 1.0:
-            self._advanced += seconds
-        if self._advanced > max_advance():
-            raise NotApplicable(f"too slow for local: the scenario advances more than {max_advance():g}s of wall "
-                                "time (HAPTIC_LOCAL_MAX_ADVANCE)")
-        await asyncio.sleep(max(seconds * time_scale(), 0.0))
+        await asyncio.sleep(max(seconds * self.scale, 0.0))
         await self.poll_events()
 
-    async def settle(self, timeout: float) -> bool:  # noqa: ASYNC109 - the scenario's bound, in wall seconds
-        """Every pod runs the published config, nothing changed for a quiet second (published config,
-        pods' versions, controllers' output) and no store change waits for its reconciliation
-        (the debounce window: a ``resource.index.updated`` event with no ``reconciliation.triggered`` after it)."""
+    async def settle(self, timeout: float) -> SettleResult:  # noqa: ASYNC109 - the scenario's bound
+        """Converged (see ``pending``) after nothing changed for ``SETTLE_QUIET`` scenario seconds
+        (published config, pods' versions, the controllers' output and events), the same quiet period
+        as on sim, so that both backends leave the controller in the same state at rest (no debounce
+        window or minimum deployment interval of the slots config still running); at the bound, what
+        was still pending."""
         stack = self.s
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
+        deadline = loop.time() + timeout * self.scale
         last: tuple[object, ...] | None = None
         since = loop.time()
-        while loop.time() < deadline:
+        while True:
             if self._crashed():
-                self._note("local.controllers.exited", codes=[c.returncode for c in stack.controllers if c])
-                return False
+                codes = [c.returncode for c in stack.controllers if c]
+                self._note("local.controllers.exited", codes=codes)
+                return SettleResult(False, f"every controller replica exited (exit codes {codes})")
+            await self.poll_events()
             state = (stack.published_config(), tuple(p.fake.version for p in stack.pods),
-                     sum(len(c.lines) for c in stack.controllers if c is not None))
+                     sum(c.line_count for c in stack.controllers if c is not None), len(self._records))
             if state != last:
                 last, since = state, loop.time()
-            elif loop.time() - since >= 1.0 and stack.out_of_sync() == [] and not self._reconcile_pending():
-                return True
-            await asyncio.sleep(0.1)
-            await self.poll_events()
-        return False
+            quiet = loop.time() - since >= SETTLE_QUIET * self.scale
+            pending = await self.pending() if quiet or loop.time() >= deadline else None
+            if pending == "":
+                return SettleResult(True)
+            if loop.time() >= deadline:
+                return SettleResult(False, pending or "the controllers kept changing things")
+            await asyncio.sleep(_SETTLE_POLL)
 
-    def _reconcile_pending(self) -> bool:
-        """A store change the controller has not reconciled yet (its debounce window holds it back)."""
-        last_change = last_trigger = -1
-        for position, record in enumerate(self._records):
-            if record.type == "resource.index.updated" and not record.data.get("initial_sync"):
-                last_change = position
-            elif record.type == "reconciliation.triggered":
-                last_trigger = position
-        return last_change > last_trigger
+    async def pending(self) -> str:
+        """What keeps the installation from being converged, or ``""``: no replica leads; the leader
+        reports work pending (``/debug/vars/convergence``: debounce window, render, deployment, retry,
+        discovery retry); nothing published; a pod not on the published config, not storing the
+        rendered files, or with a reload pending."""
+        stack = self.s
+        leader = self.leader()
+        if leader is None:
+            running = sum(1 for c in stack.controllers if c is not None and c.running)
+            return f"no replica leads ({running} of {len(stack.controllers)} running)"
+        for index, process in enumerate(stack.controllers):
+            if process is None or not process.running:
+                continue
+            reported = await self._debug_var(index, "convergence")
+            if not isinstance(reported, Mapping):
+                return f"controller-{index} does not report its convergence yet"
+            if reported.get("pending"):
+                return f"controller-{index}: " + "; ".join(str(p) for p in reported["pending"])
+            if index == leader and not reported.get("is_leader"):
+                return f"controller-{index} holds the Lease but does not lead yet"
+        if stack.published_config() is None:
+            return "no configuration published yet"
+        stale = stack.out_of_sync() or []
+        if stale:
+            return f"{len(stale)} pod(s) do not run the published config: {', '.join(stale)}"
+        files = await self._files_behind(leader)
+        if files:
+            return files
+        reloading = [p.name for p in stack.pods if p.fake.reloads.pending]
+        return f"reload pending on {', '.join(reloading)}" if reloading else ""
+
+    async def _files_behind(self, leader: int) -> str:
+        """Pods whose stored maps, files and certificates differ from the leader's last validated render."""
+        rendered = await self._debug_var(leader, "rendered")
+        validated = await self._debug_var(leader, "validated")
+        aux = await self._debug_var(leader, "auxfiles")
+        if not (isinstance(rendered, Mapping) and isinstance(validated, Mapping) and isinstance(aux, Mapping)):
+            return ""
+        if rendered.get("checksum") != validated.get("content_checksum"):
+            return ""  # the last render failed validation: the pods keep the last good files
+        general = {**(aux.get("files") or {}), **(aux.get("crt_lists") or {})}
+        wanted = rendered_view(aux.get("maps") or {}, general, aux.get("certificates") or [])
+        behind = []
+        for pod in self.s.pods:
+            # both sides name the echo servers' addresses: the leader rendered from the promoted slices
+            names = differing_files(wanted, stored_view(pod.storage, certificate_contents=False))
+            if names:
+                behind.append(f"{pod.name} ({', '.join(names)})")
+        return f"pods do not store the rendered files: {'; '.join(behind)}" if behind else ""
+
+    async def _debug_var(self, replica: int, name: str) -> Any:
+        """``/debug/vars/<name>`` of a replica, None when it does not answer."""
+        if self._client is None:
+            return None
+        url = f"http://127.0.0.1:{self.s.debug_ports[replica]}/debug/vars/{name}"
+        try:
+            response = await self._client.get(url)
+            return response.json() if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            return None
 
     def _crashed(self) -> bool:
         """Every replica exited on its own (none was stopped by a fault): nothing can settle any more."""
@@ -342,7 +526,7 @@ class LocalBackend:
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
 
-        self._timers.append(asyncio.get_running_loop().call_later(delay * time_scale(), fire))
+        self._timers.append(asyncio.get_running_loop().call_later(delay * self.scale, fire))
 
     async def inject_fault(self, fault: FaultSpec) -> None:
         stack = self.s
@@ -356,6 +540,8 @@ class LocalBackend:
         elif fault.kind == "compaction":
             kube.compact()
             kube.drop_watches()
+        elif fault.kind == "leader_loss" and fault.mode == "lease":
+            self._take_lease(fault.replica)
         elif fault.kind == "leader_loss":
             await self._leader_loss(fault.replica, fault.duration)
         elif fault.kind == "pod_restart":
@@ -396,21 +582,45 @@ class LocalBackend:
 
         self._later(duration, expire)
 
-    def leader(self) -> int | None:
-        """The replica holding the Lease (its holderIdentity is the replica's POD_NAME)."""
-        stack = self.s
-        rt = stack.kube.types.by_kind("coordination.k8s.io/v1", "Lease")
+    def _leader_lease(self) -> tuple[JSON, int] | None:
+        """The Lease held by one of the replicas (its holderIdentity is the replica's POD_NAME), with the index."""
+        rt = self.s.kube.types.by_kind("coordination.k8s.io/v1", "Lease")
         if rt is None:
             return None
-        for lease in stack.kube.list(rt, self._namespace).items:
+        for lease in self.s.kube.list(rt, self._namespace).items:
             holder = str((lease.get("spec") or {}).get("holderIdentity") or "")
             match = re.fullmatch(r"haptic-controller-(\d+)", holder)
             if match:
-                index = int(match[1])
-                process = stack.controllers[index] if index < len(stack.controllers) else None
-                if process is not None and process.running:
-                    return index
+                return lease, int(match[1])
         return None
+
+    def leader(self) -> int | None:
+        """The running replica holding the Lease."""
+        found = self._leader_lease()
+        if found is None:
+            return None
+        index = found[1]
+        process = self.s.controllers[index] if index < len(self.s.controllers) else None
+        return index if process is not None and process.running else None
+
+    def _take_lease(self, to: int | None) -> None:
+        """As on sim (``Harness.take_lease``): a foreign write hands the Lease to replica ``to`` (default: the
+        first running follower; a stranger when there is none); the leader must notice and step down."""
+        stack = self.s
+        found = self._leader_lease()
+        if found is None:
+            self._note("fault.leader_loss.no_leader")
+            return
+        lease, leader = found
+        followers = [i for i, c in enumerate(stack.controllers) if i != leader and c is not None and c.running]
+        heir = f"haptic-controller-{to}" if to is not None else \
+            f"haptic-controller-{followers[0]}" if followers else "intruder"
+        rt = stack.kube.types.by_kind("coordination.k8s.io/v1", "Lease")
+        assert rt is not None
+        meta = lease["metadata"]
+        stack.kube.update(rt, meta.get("namespace"), meta["name"],
+                          lease_handed_to(lease, heir, format_micro_time(datetime.now(UTC))))
+        self._note("lease.taken", holder=heir)
 
     async def _leader_loss(self, replica: int | None, duration: float | None) -> None:
         stack = self.s
@@ -420,19 +630,25 @@ class LocalBackend:
             return
         process = stack.controllers[index]
         if process is not None:
-            await process.stop(grace=0.0)  # a crash: SIGTERM then SIGKILL at once
+            await process.kill()  # a crash: nothing is released, the Lease has to expire
         self._note("replica.killed", replica=index)
-        if duration is None:
-            await stack.start_controller(index)
-            return
         self._killed.append(index)
 
         async def revive() -> None:
             if index in self._killed:
                 self._killed.remove(index)
                 await stack.start_controller(index)
+                self._note("replica.restarted", replica=index)
 
-        self._later(duration, revive)
+        if duration is not None:
+            self._later(duration, revive)
+            return
+        # a failover (simulator.scenario.failover): back only once another replica leads
+        waiter = asyncio.ensure_future(restart_after_takeover(
+            index, self.leader, len(stack.controllers), self._lease_duration, revive,
+            note=lambda message: self._note("local.no_takeover", message=message)))
+        self._tasks.add(waiter)
+        waiter.add_done_callback(self._tasks.discard)
 
     async def clear_faults(self, kind: str | None) -> None:
         stack = self.s
@@ -463,8 +679,9 @@ class LocalBackend:
     # -- observation ------------------------------------------------------------------------------
 
     def now(self) -> float:
+        """Scenario seconds since the start: wall seconds divided by the scale."""
         try:
-            return asyncio.get_running_loop().time() - self._t0
+            return (asyncio.get_running_loop().time() - self._t0) / self.scale
         except RuntimeError:
             return 0.0
 
@@ -527,27 +744,50 @@ class LocalBackend:
         except NotFound:
             return []
 
-    def http_port(self, pod: str) -> int:
-        """The port of the first wildcard ``bind`` of the config ``pod`` runs."""
+    def http_port(self, pod: str, host: str) -> int:
+        """The port of the plain-HTTP frontend serving ``host`` in the config ``pod`` runs (not the stats
+        frontend: ``simulator.local.traffic.serving_port``)."""
+        port = serving_port(self.s.deployed_config(self._pod_indexes(pod)[0]), host)
+        if port is None:
+            raise NotApplicable(f"pod {pod} runs no frontend with a plain-HTTP wildcard bind to send traffic to")
+        return port
+
+    def _traffic_port(self, pod: str, check: TrafficExpectation) -> int:
+        """The port ``check`` goes to: its ``port``, its ``listener``'s, the first TLS frontend's for https,
+        the frontend serving its host for http."""
+        if check.port is not None:
+            return check.port
+        if check.listener is None and check.scheme == "http":
+            return self.http_port(pod, check.host)
         config = self.s.deployed_config(self._pod_indexes(pod)[0])
-        match = _WILDCARD_PORT.search(config)
-        if match is None:
-            raise NotApplicable(f"pod {pod} runs no wildcard bind to send traffic to")
-        return int(match[1])
+        port = listener_port(config, tls=check.scheme == "https", name=check.listener)
+        if port is None:
+            wanted = f"frontend {check.listener}" if check.listener else "a frontend with a TLS wildcard bind"
+            raise NotApplicable(f"pod {pod} runs no {wanted} ({check.scheme}); it has {describe_listeners(config)}")
+        return port
 
     async def traffic(self, check: TrafficExpectation) -> TrafficResult:
-        """One real request through the chosen pod's haproxy; ``backend`` is the echo server that
-        answered (named after the scenario's endpoint address), ``None`` when haproxy answered itself."""
+        """One real request through the chosen pod's haproxy; ``backend`` is the echo server that answered
+        (named after the scenario's endpoint address), ``None`` when haproxy answered itself."""
         stack = self.s
         pod = check.pod if isinstance(check.pod, str) else self.pod_names()[check.pod]
-        if check.method != "GET" or check.headers:
-            raise NotApplicable("local traffic checks send plain GET requests without extra headers")
         index = self._pod_indexes(pod)[0]
-        report = await probe(f"{stack.pods[index].ip}:{self.http_port(pod)}", check.host, path=check.path, count=1)
-        if report.errors:
-            return TrafficResult(status=0, backend=None, body=report.errors[0])
-        status = next(iter(report.statuses), 0)
-        return TrafficResult(status=status, backend=next(iter(report.by_server), None))
+        request = HttpRequest(address=stack.pods[index].ip, port=self._traffic_port(pod, check), host=check.host,
+                              path=check.path, method=check.method, headers=dict(check.headers),
+                              body=(check.body or "").encode(), tls=check.scheme == "https", sni=check.server_name)
+        answer = await send(request)
+        if answer.error:
+            return TrafficResult(status=0, body=answer.error)
+        server = answer.header("x-echo-server")
+        seen: dict[str, Any] | None = None
+        if server is not None:
+            try:
+                seen = json.loads(answer.body)
+            except ValueError:
+                seen = None
+        return TrafficResult(status=answer.status, backend=server, body=answer.body.decode("utf-8", "replace"),
+                             headers=answer.headers, backend_names=self.addresses.names.get(server or "", ()),
+                             seen=seen, certificate=answer.certificate)
 
 
 class LocalFactory:
@@ -568,7 +808,10 @@ class LocalFactory:
         return LocalBackend(self.haproxy_binary)
 
     def run(self, main: Callable[[], Awaitable[T]]) -> T:
+        """Runs ``main`` in a fresh loop; SIGINT/SIGTERM stop the stack (every child process) first and
+        then raise ``Interrupted``."""
+
         async def wrapped() -> T:
-            return await main()
+            return await run_interruptible(main)
 
         return asyncio.run(wrapped())

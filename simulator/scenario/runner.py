@@ -59,10 +59,13 @@ from .schema import (
     TrafficExpectation,
     step_kind,
 )
+from .traffic_checks import check_traffic, secret_fingerprint
 
 Status = Literal["passed", "failed", "error", "unavailable"]
+OutcomeStatus = Literal["pass", "fail", "n/a", "error"]
 EXCERPT = 15
 _POLL = 1.0
+SETUP_SETTLE = 300.0
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,21 @@ class Failure:
         return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """How one check ended: step (None: setup), the check (``config``, ``settle``, ``invariants``, ...) and
+    its status. The divergence report compares these between backends, in order."""
+
+    step_index: int | None
+    step_kind: str
+    check: str
+    status: OutcomeStatus
+    message: str = ""
+
+    def where(self) -> str:
+        return "setup" if self.step_index is None else f"step {self.step_index + 1} ({self.step_kind})"
+
+
 @dataclass
 class CellResult:
     id: str
@@ -106,6 +124,7 @@ class CellResult:
     wall_seconds: float = 0.0
     trace_lines: list[str] = field(default_factory=list)
     message: str = ""
+    outcomes: list[Outcome] = field(default_factory=list)
     generated: list[str] = field(default_factory=list)  # what the file's generators made
 
     def report(self) -> str:
@@ -180,8 +199,14 @@ class _Run:
 
     # -- helpers
 
-    def fail(self, index: int | None, kind: str, failure: CheckFailure, category: str = "expectation") -> None:
+    def outcome(self, index: int | None, kind: str, check: str, status: OutcomeStatus, message: str = "") -> None:
+        self.result.outcomes.append(Outcome(index, kind, check, status, message))
+
+    def fail(self, index: int | None, kind: str, failure: CheckFailure, category: str = "expectation",
+             check: str | None = None) -> None:
         line = self.cell.step_line(index) if index is not None else self.cell.marks.line_of(("setup",))
+        status: OutcomeStatus = "error" if category == "error" else "fail"
+        self.outcome(index, kind, check or failure.check, status, f"{failure.check}: {failure.message}")
         self.note("check.failed", step=index, check=failure.check, message=failure.message)
         origin = self.cell.step_origin(index) if index is not None else ""
         self.result.failures.append(Failure(index, line, kind, failure.check, failure.message, failure.diff(),
@@ -211,15 +236,18 @@ class _Run:
         scenario = self.cell.scenario
         setup = scenario.setup
         seed = self.result.seed
+        advances = sum(step.advance for step in scenario.steps if isinstance(step, AdvanceStep))
         await self.backend.start(BackendSetup(pods=setup.pods, replicas=setup.replicas, config=self.cell.config,
-                                              objects=self.cell.objects(setup.objects), seed=seed, name=self.cell.id))
+                                              objects=self.cell.objects(setup.objects), seed=seed, name=self.cell.id,
+                                              advances=advances, endpoint_addresses=endpoint_addresses(self.cell)))
         self.note("scenario.started", id=self.cell.id, seed=seed, pods=setup.pods, replicas=setup.replicas)
         if setup.settle:
-            settled = await self.backend.settle(300.0)
-            if not settled:
-                self.fail(None, "setup", CheckFailure("settle", "the installation did not settle within 300s"),
-                          "invariant")
+            outcome = await self.backend.settle(SETUP_SETTLE)
+            if not outcome.converged:
+                message = f"the installation did not converge within {SETUP_SETTLE:g}s: {outcome.pending}"
+                self.fail(None, "setup", CheckFailure("settle", message), "invariant")
                 return
+            self.outcome(None, "setup", "settle", "pass")
         if not self._invariants(None, "setup", settled=setup.settle):
             return
         self.snapshot_counters()
@@ -247,7 +275,10 @@ class _Run:
     def _invariants(self, index: int | None, kind: str, settled: bool) -> bool:
         violations: list[Violation] = self.monitor.check(self.backend, settled)
         for v in violations:
-            self.fail(index, kind, CheckFailure(f"invariant {v.invariant}", f"t={v.t:.3f}s: {v.message}"), "invariant")
+            failure = CheckFailure(f"invariant {v.invariant}", f"t={v.t:.3f}s: {v.message}")
+            self.fail(index, kind, failure, "invariant", check="invariants")
+        if not violations:
+            self.outcome(index, kind, "invariants", "pass")
         return not violations
 
     async def _apply_error(self, step: ApplyStep) -> str | None:
@@ -267,6 +298,7 @@ class _Run:
             self.fail(index, kind, CheckFailure("expect_error", f"the apply was refused, but the error does not "
                                                                 f"match {pattern!r}: {message}"))
         else:
+            self.outcome(index, kind, "expect_error", "pass")
             self.note("apply.refused", step=index, message=message)
 
     async def _step(self, index: int, kind: str, step: BaseModel) -> bool:
@@ -296,11 +328,14 @@ class _Run:
             await backend.advance(step.advance)
         elif isinstance(step, SettleStep):
             start = backend.now()
-            if not await backend.settle(step.settle.timeout):
+            outcome = await backend.settle(step.settle.timeout)
+            if not outcome.converged:
                 active = ", ".join(self.monitor.active_faults(backend.now())) or "none"
-                message = f"not idle {step.settle.timeout:g}s after t={start:.3f}s (active faults: {active})"
+                message = (f"not converged {step.settle.timeout:g}s after t={start:.3f}s: {outcome.pending or '?'} "
+                           f"(active faults: {active})")
                 self.fail(index, kind, CheckFailure("settle", message), "invariant")
                 return False
+            self.outcome(index, kind, "settle", "pass")
             return True
         elif isinstance(step, FaultStep):
             action = step.fault
@@ -340,23 +375,31 @@ class _Run:
     async def _expect(self, index: int, kind: str, expect: Expect) -> None:
         deadline = None if expect.within is None else self.backend.now() + expect.within
         while True:
-            failures = await self._checks(index, expect)
-            if not failures or deadline is None or self.backend.now() >= deadline:
+            results = await self._checks(index, expect)
+            failing = any(found for _, found, _ in results)
+            if not failing or deadline is None or self.backend.now() >= deadline:
                 break
             await self.backend.advance(min(_POLL, deadline - self.backend.now()))
-        for failure in failures:
-            self.fail(index, kind, failure)
+        for name, found, not_applicable in results:
+            if not_applicable is not None:
+                self.outcome(index, kind, name, "n/a", not_applicable)
+            elif not found:
+                self.outcome(index, kind, name, "pass")
+            for failure in found:
+                self.fail(index, kind, failure, check=name)
 
-    async def _checks(self, index: int, expect: Expect) -> list[CheckFailure]:
-        failures: list[CheckFailure] = []
+    async def _checks(self, index: int, expect: Expect) -> list[tuple[str, list[CheckFailure], str | None]]:
+        """Each check of ``expect``: its kind, its failures and, when the backend cannot check it, why."""
+        results: list[tuple[str, list[CheckFailure], str | None]] = []
         for name, check in expect.checks():
             try:
-                failures.extend(await self._check(index, name, check))
+                results.append((name, await self._check(index, name, check), None))
             except NotApplicable as exc:
                 note = f"step {index + 1} {name}: {exc}"
                 if note not in self.result.not_applicable:
                     self.result.not_applicable.append(note)
-        return failures
+                results.append((name, [], str(exc)))
+        return results
 
     async def _check(self, index: int, name: str, check: BaseModel) -> list[CheckFailure]:
         backend = self.backend
@@ -481,16 +524,42 @@ class _Run:
             await backend.advance(min(_POLL, deadline - backend.now()))
 
     async def _traffic(self, check: TrafficExpectation) -> list[CheckFailure]:
-        result = await self.backend.traffic(check)
-        failures = []
-        label = f"traffic[{check.method} {check.host}{check.path}]"
-        if check.status is not None and result.status != check.status:
-            failures.append(CheckFailure(f"{label}.status", f"expected {check.status}, got {result.status}",
-                                         expected=f"{check.status}\n", actual=f"{result.status}\n"))
-        if check.backend is not None and result.backend != check.backend:
-            failures.append(CheckFailure(f"{label}.backend", f"expected backend {check.backend}, got {result.backend}",
-                                         expected=f"{check.backend}\n", actual=f"{result.backend}\n"))
-        return failures
+        replies = [await self.backend.traffic(check) for _ in range(check.repeat)]
+        fingerprint = None
+        if check.certificate is not None and check.certificate.fingerprint_of is not None:
+            ref = check.certificate.fingerprint_of
+            secrets = await self.backend.list_objects("Secret", ref.namespace)
+            found = [o for o in secrets if (o.get("metadata") or {}).get("name") == ref.name]
+            fingerprint = secret_fingerprint(found[0]) if found else None
+        return check_traffic(check, replies, fingerprint)
+
+
+def endpoint_addresses(cell: ScenarioCell) -> tuple[str, ...]:
+    """Every address the cell's EndpointSlices name (setup objects, applied objects, patch bodies), sorted."""
+    found: set[str] = set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if key == "addresses" and isinstance(item, list):
+                    found.update(str(a) for a in item if isinstance(a, str))
+                else:
+                    walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    scenario = cell.scenario
+    objects = cell.objects(scenario.setup.objects)
+    for step in scenario.steps:
+        if isinstance(step, ApplyStep):
+            objects.extend(cell.objects(step.apply))
+        elif isinstance(step, PatchStep) and step.patch.kind == "EndpointSlice":
+            walk(step.patch.patch)
+    for obj in objects:
+        if obj.get("kind") == "EndpointSlice":
+            walk(obj.get("endpoints"))
+    return tuple(sorted(found))
 
 
 def _yaml(value: Any) -> str:

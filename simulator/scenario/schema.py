@@ -12,7 +12,6 @@ Paths (``file:``) are relative to the scenario file; the loader resolves and che
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -21,40 +20,19 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
-    GetJsonSchemaHandler,
     Tag,
     WithJsonSchema,
     field_validator,
     model_validator,
 )
-from pydantic.json_schema import JsonSchemaValue
-from pydantic_core import CoreSchema
 
 from haptic.config.durations import DURATION_PATTERN, parse_duration
 
-
-@dataclass(frozen=True, eq=False)  # identity hash: Annotated metadata must be hashable
-class _Or:
-    """JSON Schema of a shorthand the ``BeforeValidator`` next to it accepts (``delta: 0`` for ``{eq: 0}``)."""
-
-    alternative: dict[str, Any] | None = None  # None: the item schema of the array (one item for a list)
-
-    def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
-        full = handler(schema)
-        alternative = self.alternative if self.alternative is not None else full.get("items", {})
-        return {"anyOf": [full, alternative]}
-
-
-def _as_list(value: Any) -> Any:
-    return value if isinstance(value, list) else [value]
-
-
-#: a list, or a single item meaning a list of one
-StrList = Annotated[list[str], BeforeValidator(_as_list), _Or()]
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+from .schema_types import Or as _Or
+from .schema_types import Strict as _Strict
+from .schema_types import StrList
+from .schema_types import as_list as _as_list
+from .traffic_spec import TrafficExpectation as TrafficExpectation  # re-exported: the expect model names it
 
 
 def _seconds(value: Any) -> Any:
@@ -599,18 +577,6 @@ class ConvergedExpectation(_Strict):
     after the last change (mutating step or fault clear); the runner advances time up to that bound."""
 
     within: Seconds = 60.0
-
-
-class TrafficExpectation(_Strict):
-    """An HTTP request through HAProxy (needs real HAProxy; not applicable on ``sim``)."""
-
-    pod: PodSelector = 0
-    host: str = "localhost"
-    path: str = "/"
-    method: str = "GET"
-    headers: dict[str, str] = Field(default_factory=dict)
-    status: int | None = None
-    backend: str | None = Field(default=None, description="expected backend (from the response header)")
 
 
 class Expect(_Strict):

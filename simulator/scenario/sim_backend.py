@@ -29,12 +29,21 @@ from haptic.dataplane.aux_files import AuxFiles
 from haptic.names import GROUP_VERSION
 from haptic.templating.errors import TemplatingError
 from haptic.validation.checksum import content_checksum
-from simulator.dataplane.storage import parse_map, sanitize_name
 from simulator.harness import Harness, Replica
 
 from . import dataplane_faults
-from .backend import KIND_API_VERSIONS, BackendSetup, NotApplicable, ObjectKey, TraceRecord, TrafficResult
+from .backend import (
+    KIND_API_VERSIONS,
+    BackendSetup,
+    NotApplicable,
+    ObjectKey,
+    SettleResult,
+    TraceRecord,
+    TrafficResult,
+)
+from .failover import lease_duration_of, restart_after_takeover
 from .schema import FaultSpec, TrafficExpectation
+from .sync_view import differing_files, rendered_view, stored_view
 
 T = TypeVar("T")
 
@@ -78,6 +87,7 @@ class SimBackend:
         self._killed: list[int] = []
         self._timers: list[asyncio.TimerHandle] = []
         self._tasks: set[asyncio.Future[object]] = set()
+        self._lease_duration = 15.0
         self._arming = dataplane_faults.Arming()
         self._clears: dict[tuple[str, str], Callable[[], object]] = {}
         self._sync_cache: dict[tuple[str, str], bool] = {}
@@ -96,6 +106,7 @@ class SimBackend:
         namespace = str((config.get("metadata") or {}).get("namespace") or "haptic")
         self.harness = Harness(pods=setup.pods, replicas=setup.replicas, seed=setup.seed, namespace=namespace,
                                config=config, haproxy_binary=self.haproxy_binary)
+        self._lease_duration = lease_duration_of(config)
         self._t0 = asyncio.get_running_loop().time()
         await self.harness.start()
         for obj in setup.objects:
@@ -130,10 +141,24 @@ class SimBackend:
     async def advance(self, seconds: float) -> None:
         await self.h.advance(seconds)
 
-    async def settle(self, timeout: float) -> bool:  # noqa: ASYNC109 - a virtual-time bound
-        """The Harness's notion: quiet trace, no reload pending, no deployment held back by the leader."""
-        await self.h.settle(limit=timeout)
-        return self.h.settled
+    async def settle(self, timeout: float) -> SettleResult:  # noqa: ASYNC109 - a virtual-time bound
+        """Converged: the Harness is settled (quiet trace, a leader, nothing held back or pending) and
+        every pod runs the desired config; else, at the bound, what was still pending."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            await self.h.settle(limit=max(deadline - loop.time(), 0.0))
+            pending = self.h.busy() or self._stale()
+            if self.h.settled and not pending:
+                return SettleResult(True)
+            if loop.time() >= deadline:
+                return SettleResult(False, pending or "events kept arriving: the trace was never quiet long enough")
+            if self.h.settled:  # quiet, but a pod is behind: a drift check or retry may still repair it
+                await self.h.advance(min(1.0, deadline - loop.time()))
+
+    def _stale(self) -> str:
+        stale = self.out_of_sync()
+        return f"{len(stale)} pod(s) do not run the current render: {', '.join(stale)}" if stale else ""
 
     def _later(self, delay: float | None, action: Callable[[], object]) -> None:
         if delay is not None:
@@ -219,9 +244,6 @@ class SimBackend:
                 return
             replica = next(i for i, r in enumerate(h.replicas) if r.name == leaders[0])
         await self._kill(replica)
-        if duration is None:
-            h.restart_replica(replica)
-            return
         self._killed.append(replica)
         index = replica
 
@@ -230,7 +252,21 @@ class SimBackend:
                 self._killed.remove(index)
                 h.restart_replica(index)
 
-        self._later(duration, revive)
+        if duration is not None:
+            self._later(duration, revive)
+            return
+        # A crash is a failover: the replica comes back only once another one leads (restarted at once
+        # with its own identity, it would renew its own Lease and nobody else would ever lead).
+        waiter: asyncio.Future[object] = asyncio.get_running_loop().create_task(
+            restart_after_takeover(index, self._leader_index, len(h.replicas), self._lease_duration, revive),
+            name=f"revive-replica-{index}")
+        self._tasks.add(waiter)
+        waiter.add_done_callback(self._tasks.discard)
+
+    def _leader_index(self) -> int | None:
+        leaders = self.h.leaders()
+        return next((i for i, r in enumerate(self.h.replicas) if leaders and r.name == leaders[0]), None)
+
 
     async def _kill(self, index: int) -> None:
         """A crash (the replica's task cancelled), bounded: a replica that does not stop is a finding."""
@@ -348,17 +384,10 @@ class SimBackend:
         if desired is None:
             return None
         config, aux = desired
-        wanted = _aux_view(aux)
+        wanted = rendered_view(aux.maps, aux.general_files(), aux.certificates)
         return [name for name in self.h.pods
-                if not self._in_sync(self.h.deployed_config(name), config) or self._stored(name) != wanted]
-
-    def _stored(self, pod: str) -> dict[str, object]:
-        storage = self.h.pods[pod].dataplane.storage
-        return {
-            "maps": {n: parse_map(f.content) for n, f in sorted(storage.files["maps"].items())},
-            "general": {n: f.content.strip() for n, f in sorted(storage.files["general"].items())},
-            "ssl_certificates": {n: f.content.strip() for n, f in sorted(storage.files["ssl_certificates"].items())},
-        }
+                if not self._in_sync(self.h.deployed_config(name), config)
+                or differing_files(wanted, stored_view(self.h.pods[name].dataplane.storage))]
 
     def aux_files(self, pod: str) -> Mapping[str, str]:
         storage = self.h.pods[pod].dataplane.storage
@@ -401,16 +430,6 @@ class SimBackend:
 
     async def traffic(self, check: TrafficExpectation) -> TrafficResult:
         raise NotApplicable("needs real HAProxy; the sim backend has none")
-
-
-def _aux_view(aux: AuxFiles) -> dict[str, object]:
-    """Rendered auxiliary files as the Dataplane API stores them (sanitized names, maps as entries)."""
-    return {
-        "maps": {sanitize_name("maps", n): parse_map(c) for n, c in sorted(aux.maps.items())},
-        "general": {sanitize_name("general", n): c.strip() for n, c in sorted(aux.general_files().items())},
-        "ssl_certificates": {sanitize_name("ssl_certificates", n): c.strip()
-                             for n, c in sorted(aux.certificates.items())},
-    }
 
 
 class SimFactory:

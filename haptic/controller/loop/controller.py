@@ -230,6 +230,15 @@ class Controller:
         holder = elector.observed_leader if elector is not None else None
         return ComponentHealth(Status.STANDBY, True, f"follower (leader: {holder or 'none yet'})")
 
+    def convergence(self) -> dict[str, Any]:
+        """``/debug/vars/convergence``: whether this replica leads and what it still has to do
+        (``Iteration.pending``); without an iteration, what it waits for."""
+        iteration = self.iteration
+        if iteration is None:
+            waiting = f"waiting for {self.waiting_for}" if self.waiting_for else "starting"
+            return {"is_leader": False, "pending": [waiting]}
+        return {"is_leader": iteration.is_leader, "pending": iteration.pending()}
+
     def debug_providers(self) -> DebugProviders:
         """What the debug server shows; reads the current iteration at request time."""
 
@@ -257,11 +266,12 @@ class Controller:
         variables["discovery"] = discovery
         variables["iterations"] = lambda: {"count": self.iterations, "failures": self.failures,
                                            "waiting_for": self.waiting_for}
+        variables["convergence"] = self.convergence
 
         def secrets() -> list[str]:
             it = self.iteration
             return [it.ctx.credentials.password.get_secret_value()] if it is not None else []
 
         return DebugProviders(vars=variables, health=self.health, ready=self.readiness,
-                              events=lambda limit, cid: self.events.last(limit, cid),
+                              events=self.events.last,
                               metrics=lambda: self.metrics.registry, secrets=secrets)

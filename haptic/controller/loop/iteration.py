@@ -77,6 +77,11 @@ class ReinitTrigger(IterationComponent):
     async def on_stop(self) -> None:
         self._timer.cancel()
 
+    @property
+    def due(self) -> bool:
+        """A newer config generation validated and its reinitialization is still to come."""
+        return self._timer.active or self.requested.is_set()
+
     async def handle(self, event: Event) -> None:
         assert isinstance(event, ConfigValidated)
         if event.version == self.ctx.config_version:
@@ -161,6 +166,42 @@ class Iteration:
     @property
     def is_leader(self) -> bool:
         return self.registry.is_leader
+
+    def pending(self) -> list[str]:
+        """What this replica still has to do before what it watches is deployed, ``[]`` when nothing:
+        initial sync, a reinitialization, a watch to be retried after an error, a change held by the
+        debounce window, work queued in or being done by a component, a deployment held back (in
+        flight, pending, retry backoff), pods to be admitted after a failed version check. Only the
+        leader renders and deploys, so a follower has nothing of that to do. For observers waiting for
+        convergence (``/debug/vars/convergence``, the simulator's ``settle``): a quiet event stream
+        alone does not mean converged."""
+        found: list[str] = []
+        if not self.campaigning:
+            found.append("initial sync")
+        if self.reinit.due:
+            found.append(f"reinitialization for config generation {self.reinit.version}")
+        retrying = [w.resource for w in self.watchers if w.watch_state.retry_at is not None]
+        if retrying:
+            found.append(f"watch of {', '.join(retrying)} to be retried after an error")
+        if self.reconciler.holds_change:
+            found.append("a change waits for the debounce window")
+        elif self.reconciler.window_open:
+            found.append("debounce window open (the next change would wait for it)")
+        stages: list[Component] = [self.reconciler, self.discovery]
+        if self.is_leader:
+            stages += [self.coordinator, self.scheduler, self.deployer, self.publisher]
+        for component in stages:
+            queued = component.subscription.queued if component.subscription is not None else 0
+            if component.current_event is not None or queued:
+                found.append(f"{component.name} busy ({queued} event(s) queued)")
+        if self.is_leader:
+            held = self.scheduler.held_back()
+            if held:
+                found.append(f"deployment {held}")
+        discovery = self.discovery.retry_pending()
+        if discovery:
+            found.append(discovery)
+        return found
 
     async def _wait_for_sync(self) -> None:
         pending = [w for w in self.watchers if not w.synced.is_set()]

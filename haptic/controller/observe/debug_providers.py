@@ -18,14 +18,15 @@ __all__ = ["DebugProviders", "EventsProvider", "HealthProvider"]
 
 
 HealthProvider = Callable[[], HealthReport]
-EventsProvider = Callable[[int, str | None], Sequence[Mapping[str, Any]]]
+#: (limit, correlation_id, after) -> the newest ``limit`` events with a ``seq`` above ``after``
+EventsProvider = Callable[[int, str | None, int], Sequence[Mapping[str, Any]]]
 
 
 def _no_components() -> HealthReport:
     return HealthReport(True, {})
 
 
-def _no_events(_limit: int, _correlation_id: str | None) -> Sequence[Mapping[str, Any]]:
+def _no_events(_limit: int, _correlation_id: str | None, _after: int) -> Sequence[Mapping[str, Any]]:
     return []
 
 

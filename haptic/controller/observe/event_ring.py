@@ -17,10 +17,14 @@ __all__ = ["EventRing"]
 
 
 class EventRing:
-    """A bounded, in-order buffer of recent events for ``/debug/events`` (oldest dropped first)."""
+    """A bounded, in-order buffer of recent events for ``/debug/events`` (oldest dropped first).
+
+    Each item has a ``seq`` number, increasing from 1 for the ring's lifetime, so that a reader can ask
+    for what came after the last item it saw (``after``) instead of re-reading the whole ring."""
 
     def __init__(self, capacity: int = 1000) -> None:
         self._items: deque[dict[str, Any]] = deque(maxlen=capacity)
+        self._seq = 0
 
     def add(
         self,
@@ -30,8 +34,10 @@ class EventRing:
         details: Mapping[str, Any] | None = None,
         correlation_id: str | None = None,
     ) -> None:
+        self._seq += 1
         self._items.append(
             {
+                "seq": self._seq,
                 "timestamp": timestamp,
                 "type": event_type,
                 "summary": summary,
@@ -40,10 +46,13 @@ class EventRing:
             }
         )
 
-    def last(self, limit: int, correlation_id: str | None = None) -> list[dict[str, Any]]:
+    def last(self, limit: int, correlation_id: str | None = None, after: int = 0) -> list[dict[str, Any]]:
+        """The newest ``limit`` items (of ``correlation_id``; with a ``seq`` above ``after``), oldest first."""
         items: Iterator[dict[str, Any]] = iter(self._items)
+        if after:
+            items = (e for e in items if e["seq"] > after)
         if correlation_id:
-            items = (e for e in self._items if e.get("correlation_id") == correlation_id)
+            items = (e for e in items if e.get("correlation_id") == correlation_id)
         selected = list(items)
         return selected[-limit:] if limit > 0 else []
 

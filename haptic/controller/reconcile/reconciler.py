@@ -39,6 +39,16 @@ class Reconciler(IterationComponent):
     async def on_stop(self) -> None:
         self._window.cancel()
 
+    @property
+    def window_open(self) -> bool:
+        """The debounce window is open: the next change will wait for it to close."""
+        return self._window.active
+
+    @property
+    def holds_change(self) -> bool:
+        """A store change waits for the debounce window to close (its trigger is still to come)."""
+        return self._pending and self._window.active
+
     def _trigger(self, reason: TriggerReason, *, coalescible: bool = True, cause: Event | None = None) -> None:
         self.bus.publish(ReconciliationTriggered(reason=str(reason), coalescible=coalescible), cause=cause)
 

@@ -19,7 +19,7 @@ from haptic.controller.events import ResourceIndexUpdated, ResourceSyncComplete
 from haptic.core import Component, EventBus
 from haptic.k8s.api import JSON, Selectors
 from haptic.k8s.store import ResourceStore, StoreError, identity_of
-from haptic.k8s.watch_loop import list_and_watch
+from haptic.k8s.watch_loop import WatchState, list_and_watch
 from haptic.names import HAPROXY_PODS
 
 
@@ -47,6 +47,7 @@ class ResourceWatcher(Component):
         self._unselected: set[str] = set()
         self._counts = [0, 0, 0]
         self._flush_scheduled = False
+        self.watch_state = WatchState()
         if resource == HAPROXY_PODS:
             self._namespace: str | None = ctx.namespace
             self._selectors = Selectors(label_selector=ctx.spec.pod_selector.label_selector)
@@ -59,7 +60,7 @@ class ResourceWatcher(Component):
         ref = self.ctx.watched_ref(self.resource)
         self.spawn(
             list_and_watch(self.ctx.ports.kube, ref, self._namespace, self._selectors, self.clock, self.logger,
-                           self._on_list, self._on_event),
+                           self._on_list, self._on_event, self.watch_state),
             "watch",
         )
 

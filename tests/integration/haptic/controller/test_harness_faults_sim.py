@@ -26,12 +26,26 @@ async def test_settle_waits_through_the_retry_backoff(make_harness: Any) -> None
         await asyncio.sleep(0.5)
         if any(getattr(e, "failed", 0) for e in h.events("deployment.completed")):
             break
-    assert h.busy() == "deployment retry backoff on controller-0"
+    assert h.busy() == "controller-0: deployment retry backoff"
     h.pod(0).dataplane.clear_faults()
     await h.settle(quiet=1.0)  # shorter than the 5 s backoff: only the scheduler check keeps it waiting
     assert h.settled and h.busy() == ""
     assert "10.1.0.7" in h.deployed_config(0), "settle returned while the retry was still held back"
     assert h.deployed_config(0) == h.deployed_config(1)
+
+
+async def test_settle_waits_for_the_watches_to_come_back_after_an_outage(make_harness: Any) -> None:
+    """Once an outage ends the watches reconnect only after their backoff (up to 30 s): until then the
+    controller has not seen what changed meanwhile, so the installation is not converged."""
+    h = await web_cluster(make_harness)
+    h.kube_outage(45)
+    h.apply(endpoint_slice("web", ["10.1.0.7"]))  # unseen until the watches are back
+    await asyncio.sleep(46)
+    pending = h.replicas[0].controller.convergence()["pending"]
+    assert any("to be retried after an error" in p for p in pending), pending
+    await h.settle(quiet=1.0)
+    assert h.settled, h.busy()
+    assert "10.1.0.7" in h.deployed_config(0), "settled before the watches came back"
 
 
 async def test_kube_outage_cuts_open_watches(make_harness: Any) -> None:

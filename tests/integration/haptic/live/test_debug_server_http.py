@@ -149,7 +149,11 @@ async def test_events_limit_and_correlation(served: tuple[World, DebugServer, ht
     r = await client.get("/debug/events", params={"correlation_id": "c1"})
     assert [e["summary"] for e in r.json()["events"]] == ["#3", "#5"]
     assert r.json()["count"] == 2
+    r = await client.get("/debug/events", params={"after": 5})
+    assert [e["summary"] for e in r.json()["events"]] == ["#5", "#6"]  # seq 6 and 7
     r = await client.get("/debug/events", params={"limit": "x"})
+    assert r.status_code == 400
+    r = await client.get("/debug/events", params={"after": "-1"})
     assert r.status_code == 400
 
 

@@ -71,3 +71,43 @@ def test_traffic_to_the_wrong_backend_fails_with_what_answered(scenario_dir: Pat
     output = done.stdout + done.stderr
     assert "traffic[GET api.example/].backend" in output
     assert "expected backend 10.9.9.9, got 10.2.0.1" in output
+
+
+NO_LEADER = """\
+name: no-leader
+description: the only replica is down while an Ingress is added
+seed: 3
+setup:
+  pods: 1
+  config: {file: configs/slots.yaml}
+  objects: [{file: objects/api.yaml}]
+steps:
+  - fault: {inject: {kind: leader_loss, duration: 5m}}
+  - apply: {apiVersion: networking.k8s.io/v1, kind: Ingress, metadata: {name: late, namespace: default},
+            spec: {ingressClassName: haptic, rules: [{host: late.example, http: {paths: [{path: /, pathType: Prefix,
+            backend: {service: {name: api, port: {number: 80}}}}]}}]}}
+  - settle: 15s
+invariants: {converge_after_faults: null}
+"""
+
+
+def test_settle_without_a_leader_fails_saying_so(scenario_dir: Path) -> None:
+    """The old settle called a quiet installation settled although nothing could deploy the change."""
+    (scenario_dir / "no-leader.yaml").write_text(NO_LEADER)
+    done = run([*SIM, "run", "--backend", "local", "no-leader.yaml"], scenario_dir)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "step 3 (settle): invariant settle: not converged 15s after" in done.stdout
+    assert "no replica leads (0 of 1 running)" in done.stdout
+
+
+def test_the_divergence_report_names_the_check_that_differs(scenario_dir: Path) -> None:
+    """Traffic to a backend that is not there fails on local and is not applicable on sim: the verdicts
+    differ, and the report names the traffic check of step 1."""
+    (scenario_dir / "bad.yaml").write_text(SCENARIO.format(backend="10.9.9.9"))
+    done = run([*SIM, "run", "--backend", "sim,local", "bad.yaml"], scenario_dir)
+    assert done.returncode == 1, done.stdout + done.stderr
+    table = done.stdout.split("first difference", 1)[1]  # the divergence report, after the summary table
+    [row] = [line for line in table.splitlines() if line.startswith("local-traffic  ")]
+    assert row.split()[1:3] == ["PASS", "FAIL"], row
+    assert "step 1 (expect) traffic: sim n/a" in row and "local fail (traffic[GET api.example/].backend" in row, row
+    assert "1 of 1 scenario cell(s) diverge between sim and local" in done.stdout

@@ -61,3 +61,14 @@ def test_bad_flags_name_the_problem(tmp_path: Path) -> None:
     assert parse_service("hook", "haptic") == ServiceEndpoint("haptic", "hook")
     with pytest.raises(WebhookOptionsError, match="not a port number"):
         webhook_options(_args("--webhook-cert-dir", str(_cert_dir(tmp_path)), "--webhook-port", "70000"))
+
+
+def test_an_explicit_url_is_registered_instead_of_the_own_address(tmp_path: Path) -> None:
+    cert_dir = str(_cert_dir(tmp_path))
+    options = webhook_options(_args("--webhook-cert-dir", cert_dir, "--webhook-url", "https://127.0.0.9:7443/validate"))
+    assert options is not None and options.registered_url() == "https://127.0.0.9:7443/validate"
+    with pytest.raises(WebhookOptionsError, match="over https only"):
+        webhook_options(_args("--webhook-cert-dir", cert_dir, "--webhook-url", "http://127.0.0.9/validate"))
+    with pytest.raises(WebhookOptionsError, match="exclude each other"):
+        webhook_options(_args("--webhook-cert-dir", cert_dir, "--webhook-url", "https://x/validate",
+                              "--webhook-service", "ns/name"))

@@ -16,7 +16,14 @@ import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from simulator.scenario.backend import BackendSetup, NotApplicable, ObjectKey, TraceRecord, TrafficResult
+from simulator.scenario.backend import (
+    BackendSetup,
+    NotApplicable,
+    ObjectKey,
+    SettleResult,
+    TraceRecord,
+    TrafficResult,
+)
 from simulator.scenario.schema import FaultSpec, TrafficExpectation
 
 T = TypeVar("T")
@@ -85,11 +92,13 @@ class ScriptedBackend:
             self._reconcile()
         self.t = end
 
-    async def settle(self, timeout: float) -> bool:  # noqa: ASYNC109 - virtual time
+    async def settle(self, timeout: float) -> SettleResult:  # noqa: ASYNC109 - virtual time
         end = self.t + timeout
         while self.due is not None and self.due <= end:
             await self.advance(self.due - self.t)
-        return self.due is None
+        if self.due is not None:
+            return SettleResult(False, f"a reconciliation is due at t={self.due:g}s")
+        return SettleResult(True)
 
     async def inject_fault(self, fault: FaultSpec) -> None:
         self._emit("fault.injected", kind=fault.kind)
@@ -182,6 +191,8 @@ class ScriptedBackend:
         return []
 
     async def traffic(self, check: TrafficExpectation) -> TrafficResult:
+        if "refused" in self.bugs:
+            return TrafficResult(status=0, body="ConnectError: [Errno 111] Connection refused")
         raise NotApplicable("needs real HAProxy (not applicable on the scripted backend)")
 
     # -- the "controller"

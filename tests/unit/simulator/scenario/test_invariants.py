@@ -80,6 +80,18 @@ def test_restarted_replica_ends_its_deployment() -> None:
     assert violation.message.startswith("controller-0 started deploying while controller-1 was deploying")
 
 
+def test_a_killed_replica_ends_its_deployment() -> None:
+    """On local a crash is SIGKILL: the killed leader never publishes deployment.completed or .cancelled."""
+    m, view = monitor(), View()
+    view.emit("controller-0", "deployment.started")
+    view.emit("local", "replica.killed", replica=0)
+    view.emit("controller-1", "deployment.started")
+    assert m.check(view, settled=False) == []
+    view.emit("controller-2", "deployment.started")
+    [violation] = m.check(view, settled=False)
+    assert violation.message.startswith("controller-2 started deploying while controller-1 was deploying")
+
+
 def test_invalid_checksum_validated_later_is_not_a_violation() -> None:
     m, view = monitor(), View()
     view.emit("controller-0", "validation.failed", content_checksum="abc")

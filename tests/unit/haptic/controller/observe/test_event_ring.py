@@ -26,6 +26,17 @@ def test_ring_keeps_the_newest_and_filters_by_correlation() -> None:
     assert ring.last(0) == []
 
 
+def test_a_reader_gets_only_what_came_after_the_last_item_it_saw() -> None:
+    ring = EventRing(capacity=3)
+    for i in range(5):
+        ring.add(f"t{i}", "x")
+    seen = ring.last(10)
+    assert [e["seq"] for e in seen] == [3, 4, 5], "sequence numbers outlive the items the ring dropped"
+    ring.add("t5", "x")
+    assert [e["timestamp"] for e in ring.last(10, after=seen[-1]["seq"])] == ["t5"]
+    assert ring.last(10, after=6) == []
+
+
 def test_add_event_uses_the_envelope_and_leaves_secrets_out() -> None:
     ring = EventRing()
     event = _CredsChanged(username="admin", password="pw-123456", correlation_id="c9", event_id="e1",

@@ -1,0 +1,61 @@
+"""``scenarios/configs/ingress-library.yaml``: the shipped Ingress library config, expanded, for scenarios.
+
+The scenario copy is the example config (``examples/ingress/haproxytemplateconfig.yaml``) with the
+scenario cluster's names and timings (``simulator.cluster_objects.ingress_library_config``), the
+template library merged in (a real API server checks the CRD schema, which requires
+``haproxyConfig``), and one setting of its own: ``maxconn`` 4096 instead of the library's 50000.
+HAProxy needs about two file descriptors per connection it accepts and refuses to start (or reload)
+when ``ulimit -n`` is below that: 50000 needs 100041, more than a developer's shell or a CI runner
+usually allows, and the ``local`` tier runs haproxy under the caller's limit. Regenerate after a
+library change::
+
+    python -m simulator.scenario.library_config > scenarios/configs/ingress-library.yaml
+
+(a test fails while the committed file differs from this output).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import yaml
+
+from simulator.cluster_objects import JSON, ingress_library_config
+from simulator.local.objects import expand_template_libraries
+
+#: connections per haproxy process in the scenario copy (see the module docstring)
+SCENARIO_MAXCONN = 4096
+
+HEADER = """\
+# The HAProxyTemplateConfig of the shipped Ingress template library (haptic/templating/libraries/ingress.yaml),
+# expanded: TLS from kubernetes.io/tls Secrets, path types, default backends, server slots. Generated, do not
+# edit: python -m simulator.scenario.library_config > scenarios/configs/ingress-library.yaml
+# (README: "The Ingress library config of the scenarios"). Settings differing from the library's defaults:
+# maxconn 4096 (the library's 50000 needs `ulimit -n` >= 100041 where haproxy runs, the local tier included).
+"""
+
+
+def scenario_library_config() -> JSON:
+    config = ingress_library_config(extra_context={"maxconn": SCENARIO_MAXCONN})
+    return expand_template_libraries(config)
+
+
+class _Dumper(yaml.SafeDumper):
+    """Multi-line strings (the templates) as ``|`` blocks, so that the file reads like the library."""
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _str)
+
+
+def render() -> str:
+    return HEADER + yaml.dump(scenario_library_config(), Dumper=_Dumper, sort_keys=False, width=120,
+                              allow_unicode=True)
+
+
+if __name__ == "__main__":
+    sys.stdout.write(render())
