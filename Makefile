@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export PATH := $(CURDIR)/$(BIN):/usr/sbin:$(PATH)
 
-.PHONY: test test-local divergence demo lint typecheck unit integration scenarios crds bench tools clean
+.PHONY: test test-local divergence demo lint typecheck unit integration scenarios crds bench tools clean e2e
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -37,6 +37,13 @@ test-local: $(STAMP) tools
 # Every scenario on sim and on local, with the divergence report (verdicts side by side).
 divergence: $(STAMP) tools
 	$(BIN)/haptic-sim run scenarios --backend sim,local --report build/divergence
+
+# Kind: create the cluster (kind-config.yaml), build the image with the docker SDK, kind load it, apply
+# deploy/, run the promoted scenarios with --backend cluster; `make e2e E2E_ARGS=--keep-cluster` keeps it.
+# Skipped, with the reason printed, where kind, kubectl or a Docker engine is missing.
+e2e: $(STAMP)
+	$(BIN)/pip install -q -e '.[e2e]'
+	$(BIN)/pytest -rs -v tests/e2e $(E2E_ARGS)
 
 demo: $(STAMP) tools
 	$(BIN)/haptic-sim demo

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from haptic.names import GROUP_VERSION
+from simulator.local.objects import expand_template_libraries
 
 JSON = dict[str, Any]
 
@@ -102,10 +103,11 @@ def ingress_library_config(name: str = "haproxy-config", namespace: str = "hapti
                            secret_name: str = "haproxy-credentials", leader_election: bool = True,
                            drift_interval: str = "60s", min_deployment_interval: str = "2s",
                            validation_tests: bool = False, extra_context: Mapping[str, Any] | None = None,
-                           extra_spec: Mapping[str, Any] | None = None) -> JSON:
-    """The example Ingress config (library annotation kept, so the controller expands it) with the
-    simulator's name, namespace, pod labels, Dataplane port and timings. Its ``validationTests`` are
-    dropped unless asked for (the controller does not run them)."""
+                           extra_spec: Mapping[str, Any] | None = None, expanded: bool = True) -> JSON:
+    """The example Ingress config with the simulator's name, namespace, pod labels, Dataplane port and
+    timings, its template library merged in as a real API server needs it (the CRD requires what the
+    library supplies; ``expanded=False`` keeps the annotation instead, for the controller's own expansion).
+    Its ``validationTests`` are dropped unless asked for (the controller does not run them)."""
     doc = copy.deepcopy(_example_ingress_config())
     annotations = dict((doc.get("metadata") or {}).get("annotations") or {})
     doc["metadata"] = {"name": name, "namespace": namespace, "annotations": annotations}
@@ -121,7 +123,7 @@ def ingress_library_config(name: str = "haproxy-config", namespace: str = "hapti
     if not validation_tests:
         spec.pop("validationTests", None)
     spec.update(copy.deepcopy(dict(extra_spec or {})))
-    return doc
+    return expand_template_libraries(doc) if expanded else doc
 
 
 def service(name: str, namespace: str = "default", port: int = 80, target_port: int = 8080,

@@ -125,6 +125,9 @@ def _convert(node: Mapping[str, Any], defs: Mapping[str, Any]) -> dict[str, Any]
     out: dict[str, Any] = {}
     if node.get("description"):
         out["description"] = " ".join(str(node["description"]).split())
+    if node.get("x-kubernetes-int-or-string"):
+        out["x-kubernetes-int-or-string"] = True  # structural schemas give such a field no type
+        return out
     kind = node.get("type")
     if "const" in node:
         out["type"] = kind or "string"

@@ -349,7 +349,8 @@ class ValidationAssertion(CamelModel):
     """``haproxy.cfg`` (default), ``map:<name>``, ``file:<name>``, ``cert:<name>``, ``crt-list:<name>``,
     ``rendering_error``."""
     pattern: str = ""
-    expected: str = ""
+    # Authors write match_count's integer unquoted: the CRD must let the API server store an int or a string.
+    expected: str = Field("", json_schema_extra={"x-kubernetes-int-or-string": True})
     jsonpath: str = ""
     patterns: list[str] = Field(default_factory=list)
 

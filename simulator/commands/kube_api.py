@@ -14,6 +14,7 @@ from typing import Any
 
 from haptic.k8s.api import ApiError
 from simulator.kube import FakeKubeAPI, KubeHTTPServer, load_yaml, write_kubeconfig
+from simulator.kube.tls import serving_tls
 
 
 def register(subparsers: Any) -> None:
@@ -28,6 +29,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--kubeconfig", metavar="PATH", help="write a kubeconfig for the server to PATH")
     parser.add_argument("--bookmark-interval", type=float, default=30.0, help="seconds between watch BOOKMARKs")
     parser.add_argument("--seed", type=int, default=0, help="seed of uids and generated names")
+    parser.add_argument("--authorization", action="store_true",
+                        help="enforce RBAC as the API server does: serve HTTPS (kubectl sends tokens only over TLS), "
+                             "authenticate bearer tokens (ServiceAccount tokens from `kubectl create token`) and "
+                             "write the admin's token into --kubeconfig")
     parser.set_defaults(func=run)
 
 
@@ -54,12 +59,16 @@ async def _serve(args: argparse.Namespace) -> int:
             print(f"kube-api: cannot load {path}: {exc}", file=sys.stderr)
             return 1
         print(f"kube-api: loaded {len(created)} object(s) from {path}", flush=True)
-    server = KubeHTTPServer(api, args.host, args.port)
+    tls = serving_tls(datetime.now(UTC)) if args.authorization else None
+    server = KubeHTTPServer(api, args.host, args.port, tls=tls)
+    admin_token = server.auth.enable() if args.authorization else None
     await server.start()
-    print(f"kube-api: serving on {server.url}", flush=True)
+    print(f"kube-api: serving on {server.url}" + (" (RBAC enforced)" if admin_token else ""), flush=True)
     if args.kubeconfig:
-        write_kubeconfig(args.kubeconfig, server.url)
+        write_kubeconfig(args.kubeconfig, server.url, token=admin_token, ca_pem=tls.ca_pem if tls else None)
         print(f"kube-api: kubeconfig written to {args.kubeconfig}", flush=True)
+    elif admin_token:
+        print("kube-api: pass --kubeconfig to get the admin's credentials", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

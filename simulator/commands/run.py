@@ -13,7 +13,7 @@ from simulator.scenario.backend_capabilities import blocking, capabilities, limi
 from simulator.scenario.backends import BACKENDS, get_factory
 from simulator.scenario.divergence import compare, divergence_table
 from simulator.scenario.loader import ScenarioCell, ScenarioLoadError, find_scenario_files, load_cells
-from simulator.scenario.reports import print_failures, progress_line, summary_table, write_reports
+from simulator.scenario.reports import junit_xml, print_failures, progress_line, summary_table, write_reports
 from simulator.scenario.runner import CellResult, RunOptions, run_cell_with
 from simulator.scenario.selection import SelectionError, compile_selection
 
@@ -34,6 +34,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--seed", type=int, default=None, help="override every scenario's seed")
     parser.add_argument("-k", dest="keyword", default="", help="select by id: words, and/or/not, parentheses")
     parser.add_argument("--report", type=Path, default=None, help="write JUnit XML, summary and JSONL traces here")
+    parser.add_argument("--junit", type=Path, default=None, metavar="FILE",
+                        help="write JUnit XML to FILE (CI test reports; --report also writes DIR/junit.xml)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     parser.add_argument("--check", action="store_true",
                         help="only load the files and report, per scenario, the steps the backend cannot run and the "
@@ -132,6 +134,10 @@ def run(args: argparse.Namespace) -> int:
     if args.report is not None:
         write_reports(args.report, results)
         print(f"reports in {args.report}")
+    if args.junit is not None:
+        args.junit.parent.mkdir(parents=True, exist_ok=True)
+        args.junit.write_text(junit_xml(results), encoding="utf-8")
+        print(f"JUnit XML in {args.junit}")
     if interrupted is not None:
         return interrupted
     if not results:

@@ -1,10 +1,6 @@
-"""Discovery and OpenAPI documents, as far as kubectl, kopf and the official client read them."""
+"""Discovery documents, as far as kubectl, kopf and the official client read them (OpenAPI: ``openapi``)."""
 
 from __future__ import annotations
-
-import hashlib
-import json
-from typing import Any
 
 from haptic.k8s.api import JSON, NotFound
 
@@ -70,52 +66,3 @@ def api_resource_list(types: TypeRegistry, group: str, version: str) -> JSON:
             resources.append({"name": f"{rt.plural}/{sub}", "singularName": "", "namespaced": rt.namespaced,
                               "group": sub_group, "version": sub_version, "kind": kind, "verbs": list(verbs)})
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": rt.api_version, "resources": resources}
-
-
-def _gv_path(group: str, version: str) -> str:
-    return f"apis/{group}/{version}" if group else f"api/{version}"
-
-
-def _gv_document(types: TypeRegistry, group: str, version: str) -> JSON:
-    """Enough of an OpenAPI v3 document for kubectl to see that PATCH accepts ``fieldValidation``
-    (so it validates server-side and needs no schemas)."""
-    paths: dict[str, Any] = {}
-    for rt in types.in_group_version(group, version):
-        gvk = {"group": rt.group, "version": rt.version, "kind": rt.kind}
-        scope = "/namespaces/{namespace}" if rt.namespaced else ""
-        operation = {
-            "x-kubernetes-group-version-kind": gvk,
-            "parameters": [{"name": "fieldValidation", "in": "query", "schema": {"type": "string"}},
-                           {"name": "fieldManager", "in": "query", "schema": {"type": "string"}}],
-            "responses": {"200": {"description": "OK"}},
-        }
-        paths[f"/{_gv_path(group, version)}{scope}/{rt.plural}/{{name}}"] = {
-            "get": {**operation, "x-kubernetes-action": "get"},
-            "put": {**operation, "x-kubernetes-action": "put"},
-            "patch": {**operation, "x-kubernetes-action": "patch"},
-        }
-    return {"openapi": "3.0.0", "info": {"title": "Kubernetes (haptic-sim)", "version": "v1.32.0"},
-            "paths": paths, "components": {"schemas": {}}}
-
-
-def openapi_v3(types: TypeRegistry, path: str) -> JSON:
-    """``/openapi/v3`` (the root listing group versions) or ``/openapi/v3/<gv path>``."""
-    if path in ("", "/"):
-        root: dict[str, Any] = {}
-        for group, versions in types.groups().items():
-            for version in versions:
-                doc = _gv_document(types, group, version)
-                digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:32].upper()
-                root[_gv_path(group, version)] = {"serverRelativeURL": f"/openapi/v3/{_gv_path(group, version)}"
-                                                                       f"?hash={digest}"}
-        return {"paths": root}
-    parts = path.strip("/").split("/")
-    if parts[0] == "api" and len(parts) == 2:
-        group, version = "", parts[1]
-    elif parts[0] == "apis" and len(parts) == 3:
-        group, version = parts[1], parts[2]
-    else:
-        raise NotFound(f"the server could not find the requested resource (openapi/v3/{path.strip('/')})")
-    if not types.in_group_version(group, version):
-        raise NotFound(f"the server could not find the requested resource (openapi/v3/{path.strip('/')})")
-    return _gv_document(types, group, version)

@@ -48,7 +48,7 @@ def value_text(value: Any) -> str:
     if isinstance(value, Raw):
         return str(value)
     if value is None:
-        return "null"
+        return '"null"'  # Go substitutes the string "null" for a nil value, then quotes it
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):

@@ -15,10 +15,12 @@ from aiohttp import web
 
 from haptic.k8s.api import JSON, ApiError, NotFound
 
-from . import admin, builtin_apis, discovery, protobuf
+from . import admin, builtin_apis, conversion, discovery, protobuf
 from .admission import admitted
 from .authorization import Authorization, request_attributes
+from .field_validation import collecting, warning_header
 from .gofmt import go_json
+from .openapi import OpenAPI
 from .rbac import UserInfo
 from .resources import ResourceType
 from .status_body import status_bytes
@@ -91,6 +93,7 @@ class KubeHTTPServer:
         self._watches: set[Watch] = set()
         # Authentication always; RBAC enforcement once ``auth.enable()`` is called.
         self.auth = Authorization(api)
+        self.openapi = OpenAPI(api.types)
         self._listening = asyncio.Event()
 
     @property
@@ -183,7 +186,8 @@ class KubeHTTPServer:
         if path in ("/version", "/version/"):  # the official client asks for "/version/"
             return _json_response(discovery.SERVER_VERSION)
         if parts[:2] == ["openapi", "v3"]:
-            return _json_response(discovery.openapi_v3(types, "/".join(parts[2:])))
+            crds = self.api.objects(types.resolve("apiextensions.k8s.io/v1", "customresourcedefinitions"))
+            return _json_response(self.openapi.serve("/".join(parts[2:]), crds))
         if parts[:2] == ["openapi", "v2"]:
             raise NotFound("the server could not find the requested resource (openapi/v2 is not served; use v3)")
         if parts == ["api"]:
@@ -292,6 +296,7 @@ class KubeHTTPServer:
         api = self.api
         method = request.method
         query = request.query
+        write_rt = conversion.storage_type(api.types, t.rt)  # the stored version's type, when converted
         if method == "GET":
             if t.name is not None:
                 obj = api.get(t.rt, t.namespace, t.name)
@@ -313,19 +318,21 @@ class KubeHTTPServer:
         if method == "POST":
             if t.name is not None:
                 raise ApiError(405, "MethodNotAllowed", f"POST is not allowed on a single {t.rt.kind}")
-            body = await self._body(request)
-            manager = self._manager(request)
-            obj = await admitted(api, t.rt, t.namespace, None, None,
-                                 lambda: api.create(t.rt, t.namespace, body, manager))
-            return self._object_response(t.rt, obj, 201)
+            body = conversion.to_storage(t.rt, await self._body(request))
+            manager, how = self._manager(request), query.get("fieldValidation")
+            with collecting() as warnings:
+                obj = await admitted(api, write_rt, t.namespace, None, None,
+                                     lambda: api.create(write_rt, t.namespace, body, manager, field_validation=how))
+            return self._object_response(t.rt, obj, 201, warnings)
         if method == "PUT":
             if t.name is None:
                 raise ApiError(405, "MethodNotAllowed", f"PUT needs an object name ({t.rt.describe()})")
-            body = await self._body(request)
-            manager, name = self._manager(request), t.name
-            obj = await admitted(api, t.rt, t.namespace, name, t.subresource,
-                                 lambda: api.update(t.rt, t.namespace, name, body, t.subresource, manager))
-            return self._object_response(t.rt, obj)
+            body = conversion.to_storage(t.rt, await self._body(request))
+            manager, name, how = self._manager(request), t.name, query.get("fieldValidation")
+            with collecting() as warnings:
+                obj = await admitted(api, write_rt, t.namespace, name, t.subresource,
+                                     lambda: api.update(write_rt, t.namespace, name, body, t.subresource, manager, how))
+            return self._object_response(t.rt, obj, 200, warnings)
         if method == "PATCH":
             if t.name is None:
                 raise ApiError(405, "MethodNotAllowed", f"PATCH needs an object name ({t.rt.describe()})")
@@ -336,10 +343,18 @@ class KubeHTTPServer:
                                f"{', '.join(_PATCH_TYPES)} (got {request.content_type!r})")
             body = await self._body(request)
             manager, name, force = self._manager(request), t.name, _flag(query.get("force"))
-            obj = await admitted(api, t.rt, t.namespace, name, t.subresource,
-                                 lambda: api.patch(t.rt, t.namespace, name, patch_type, body, t.subresource,
-                                                   manager, force))
-            return self._object_response(t.rt, obj)
+            how = query.get("fieldValidation")
+            if conversion.converts(t.rt) and patch_type != "apply":
+                obj = await admitted(api, write_rt, t.namespace, name, t.subresource,
+                                     lambda: conversion.patch(api, t.rt, t.namespace, name, patch_type, body,
+                                                              t.subresource, manager))
+                return self._object_response(t.rt, obj)
+            body = conversion.to_storage(t.rt, body)
+            with collecting() as warnings:
+                obj = await admitted(api, write_rt, t.namespace, name, t.subresource,
+                                     lambda: api.patch(write_rt, t.namespace, name, patch_type, body, t.subresource,
+                                                       manager, force, how))
+            return self._object_response(t.rt, obj, 200, warnings)
         if method == "DELETE":
             options: Any = {}
             if request.can_read_body:
@@ -375,12 +390,17 @@ class KubeHTTPServer:
 
     def _encode(self, rt: ResourceType, obj: JSON) -> bytes:
         if obj.get("apiVersion") != rt.api_version:
-            return json.dumps({**obj, "apiVersion": rt.api_version}, separators=(",", ":")).encode()
+            served = conversion.to_served(rt, obj)
+            return json.dumps({**served, "apiVersion": rt.api_version}, separators=(",", ":")).encode()
         return self.api.encoded(obj)
 
-    def _object_response(self, rt: ResourceType, obj: JSON, status: int = 200) -> web.Response:
+    def _object_response(self, rt: ResourceType, obj: JSON, status: int = 200,
+                         warnings: list[str] | None = None) -> web.Response:
         # The API server's JSON encoder ends every body with a newline.
-        return web.Response(body=self._encode(rt, obj) + b"\n", status=status, content_type="application/json")
+        response = web.Response(body=self._encode(rt, obj) + b"\n", status=status, content_type="application/json")
+        for warning in warnings or ():
+            response.headers.add("Warning", warning_header(warning))
+        return response
 
     def _list_response(self, rt: ResourceType, result: ListResult) -> web.Response:
         meta: JSON = {"resourceVersion": result.resource_version}

@@ -28,6 +28,8 @@ class ResourceType:
     custom: bool = False
     list_kind: str = ""
     printer_columns: tuple[Mapping[str, Any], ...] = field(default=(), compare=False, hash=False)
+    # The openAPIV3Schema of a CRD's version (custom resources are validated and pruned against it).
+    schema: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
     # What discovery advertises and the HTTP app allows; review types are create-only and never stored.
     verbs: tuple[str, ...] = ALL_VERBS
     # Subresources besides ``status`` (``scale``, ``token``): see ``SUBRESOURCE_KINDS``.
@@ -138,6 +140,11 @@ CRD_KEY = ("apiextensions.k8s.io", "customresourcedefinitions")
 NAMESPACES_KEY = ("", "namespaces")
 
 
+def _schema(version: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    schema = (version.get("schema") or {}).get("openAPIV3Schema")
+    return schema if isinstance(schema, Mapping) else None
+
+
 class TypeRegistry:
     """All served types, indexed by (group, version, plural), with discovery order kept stable."""
 
@@ -207,6 +214,7 @@ class TypeRegistry:
                 custom=True,
                 list_kind=names.get("listKind") or names["kind"] + "List",
                 printer_columns=tuple(version.get("additionalPrinterColumns") or ()),
+                schema=_schema(version),
             )
             self.add(rt)
             added.append(rt)

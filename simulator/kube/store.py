@@ -23,6 +23,7 @@ from .defaults import ClusterIPs, apply_defaults
 from .faults import Faults
 from .field_errors import FieldError, Raw, forbidden, invalid_value, required
 from .field_errors import invalid as invalid_error
+from .field_validation import directive
 from .gofmt import go_strings
 from .patching import json_copy, json_patch, merge_patch, strategic_merge
 from .resources import BUILTIN_TYPES, CRD_KEY, NAMESPACES_KEY, ResourceType, TypeRegistry
@@ -31,6 +32,7 @@ from .status_body import status_object
 from .typestore import Event, Key, TypeStore, decode_continue, encode_continue
 from .validation import bad_request, check_body, check_name, invalid
 from .watch import Watch
+from .write_checks import check_apply_body, check_write
 
 _DEFAULTED = {("", "secrets"), ("", "services"), ("discovery.k8s.io", "endpointslices")}
 _ENCODER = json.JSONEncoder(separators=(",", ":"))  # one instance: json.dumps builds one per call
@@ -332,7 +334,9 @@ class FakeKubeAPI:
         return prefix + self._ids.suffix()
 
     def create(self, rt: ResourceType, namespace: str | None, body: Any, manager: str | None = None,
-               keep_status: bool = False, managed_fields: builtins.list[JSON] | None = None) -> JSON:
+               keep_status: bool = False, managed_fields: builtins.list[JSON] | None = None,
+               field_validation: str | None = None) -> JSON:
+        how = directive(field_validation, "create")
         check_body(rt, body, None, namespace)
         obj: JSON = {"apiVersion": rt.api_version, "kind": rt.kind}
         for field, value in body.items():
@@ -367,6 +371,7 @@ class FakeKubeAPI:
             apply_defaults(rt, obj, None, self._cluster_ips)
         if rt.storage_key == CRD_KEY:
             self._check_crd(obj)
+        check_write(rt, obj, None, "create", how)
         if managed_fields is not None:
             meta["managedFields"] = managed_fields
         elif manager:
@@ -437,8 +442,10 @@ class FakeKubeAPI:
     # -- updates ----------------------------------------------------------------------------------------
 
     def update(self, rt: ResourceType, namespace: str | None, name: str, body: Any,
-               subresource: str | None = None, manager: str | None = None) -> JSON:
+               subresource: str | None = None, manager: str | None = None,
+               field_validation: str | None = None) -> JSON:
         """PUT: replace the object (or only its status), with a resourceVersion precondition."""
+        how = directive(field_validation, "update")
         self.check_subresource(rt, subresource)
         check_body(rt, body, name, namespace)
         old = self.get(rt, namespace, name)
@@ -449,7 +456,7 @@ class FakeKubeAPI:
                                                        "must be specified for an update")])
         elif str(wanted_rv) != old["metadata"]["resourceVersion"]:
             raise self._stale(rt, name)
-        return self._finish_update(rt, old, body, subresource, manager)
+        return self._finish_update(rt, old, body, subresource, manager, how=how, operation="update")
 
     def _stale(self, rt: ResourceType, name: str) -> Conflict:
         return Conflict(f'Operation cannot be fulfilled on {rt.describe()} "{name}": the object has been modified; '
@@ -464,7 +471,8 @@ class FakeKubeAPI:
                            {"kind": rt.plural, "group": rt.group})
 
     def _finish_update(self, rt: ResourceType, old: JSON, body: JSON, subresource: str | None,
-                       manager: str | None, applied: bool = False) -> JSON:
+                       manager: str | None, applied: bool = False, how: str = "Warn",
+                       operation: str = "update") -> JSON:
         """Builds the new object from ``body`` and ``old``, then commits it (or nothing, if unchanged)."""
         old_meta = old["metadata"]
         if subresource == "status":
@@ -503,6 +511,9 @@ class FakeKubeAPI:
             if new is body:
                 new = json_copy(new)
             apply_defaults(rt, new, old, self._cluster_ips)
+        if subresource == "status":
+            new = json_copy(new)  # it shares the stored object's other fields
+        check_write(rt, new, old, operation, how, subresource)
         if self._spec_view(rt, new) != self._spec_view(rt, old):
             meta["generation"] = int(old_meta.get("generation") or 0) + 1
         if manager and not applied:
@@ -557,8 +568,10 @@ class FakeKubeAPI:
             new["metadata"].pop("managedFields", None)
 
     def patch(self, rt: ResourceType, namespace: str | None, name: str, patch_type: str, body: Any,
-              subresource: str | None = None, manager: str | None = None, force: bool = False) -> JSON:
+              subresource: str | None = None, manager: str | None = None, force: bool = False,
+              field_validation: str | None = None) -> JSON:
         """PATCH with ``merge``, ``json``, ``strategic`` or ``apply`` (server-side apply)."""
+        how = directive(field_validation, "patch")
         self.check_subresource(rt, subresource)
         if patch_type == "apply":
             return self._apply(rt, namespace, name, body, subresource, manager, force)
@@ -584,7 +597,7 @@ class FakeKubeAPI:
         meta = patched.get("metadata") or {}
         if str(meta.get("resourceVersion", old["metadata"]["resourceVersion"])) != old["metadata"]["resourceVersion"]:
             raise self._stale(rt, name)
-        return self._finish_update(rt, old, patched, subresource, manager)
+        return self._finish_update(rt, old, patched, subresource, manager, how=how, operation="patch")
 
     def _apply(self, rt: ResourceType, namespace: str | None, name: str, body: Any, subresource: str | None,
                manager: str | None, force: bool) -> JSON:
@@ -592,6 +605,7 @@ class FakeKubeAPI:
             raise invalid_error("PatchOptions", "meta.k8s.io", "", [required("fieldManager",
                                                                              "is required for apply requests")])
         check_body(rt, body, name, namespace)
+        check_apply_body(rt, body, namespace, name)
         if "apiVersion" not in body or "kind" not in body:
             raise bad_request("an apply request needs apiVersion and kind in the body")
         try:

@@ -1,23 +1,12 @@
-"""The scenario backends by name: ``sim`` (in-process, virtual time), ``local`` and ``kind``."""
+"""The scenario backends by name: ``sim`` (in-process, virtual time), ``local``, ``cluster`` (alias ``kind``)."""
 
 from __future__ import annotations
 
 from .backend import BackendFactory, UnavailableFactory
 
-BACKENDS: tuple[str, ...] = ("sim", "local", "kind")
+BACKENDS: tuple[str, ...] = ("sim", "local", "cluster", "kind")
 
 _NOT_BUILT: dict[str, str] = {}
-
-
-def kind_unavailable_reason() -> str:
-    """Why ``kind`` cannot run here: what is missing on this machine, then that the backend is not built."""
-    import shutil
-
-    missing = [what for what, binary in (("the kind binary", "kind"), ("a Docker engine (docker CLI)", "docker"))
-               if shutil.which(binary) is None]
-    found = f"missing on this machine: {', '.join(missing)}; " if missing else ""
-    return (f"the 'kind' backend (a Kind cluster with real HAProxy and dataplaneapi, manifests in deploy/) is not "
-            f"available: {found}its runner is not part of this build; run scenarios with --backend sim or local")
 
 
 def get_factory(name: str) -> BackendFactory:
@@ -33,8 +22,10 @@ def get_factory(name: str) -> BackendFactory:
         from .local_backend import LocalFactory
 
         return LocalFactory()
-    if name == "kind":
-        return UnavailableFactory("kind", kind_unavailable_reason())
+    if name in ("cluster", "kind"):
+        from .cluster_backend import ClusterFactory
+
+        return ClusterFactory(name=name)
     if name in _NOT_BUILT:
         return UnavailableFactory(name, _NOT_BUILT[name])
     raise ValueError(f"unknown backend {name!r} (known: {', '.join(BACKENDS)})")

@@ -197,6 +197,20 @@ def slice_pairs(obj: Mapping[str, Any]) -> list[tuple[str, int]]:
 
 #: echo index of the first scenario address (echo host 100 + index: three digits up to 254)
 ECHO_ORDERED_BASE = 1
+
+
+def reconcile_pending(records: Sequence[TraceRecord]) -> bool:
+    """A store change the controller has not reconciled yet (its debounce window holds it back): a
+    ``resource.index.updated`` event with no ``reconciliation.triggered`` after it."""
+    last_change = last_trigger = -1
+    for position, record in enumerate(records):
+        if record.type == "resource.index.updated" and not record.data.get("initial_sync"):
+            last_change = position
+        elif record.type == "reconciliation.triggered":
+            last_trigger = position
+    return last_change > last_trigger
+
+
 _EVENT_POLL = 0.25
 _SETTLE_POLL = 0.25
 _FIRST_LEADER_WAIT = 30.0

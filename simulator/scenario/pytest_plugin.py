@@ -28,7 +28,7 @@ from .reports import write_trace
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("haptic-scenarios")
-    group.addoption("--scenario-backend", action="append", default=None, choices=["sim", "local", "kind"],
+    group.addoption("--scenario-backend", action="append", default=None, choices=["sim", "local", "cluster", "kind"],
                     help="backend(s) to run scenario files on (default: sim)")
     group.addoption("--scenario-seed", type=int, default=None, help="override every scenario's seed")
     group.addoption("--scenario-report", type=Path, default=None, help="write JSONL traces of scenarios here")

@@ -802,8 +802,8 @@ class Invariants(_Strict):
 
 
 MatrixValue = str | int | float | bool
-BackendName = Literal["sim", "local", "kind"]
-BACKEND_NAMES: tuple[BackendName, ...] = ("sim", "local", "kind")
+BackendName = Literal["sim", "local", "cluster", "kind"]  # kind: an alias of cluster
+BACKEND_NAMES: tuple[BackendName, ...] = ("sim", "local", "cluster", "kind")
 
 
 class Scenario(_Strict):

@@ -1,28 +1,24 @@
 """deploy/ on a Kind cluster: build the controller image, apply the manifests, route traffic to an echo
 Deployment through HAProxy and follow a scale-up.
 
-Skipped (reason printed by conftest.py) where `kind` or a Docker engine is missing. Set
-HAPTIC_E2E_KEEP_CLUSTER=1 to keep the cluster afterwards.
+Skipped (reason printed by conftest.py) where `kind` or a Docker engine is missing; the cluster comes
+from the session fixture ``deployed`` (tests/e2e/kind_cluster.py).
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import TypeVar
 
 import httpx
 import pytest
 import yaml
 
+from tests.e2e import kind_cluster
+
 pytestmark = pytest.mark.e2e
 
-ROOT = Path(__file__).resolve().parents[2]
-CLUSTER = "haptic-e2e"
-IMAGE = "haptic:dev"
 HOST = "echo.e2e.test"
 NODE_HTTP = "http://127.0.0.1:30080"  # kind-config.yaml maps the HAProxy Service's nodePort here
 T = TypeVar("T")
@@ -70,15 +66,8 @@ spec:
 """
 
 
-def run(*argv: str, stdin: str | None = None, timeout: float = 600) -> str:
-    done = subprocess.run(list(argv), input=stdin, capture_output=True, text=True, timeout=timeout, check=False,
-                          cwd=ROOT)
-    assert done.returncode == 0, f"{' '.join(argv)} failed:\n{done.stdout}\n{done.stderr}"
-    return done.stdout
-
-
 def kubectl(*args: str, stdin: str | None = None) -> str:
-    return run("kubectl", "--context", f"kind-{CLUSTER}", *args, stdin=stdin)
+    return kind_cluster.kubectl(*args, stdin=stdin)
 
 
 def eventually(probe: Callable[[], T | None], within: float, what: str) -> T:
@@ -96,27 +85,7 @@ def eventually(probe: Callable[[], T | None], within: float, what: str) -> T:
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[None]:
-    existing = run("kind", "get", "clusters").split()
-    if CLUSTER not in existing:
-        run("kind", "create", "cluster", "--name", CLUSTER, "--config", str(ROOT / "kind-config.yaml"),
-            "--wait", "120s")
-    run("docker", "build", "-f", "deploy/Dockerfile", "-t", IMAGE, ".", timeout=1800)
-    run("kind", "load", "docker-image", IMAGE, "--name", CLUSTER)
-    try:
-        yield
-    finally:
-        if not os.environ.get("HAPTIC_E2E_KEEP_CLUSTER"):
-            run("kind", "delete", "cluster", "--name", CLUSTER)
-
-
-@pytest.fixture(scope="module")
-def deployed(cluster: None) -> None:
-    kubectl("apply", "-f", "deploy/crds", "-f", "deploy/namespace.yaml")
-    kubectl("wait", "--for=condition=Established", "crd/haproxytemplateconfigs.haproxy-haptic.org", "--timeout=60s")
-    kubectl("apply", "-k", "deploy/")
-    for deployment in ("haptic-controller", "haproxy"):
-        kubectl("-n", "haptic-system", "rollout", "status", f"deployment/{deployment}", "--timeout=300s")
+def echo_app(deployed: None) -> None:
     kubectl("apply", "-f", "-", stdin=ECHO_APP)
     kubectl("-n", "e2e", "rollout", "status", "deployment/echo", "--timeout=300s")
 
@@ -136,12 +105,12 @@ def echo_pods() -> set[str]:
     return {p["metadata"]["name"] for p in pods if p["status"].get("phase") == "Running"}
 
 
-def test_ingress_traffic_reaches_the_echo_pod(deployed: None) -> None:
+def test_ingress_traffic_reaches_the_echo_pod(echo_app: None) -> None:
     served = eventually(lambda: hostnames(4) or None, 180, "traffic through HAProxy")
     assert served == echo_pods()
 
 
-def test_scaling_the_backend_spreads_traffic(deployed: None) -> None:
+def test_scaling_the_backend_spreads_traffic(echo_app: None) -> None:
     kubectl("-n", "e2e", "scale", "deployment/echo", "--replicas=3")
     kubectl("-n", "e2e", "rollout", "status", "deployment/echo", "--timeout=300s")
     expected = echo_pods()
@@ -149,7 +118,7 @@ def test_scaling_the_backend_spreads_traffic(deployed: None) -> None:
     eventually(lambda: True if hostnames(12) == expected else None, 120, "all three echo pods serving")
 
 
-def test_the_controller_published_what_it_deployed(deployed: None) -> None:
+def test_the_controller_published_what_it_deployed(echo_app: None) -> None:
     published = yaml.safe_load(kubectl("-n", "haptic-system", "get", "haproxycfgs", "-o", "yaml"))["items"]
     assert published, "no HAProxyCfg published"
     status = yaml.safe_load(kubectl("-n", "haptic-system", "get", "haproxytemplateconfig", "haptic-config",

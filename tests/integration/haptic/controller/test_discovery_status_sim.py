@@ -40,7 +40,7 @@ async def test_ingress_status_only_for_served_ingresses(make_harness: Any) -> No
     other = ingress("other-class", "other.example", "web")
     other["spec"]["ingressClassName"] = "nginx"
     h.apply(other)
-    h.apply(ingress("evil", "evil.example\n    http-request deny", "web"))
+    h.apply(ingress("evil", "evil.example", "web", path="/\n    http-request deny"))
     add_app(h, "api", "api.example", ["10.2.0.1"])
     await h.settle()
     expected = [{"ip": "10.0.0.10"}, {"ip": "10.0.0.11"}]

@@ -90,14 +90,16 @@ async def test_in_process_webhook_refuses_a_hostile_ingress(make_harness: Any) -
     h = await web_cluster(make_harness)  # the Ingress library config enables the webhook for Ingresses
     assert h.api.admission is not None
     with pytest.raises(ApiError, match=r'admission webhook ".*" denied the request: Ingress default/evil'):
-        await h.apply_admitted(ingress("evil", "evil.example\n    http-request deny", "web"))
+        # A real API server refuses an injected host before any webhook runs; a path it lets through.
+        await h.apply_admitted(ingress("evil", "evil.example", "web", path="/\n    http-request deny"))
     with pytest.raises(NotFound):
         h.get("networking.k8s.io/v1", "Ingress", "evil", "default")
     await h.apply_admitted(ingress("fine", "fine.example", "web"))
     assert h.get("networking.k8s.io/v1", "Ingress", "fine", "default")["metadata"]["name"] == "fine"
     assert [e.event.type for e in h.trace if e.event.type.startswith("webhook.validation.")][-2:] == [
         "webhook.validation.request", "webhook.validation.allowed"]
-    h.apply(ingress("direct", "x } y", "web"))  # h.apply() stays a direct store write, no admission
+    # h.apply() stays a direct store write, no admission
+    h.apply(ingress("direct", "direct.example", "web", path="/x } y"))
 
 
 async def test_a_deposed_leaders_deployment_ends_with_deployment_cancelled(make_harness: Any) -> None:

@@ -149,7 +149,8 @@ async def test_server_side_apply_creates_conflicts_and_forces(live: LiveKubeAPI)
 async def test_status_subresource_writes_only_status(live: LiveKubeAPI) -> None:
     body = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
             "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
-                     "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": []}}}}
+                     "template": {"metadata": {"labels": {"app": "web"}},
+                                  "spec": {"containers": [{"name": "web", "image": "nginx"}]}}}}
     created = await live.create(DEPLOYMENTS, body, "default")
     generation = created["metadata"]["generation"]
     update = dict(created, status={"replicas": 1}, spec=dict(created["spec"], replicas=5))

@@ -5,6 +5,9 @@ tokens only over TLS) and the official client: ServiceAccount tokens, the API se
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -189,3 +192,29 @@ def test_a_token_dies_with_its_service_account(secured: Secured) -> None:
     assert gone.value.status == 401
     fresh = client.CoreV1Api(secured.client(bot_token(secured)))
     assert fresh.list_namespaced_pod("team").items == []
+
+
+def test_kube_api_command_with_authorization(kubectl_bin: str, tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    process = subprocess.Popen([sys.executable, "-m", "simulator.cli", "kube-api", "--authorization",
+                                "--kubeconfig", str(kubeconfig)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        served = process.stdout.readline()
+        assert served.startswith("kube-api: serving on https://127.0.0.1:") and "(RBAC enforced)" in served
+        assert "kubeconfig written" in process.stdout.readline()
+        env = {**os.environ, "KUBECONFIG": str(kubeconfig), "HOME": str(tmp_path)}
+
+        def kubectl(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run([kubectl_bin, "--cache-dir", str(tmp_path / "cache"), *args], capture_output=True,
+                                  text=True, env=env, timeout=60, check=False)
+
+        assert kubectl("create", "serviceaccount", "bot").returncode == 0  # the kubeconfig's admin
+        token = kubectl("create", "token", "bot").stdout.strip()
+        denied = kubectl("--token", token, "get", "secrets")
+        assert denied.returncode != 0
+        assert ('secrets is forbidden: User "system:serviceaccount:default:bot" cannot list resource "secrets" in '
+                'API group "" in the namespace "default"') in denied.stderr
+    finally:
+        process.terminate()
+        assert process.wait(20) == 0

@@ -62,6 +62,9 @@ def test_crd_schema_is_structural(name: str) -> None:
         assert not forbidden, f"{name}{path}: {forbidden}"
         if node.get("x-kubernetes-preserve-unknown-fields"):
             continue
+        if node.get("x-kubernetes-int-or-string"):
+            assert "type" not in node, f"{name}{path}: int-or-string fields have no type"
+            continue
         assert node.get("type") in {"object", "array", "string", "integer", "number", "boolean"}, f"{name}{path}"
         if node["type"] == "object" and path != ".metadata":
             assert ("properties" in node) != ("additionalProperties" in node), f"{name}{path}"
@@ -178,3 +181,27 @@ def test_haproxycfg_model_output_validates_against_its_crd() -> None:
     )
     errors = [e.message for e in _validator("haproxy-haptic.org_haproxycfgs.yaml").iter_errors(cfg.to_json())]
     assert errors == []
+
+
+@pytest.mark.parametrize("manifest", [REPO / "examples" / "ingress" / "haproxytemplateconfig.yaml",
+                                      REPO / "deploy" / "haproxytemplateconfig.yaml"], ids=lambda p: p.name)
+def test_shipped_configs_expanded_are_accepted_by_an_api_server_with_the_crds(manifest: Path) -> None:
+    """Library-based configs are applied expanded (the CRD requires what libraries supply); what they hold
+    then passes a validating API server, e.g. match_count's ``expected`` written as a bare integer."""
+    from simulator.kube import FakeKubeAPI
+    from simulator.local.objects import expand_template_libraries
+
+    api = FakeKubeAPI()
+    crd_type = api.resolve("apiextensions.k8s.io/v1", "customresourcedefinitions")
+    for crd in all_crds().values():
+        api.create(crd_type, None, crd)
+    configs = api.resolve("haproxy-haptic.org/v1alpha1", "haproxytemplateconfigs")
+    for doc in yaml.safe_load_all(manifest.read_text()):
+        if not doc or doc.get("kind") != "HAProxyTemplateConfig":
+            continue
+        doc = expand_template_libraries(doc)
+        namespace = doc["metadata"].get("namespace", "default")
+        if namespace != "default":
+            api.create(api.resolve("v1", "namespaces"), None, {"metadata": {"name": namespace}})
+        stored = api.create(configs, namespace, doc, field_validation="Strict")
+        assert stored["spec"]["haproxyConfig"] == doc["spec"]["haproxyConfig"]

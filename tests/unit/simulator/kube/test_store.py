@@ -24,6 +24,9 @@ CM = ResourceRef("v1", "configmaps")
 SVC = ResourceRef("v1", "services")
 NS = ResourceRef("v1", "namespaces", namespaced=False)
 DEPLOY = ResourceRef("apps/v1", "deployments")
+# What every Deployment needs (a selector its pod template matches, a container with an image).
+POD_TEMPLATE = {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [{"name": "c", "image": "c:1"}]}}
+DEPLOY_SPEC = {"selector": {"matchLabels": {"app": "d"}}, "template": POD_TEMPLATE}
 CRD = ResourceRef("apiextensions.k8s.io/v1", "customresourcedefinitions", namespaced=False)
 WIDGET = ResourceRef("example.com/v1", "widgets")
 WIDGET_CRD = {
@@ -114,21 +117,21 @@ async def test_update_needs_the_current_version(kube: InProcessKubeClient, api: 
 
 
 async def test_status_subresource_isolation_and_generation(kube: InProcessKubeClient) -> None:
-    body = {"metadata": {"name": "d"}, "spec": {"replicas": 1}, "status": {"replicas": 9}}
+    body = {"metadata": {"name": "d"}, "spec": {**DEPLOY_SPEC, "replicas": 1}, "status": {"replicas": 9}}
     created = await kube.create(DEPLOY, body, "default")
     assert "status" not in created, "status is ignored on create for types with a status subresource"
     status = await kube.replace_status(DEPLOY, {**created, "status": {"replicas": 1}, "spec": {"replicas": 5},
                                                 "metadata": {**created["metadata"], "labels": {"x": "y"}}})
     assert status["status"] == {"replicas": 1}
-    assert status["spec"] == {"replicas": 1} and "labels" not in status["metadata"]
+    assert status["spec"] == {**DEPLOY_SPEC, "replicas": 1} and "labels" not in status["metadata"]
     assert status["metadata"]["generation"] == 1
     spec = await kube.patch(DEPLOY, "d", {"spec": {"replicas": 3}, "status": {"replicas": 0}}, namespace="default")
     assert spec["metadata"]["generation"] == 2 and spec["status"] == {"replicas": 1}
     labelled = await kube.patch(DEPLOY, "d", {"metadata": {"labels": {"a": "b"}}}, namespace="default")
     assert labelled["metadata"]["generation"] == 2
-    patched_status = await kube.patch(DEPLOY, "d", {"status": {"ready": 3}}, namespace="default",
+    patched_status = await kube.patch(DEPLOY, "d", {"status": {"readyReplicas": 3}}, namespace="default",
                                       subresource="status")
-    assert patched_status["status"] == {"replicas": 1, "ready": 3}
+    assert patched_status["status"] == {"replicas": 1, "readyReplicas": 3}
     with pytest.raises(NotFound):
         await kube.patch(CM, "x", {"status": {}}, namespace="default", subresource="status")
 
@@ -148,8 +151,8 @@ async def test_merge_json_and_strategic_patches(kube: InProcessKubeClient, api: 
     assert done["data"]["w"] == "4"
 
     containers = [{"name": "a", "image": "a:1", "env": [{"name": "X", "value": "1"}]}, {"name": "b", "image": "b:1"}]
-    await kube.create(DEPLOY, {"metadata": {"name": "d"}, "spec": {"template": {"spec": {"containers": containers}}}},
-                      "default")
+    await kube.create(DEPLOY, {"metadata": {"name": "d"}, "spec": {**DEPLOY_SPEC, "template": {
+        "metadata": POD_TEMPLATE["metadata"], "spec": {"containers": containers}}}}, "default")
     patch = {"spec": {"template": {"spec": {"containers": [
         {"name": "a", "env": [{"name": "Y", "value": "2"}]}, {"name": "b", "$patch": "delete"},
         {"name": "c", "image": "c:1"}]}}}}
@@ -531,8 +534,9 @@ def test_apply_merges_list_items_by_key_across_managers(api: FakeKubeAPI) -> Non
     rt = api.resolve("apps/v1", "deployments")
 
     def deployment(*containers: str, replicas: int | None = None) -> dict[str, Any]:
-        spec: dict[str, Any] = {"template": {"spec": {"containers": [{"name": n, "image": f"{n}:1"}
-                                                                     for n in containers]}}}
+        spec: dict[str, Any] = {"selector": DEPLOY_SPEC["selector"], "template": {
+            "metadata": POD_TEMPLATE["metadata"], "spec": {"containers": [{"name": n, "image": f"{n}:1"}
+                                                                          for n in containers]}}}
         if replicas:
             spec["replicas"] = replicas
         return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": spec}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from simulator.local.echo import EchoServer
 from simulator.local.pod import POD_LABELS
 from simulator.scenario.backends import get_factory
@@ -62,9 +64,11 @@ def test_only_an_explicit_backends_list_naming_local_opts_in(tmp_path: Path) -> 
     assert [default_backends(c) for c in opted] == [["sim", "local"]]  # type: ignore[arg-type]
 
 
-def test_local_is_registered_and_kind_names_what_is_missing() -> None:
+def test_local_is_registered_and_kind_names_what_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
     local = get_factory("local")
     assert local.name == "local"
     assert local.unavailable_reason() is None or "haproxy" in str(local.unavailable_reason())
+    for name in ("KUBECONFIG", "HAPTIC_CLUSTER_KUBECONFIG", "HAPTIC_CLUSTER_SERVER"):
+        monkeypatch.delenv(name, raising=False)
     reason = get_factory("kind").unavailable_reason()
-    assert reason is not None and "kind" in reason and "--backend sim or local" in reason
+    assert reason is not None and "HAPTIC_CLUSTER_KUBECONFIG" in reason and "make e2e" in reason

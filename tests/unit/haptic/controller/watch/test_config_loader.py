@@ -7,7 +7,7 @@ from simulator.cluster_objects import ingress_library_config
 
 
 def test_library_config_is_expanded_before_loading() -> None:
-    obj = ingress_library_config()
+    obj = ingress_library_config(expanded=False)
     assert "template" not in obj["spec"].get("haproxyConfig", {}), "the example relies on the library template"
     config, errors = validate_config_object(obj, "haptic/haproxy-config")
     assert errors == []
@@ -18,7 +18,7 @@ def test_library_config_is_expanded_before_loading() -> None:
 
 
 def test_unknown_library_is_a_named_error() -> None:
-    obj = ingress_library_config()
+    obj = ingress_library_config(expanded=False)
     obj["metadata"]["annotations"]["haproxy-haptic.org/template-libraries"] = "ingress,no-such-library"
     config, errors = validate_config_object(obj, "haptic/haproxy-config")
     assert config is None
