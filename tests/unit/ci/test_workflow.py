@@ -29,7 +29,7 @@ def test_every_step_is_a_make_target() -> None:
             assert words <= targets, f"job {name}: unknown target(s) {words - targets}"
             called.setdefault(name, set()).update(words)
     assert {"lint", "typecheck"} <= called["lint"]
-    assert "test" in called["test"] and "local-tier" in called["local-tier"] and "e2e" in called["e2e"]
+    assert "test" in called["test"] and "test-local" in called["local-tier"] and "e2e" in called["e2e"]
     assert workflow["jobs"]["test"]["strategy"]["matrix"]["python"] == ["3.11", "3.12", "3.13"]
 
 
