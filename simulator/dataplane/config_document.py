@@ -111,8 +111,11 @@ class ConfigDocument:
         assert self._servers is not None
         return self._servers.get((backend, server))
 
-    def references(self, path: str) -> bool:
-        """Whether a non-comment line contains ``path`` — the real API's (admittedly rough) test
-        before it deletes a stored file: it looks for the file's full path, so a file the config
-        names by a relative path does not count as referenced."""
-        return any(path in line for line in self.lines if not line.lstrip().startswith("#"))
+    def referencing_line(self, path: str) -> tuple[int, str] | None:
+        """The first non-comment line containing ``path`` (1-based number, stripped) — the real API's
+        (admittedly rough) test before it deletes a stored file: it looks for the file's full path, so
+        a file the config names by a relative path does not count as referenced."""
+        for number, line in enumerate(self.lines, start=1):
+            if path in line and not line.lstrip().startswith("#"):
+                return number, line.strip()
+        return None

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from simulator.dataplane.api_model import Answer, ApiError
-from simulator.dataplane.storage import InvalidCertificateError, certificate_info, sanitize_name
+from simulator.dataplane.storage import InvalidCertificateError, StoredFile, certificate_info, sanitize_name
 
 if TYPE_CHECKING:
     from simulator.dataplane.instance import FakeDataplane
@@ -158,13 +158,17 @@ class StorageEndpoints:
         fake.counters.runtime_cert_updates += 1
         return True
 
+    def _existing(self, kind: str, name: str) -> tuple[str, StoredFile]:
+        directory = self._kind_dir(kind)
+        stored = self.fake.storage.get(directory, name)
+        if stored is None:
+            raise ApiError(404, f"file {name} not found")
+        return directory, stored
+
     async def replace(self, kind: str, name: str, content: str, *, skip_reload: bool = False,
                       force_reload: bool = False) -> Answer:
         fake = self.fake
-        directory = self._kind_dir(kind)
-        stored = fake.storage.get(directory, name)
-        if stored is None:
-            raise ApiError(404, f"file {name} not found")
+        directory, stored = self._existing(kind, name)
         if kind == "ssl_certificates":
             self._check_certificate(content)
         fake.storage.put(directory, name, content)
@@ -184,25 +188,19 @@ class StorageEndpoints:
 
     async def delete(self, kind: str, name: str, *, skip_reload: bool = False, force_reload: bool = False) -> Answer:
         fake = self.fake
-        directory = self._kind_dir(kind)
-        stored = fake.storage.get(directory, name)
-        if stored is None:
-            raise ApiError(404, f"file {name} not found")
-        for number, line in enumerate(fake.document.lines, start=1):
-            if stored.path in line and not line.lstrip().startswith("#"):
-                raise ApiError(409, f"rejecting attempt to delete file {stored.path} referenced in haproxy conf "
-                                    f"at line {number}: {line.strip()}")
+        directory, stored = self._existing(kind, name)
+        referencing = fake.document.referencing_line(stored.path)
+        if referencing is not None:
+            number, line = referencing
+            raise ApiError(409, f"rejecting attempt to delete file {stored.path} referenced in haproxy conf "
+                                f"at line {number}: {line}")
         fake.storage.delete(directory, name)
         if kind in ("maps", "general"):
             return Answer(204)
         return await fake.after_write(204, skip=skip_reload, force=force_reload)
 
     def get(self, kind: str, name: str) -> Answer:
-        fake = self.fake
-        directory = self._kind_dir(kind)
-        stored = fake.storage.get(directory, name)
-        if stored is None:
-            raise ApiError(404, f"file {name} not found")
+        _, stored = self._existing(kind, name)
         if kind == "ssl_certificates":
             return Answer(200, body=self._body(kind, name, stored.content, "managed SSL file"))
         return Answer(200, text=stored.content, media_type="application/octet-stream")

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import ssl
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+from cryptography import x509
 
 from haptic.dataplane.client import DataplaneClient
 from simulator.dataplane.haproxy_driver import HAProxyDriver
@@ -15,6 +17,23 @@ from simulator.dataplane.inprocess import client_for
 from simulator.dataplane.instance import FakeDataplane, InstanceOptions
 from simulator.dataplane.process_runner import ProcessRunner
 from simulator.dataplane.storage import Storage
+
+
+async def served_serial(port: int, server_hostname: str | None = None, attempts: int = 100) -> int:
+    """The serial of the certificate haproxy serves on ``port`` (retried briefly while it binds)."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    for _ in range(attempts):
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", port, ssl=context, server_hostname=server_hostname)
+        except OSError:
+            await asyncio.sleep(0.05)
+            continue
+        der = writer.get_extra_info("ssl_object").getpeercert(binary_form=True)
+        writer.close()
+        return int(x509.load_der_x509_certificate(der).serial_number)
+    raise AssertionError(f"no TLS listener on port {port}")
 
 
 def free_port() -> int:

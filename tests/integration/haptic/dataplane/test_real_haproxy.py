@@ -6,13 +6,10 @@ free ports. HAProxy processes are killed (process groups) by the fixtures even w
 
 from __future__ import annotations
 
-import asyncio
-import ssl
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from cryptography import x509
 
 from haptic.dataplane.aux_files import AuxFiles
 from haptic.dataplane.client import DataplaneClient
@@ -25,6 +22,7 @@ from tests.support.dataplane_harness import (
     EchoServer,
     free_port,
     render_config,
+    served_serial,
     start_instance,
 )
 
@@ -201,22 +199,6 @@ async def test_certificate_served_and_rotated(pair: list[DrivenInstance], echoes
     # haproxy loaded it under the path the API uses: set + commit ssl cert, no reload.
     assert not result.reload_triggered and instance.fake.counters.runtime_cert_updates >= 1
     assert await served_serial(tls_port) == 1002
-
-
-async def served_serial(port: int) -> int:
-    context = ssl.create_default_context()
-    context.check_hostname = False
-    context.verify_mode = ssl.CERT_NONE
-    for _ in range(50):
-        try:
-            _, writer = await asyncio.open_connection("127.0.0.1", port, ssl=context)
-        except OSError:
-            await asyncio.sleep(0.05)
-            continue
-        der = writer.get_extra_info("ssl_object").getpeercert(binary_form=True)
-        writer.close()
-        return int(x509.load_der_x509_certificate(der).serial_number)
-    raise AssertionError(f"no TLS listener on port {port}")
 
 
 async def test_reserved_server_slot_is_filled_without_reload(

@@ -5,15 +5,12 @@ certificate is named only by a crt-list."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
-import ssl
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from cryptography import x509
 
 from haptic.dataplane import api_errors as errors
 from haptic.dataplane.aux_files import AuxFiles
@@ -21,7 +18,7 @@ from haptic.dataplane.client import STORAGE_MAPS
 from haptic.dataplane.synchronizer import VersionCache, sync
 from simulator.dataplane.process_runner import AsyncProcessRunner
 from tests.support.certs import make_pem
-from tests.support.dataplane_harness import DrivenInstance, free_port, start_instance
+from tests.support.dataplane_harness import DrivenInstance, free_port, served_serial, start_instance
 
 pytestmark = pytest.mark.haproxy
 
@@ -94,22 +91,6 @@ async def test_a_reload_haproxy_refuses_is_a_failed_reload_with_its_reason(hapro
         await driven.close()
 
 
-async def _served_serial(port: int) -> int:
-    context = ssl.create_default_context()
-    context.check_hostname = False
-    context.verify_mode = ssl.CERT_NONE
-    for _ in range(100):
-        try:
-            _, writer = await asyncio.open_connection("127.0.0.1", port, ssl=context, server_hostname="example.com")
-        except OSError:
-            await asyncio.sleep(0.05)
-            continue
-        der = writer.get_extra_info("ssl_object").getpeercert(binary_form=True)
-        writer.close()
-        return int(x509.load_der_x509_certificate(der).serial_number)
-    raise AssertionError(f"no TLS listener on port {port}")
-
-
 @pytest.mark.parametrize("relative", [False, True], ids=["absolute-paths", "relative-paths"])
 async def test_certificate_named_only_by_a_crt_list_is_rotated_in_haproxy(instance: DrivenInstance,
                                                                            relative: bool) -> None:
@@ -131,12 +112,12 @@ async def test_certificate_named_only_by_a_crt_list_is_rotated_in_haproxy(instan
 
     first = await sync(instance.client, config, aux(2001), cache=cache)
     assert first.ok, first.errors
-    assert await _served_serial(port) == 2001
+    assert await served_serial(port, "example.com") == 2001
     rotated = await sync(instance.client, config, aux(2002), cache=cache)
     assert rotated.ok, rotated.errors
     assert rotated.operations == ("Update SSL certificate 'example_com.pem'",)
     # haproxy knows the certificate under the API's path only when the crt-list names it so:
     # then set/commit ssl cert through the admin socket; otherwise the API's reload loads it.
     assert rotated.reload_triggered == relative
-    assert await _served_serial(port) == 2002
+    assert await served_serial(port, "example.com") == 2002
     assert [f.storage_name for f in await instance.client.list_storage(STORAGE_MAPS)] == ["host.map"]

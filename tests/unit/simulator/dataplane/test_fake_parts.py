@@ -57,10 +57,13 @@ def test_config_document_edits_one_server_line() -> None:
         doc.replace_server_line("api", "s1", "server s1 1.1.1.1:80")
 
 
-def test_references_ignore_comment_lines() -> None:
-    doc = ConfigDocument.from_text("global\n# uses host.map\nfrontend fe\n  bind :80\n")
-    assert not doc.references("host.map")
-    assert ConfigDocument.from_text("frontend fe\n  use_backend %[map(/m/host.map)]\n").references("host.map")
+def test_references_ignore_comment_lines_and_need_the_full_path() -> None:
+    doc = ConfigDocument.from_text("global\n# uses /m/host.map\nfrontend fe\n  bind :80\n")
+    assert doc.referencing_line("/m/host.map") is None
+    used = ConfigDocument.from_text("frontend fe\n  use_backend %[map(/m/host.map)]\n")
+    assert used.referencing_line("/m/host.map") == (2, "use_backend %[map(/m/host.map)]")
+    relative = ConfigDocument.from_text("frontend fe\n  use_backend %[map(maps/host.map)]\n")
+    assert relative.referencing_line("/etc/haproxy/maps/host.map") is None  # as the real API: full paths only
 
 
 def test_faults_update_validates_names_and_types() -> None:
