@@ -42,11 +42,6 @@ def fields_of(model: str) -> Mapping[str, str] | None:
     return entry["fields"] if entry is not None else None
 
 
-def required_of(model: str) -> list[str]:
-    entry = _models().get(model)
-    return list(entry.get("required") or []) if entry is not None else []
-
-
 @cache
 def model_for(group: str, version: str, kind: str) -> str | None:
     """The client's model of a built-in kind (None when the client does not know it)."""

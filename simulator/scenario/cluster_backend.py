@@ -181,7 +181,7 @@ class ClusterBackend:
         await self._refresh()
         self._start_reloads = {name: state.reload_ids for name, state in self._states.items()}
         adapted = adapt_to_installation(setup.config, self._original)
-        await self._wait_observed(await self._apply_one(adapted, track=False))
+        await self._wait_observed(await self._replace_config(adapted))
         await self.apply(setup.objects)
         await self._number_by_leadership()
         self._note("cluster.started", pods=len(self._pods), replicas=len(self._controllers))
@@ -288,6 +288,14 @@ class ClusterBackend:
             await self._wait_observed(written)
             await self.settle(60.0)
 
+    async def _replace_config(self, config: Mapping[str, Any]) -> JSON:
+        """The installation's config replaced whole by ``config``'s spec (an update, not an apply: a
+        server-side apply keeps fields other managers own, such as those the last restore wrote, and
+        the merged spec would be neither config)."""
+        o = self.options
+        current = await self.k.get(TEMPLATE_CONFIGS, o.config_name, o.namespace)
+        return await self.k.replace(TEMPLATE_CONFIGS, {**current, "spec": deepcopy(config.get("spec") or {})})
+
     async def _wait_observed(self, written: Mapping[str, Any], within: float = 60.0) -> None:
         """Until the controller reports the generation of ``written`` in the config's status."""
         o = self.options
@@ -383,8 +391,27 @@ class ClusterBackend:
 
     async def apply(self, objects: Sequence[Mapping[str, Any]]) -> None:
         for obj in objects:
+            if self._is_scenario_config(ObjectKey(str(obj.get("kind")), str((obj.get("metadata") or {}).get("name")),
+                                                  (obj.get("metadata") or {}).get("namespace"))):
+                assert self._original is not None
+                await self._wait_observed(await self._replace_config(adapt_to_installation(obj, self._original)))
+                continue
             await self._apply_one(await self._promote(self._into_installation(obj)))
         await self._refresh()
+
+    def _is_scenario_config(self, key: ObjectKey) -> bool:
+        name, namespace = self._scenario_meta
+        return key.kind == "HAProxyTemplateConfig" and key.name == name and (key.namespace or namespace) == namespace
+
+    def _key_into_installation(self, key: ObjectKey) -> ObjectKey:
+        """The scenario's name for an object, as this installation calls it: its config is the installation's
+        config, its controller namespace the installation's namespace."""
+        o = self.options
+        if self._is_scenario_config(key):
+            return ObjectKey(key.kind, o.config_name, o.namespace, key.api_version)
+        if key.namespace and key.namespace == self._scenario_meta[1]:
+            return ObjectKey(key.kind, key.name, o.namespace, key.api_version)
+        return key
 
     def _into_installation(self, obj: Mapping[str, Any]) -> Mapping[str, Any]:
         """Objects in the scenario's config namespace go to the installation's; its credentials Secret
@@ -463,6 +490,10 @@ class ClusterBackend:
         return (key.namespace or "default") if key.kind not in _CLUSTER_SCOPED else None
 
     async def delete(self, key: ObjectKey) -> None:
+        if self._is_scenario_config(key):
+            raise NotApplicable("deleting the HAProxyTemplateConfig on cluster: it is the installation's own, "
+                                "which this backend replaces and restores but never removes")
+        key = self._key_into_installation(key)
         await self.k.delete(ref_of(key.resolved_api_version(), key.kind), key.name, self._namespace_of(key))
         await self._refresh()
 
@@ -470,6 +501,7 @@ class ClusterBackend:
         if key.kind == "EndpointSlice":
             raise NotApplicable("patching an EndpointSlice is not supported on cluster (apply the whole slice: its "
                                 "addresses are promoted to echo servers)")
+        key = self._key_into_installation(key)
         await self.k.patch(ref_of(key.resolved_api_version(), key.kind), key.name, patch, patch_type,  # type: ignore[arg-type]
                            namespace=self._namespace_of(key))
         await self._refresh()

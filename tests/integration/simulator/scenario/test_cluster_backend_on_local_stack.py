@@ -28,7 +28,8 @@ NAMESPACE, CONFIG = "haptic-system", "haptic-config"
 
 #: a fast selection of the promoted scenarios (tests/e2e runs every promoted one on Kind)
 SELECTED = ("basics/first-deployment", "basics/add-ingress", "scaling/within-slots-runtime-only",
-            "faults/dataplane-5xx", "ha/leader-failover", "config/credentials-rotation")
+            "faults/dataplane-5xx", "ha/leader-failover", "config/credentials-rotation",
+            "config/webhook-rejects-hostile-ingress", "config/invalid-render-keeps-last-good")
 
 
 def promoted() -> list[ScenarioCell]:
@@ -53,7 +54,7 @@ def _cells(path: object) -> list[ScenarioCell]:
 @pytest.fixture
 async def stack(haproxy_bin: str) -> AsyncIterator[LocalStack]:
     options = StackOptions(pods=2, replicas=1, haproxy_bin=haproxy_bin, namespace=NAMESPACE, config_name=CONFIG,
-                           log_level="warning")
+                           log_level="warning", webhook=True)
     async with LocalStack(options) as running:
         assert await running.settle(60.0), "the local installation did not come up"
         yield running
@@ -78,7 +79,8 @@ async def test_promoted_scenarios_pass_on_the_cluster_backend(stack: LocalStack)
     reports = "\n\n".join(r.report() for r in results.values() if r.status in ("failed", "error"))
     assert reports == ""
     passed = sorted(i for i, r in results.items() if r.status == "passed")
-    assert {"first-deployment", "add-ingress"} <= set(passed)
+    assert {"first-deployment", "add-ingress", "webhook-rejects-hostile-ingress",
+            "invalid-render-keeps-last-good"} <= set(passed)
     assert [i for i in passed if i.startswith("within-slots-runtime-only")] == ["within-slots-runtime-only[size=9]"]
     unavailable = {i: r.message for i, r in results.items() if r.status == "unavailable"}
     assert "dataplane_5xx" in unavailable["dataplane-5xx"] and "fake Dataplane API" in unavailable["dataplane-5xx"]
@@ -138,7 +140,7 @@ async def kubelet(stack: LocalStack) -> None:
 @pytest.fixture
 async def two_replicas(haproxy_bin: str) -> AsyncIterator[LocalStack]:
     options = StackOptions(pods=2, replicas=2, haproxy_bin=haproxy_bin, namespace=NAMESPACE, config_name=CONFIG,
-                           log_level="warning")
+                           log_level="warning", webhook=True)
     async with LocalStack(options) as running:
         assert await running.settle(60.0), "the local installation did not come up"
         task = asyncio.create_task(kubelet(running))
