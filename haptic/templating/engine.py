@@ -123,6 +123,8 @@ class RenderInputs:
     skip: frozenset[tuple[str, str, str]] = frozenset()
     wall_time: float | None = None
     """Seconds since the epoch from the caller's clock: what ``now()`` returns (None: ``now()`` fails)."""
+    #: give shrinkable backends' surplus server slots back (the config reloads anyway; see ``ServerSlots``)
+    compact_slots: bool = False
 
 
 @dataclass(frozen=True)
@@ -135,6 +137,8 @@ class RenderResult:
     warnings: tuple[str, ...] = ()
     notices: tuple[ObjectNotice, ...] = ()
     context: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    #: some backend kept surplus server slots long enough that a compact render would give them back
+    slots_shrinkable: bool = False
 
     def __repr__(self) -> str:
         # Certificates hold private keys: a repr (logs, debuggers) shows file names and sizes only.
@@ -187,6 +191,7 @@ class TemplateEngine:
         self._sources = sources
         # Server slot assignments of the last completed render, reused for unchanged backends.
         self._slot_memo: SlotMemo = {}
+        self._slot_low_since: dict[str, float] = {}
         self._endpoints = EndpointsMemo()
         memo = self._endpoints
 
@@ -286,7 +291,8 @@ class TemplateEngine:
                 "base_dir": inputs.dirs.base_dir,
             },
             "shared": SharedState(),
-            "server_slots": ServerSlots(current, self._slot_memo),
+            "server_slots": ServerSlots(current, self._slot_memo, compact=inputs.compact_slots, now=inputs.wall_time,
+                                        low_since=self._slot_low_since),
         }
         return context, state, registry
 
@@ -314,8 +320,10 @@ class TemplateEngine:
             if gc_was_enabled:
                 gc.enable()
         slots = context["server_slots"]
+        shrinkable = False
         if isinstance(slots, ServerSlots):
-            self._slot_memo = slots.memo
+            self._slot_memo, self._slot_low_since = slots.memo, slots.low_since
+            shrinkable = slots.shrinkable
         for kind, target in (("map", maps), ("file", files), ("cert", certs)):
             for name, content in sorted(registry.files[kind].items()):
                 if name in target and target[name] != content:
@@ -328,7 +336,8 @@ class TemplateEngine:
             crt_lists=dict(sorted(registry.files["crt-list"].items())),
         )
         notices = tuple(sorted(state.notices.values()))
-        return RenderResult(config=config, aux=aux, warnings=tuple(state.warnings), notices=notices, context=context)
+        return RenderResult(config=config, aux=aux, warnings=tuple(state.warnings), notices=notices, context=context,
+                            slots_shrinkable=shrinkable)
 
     def _render_one(self, name: str, template: TemplateFile, context: Mapping[str, Any]) -> str:
         try:
