@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from haptic.config.models import HAProxyTemplateConfigSpec
 from haptic.k8s.store import ResourceStore
+from haptic.k8s.store_overlay import OverlayStore
 from haptic.names import HAPROXY_PODS
 from haptic.templating.context import StorageDirs, StoreLike
 from haptic.templating.engine import RenderInputs, TemplateEngine, TemplateSet
@@ -144,11 +147,45 @@ class DryRunCheck:
             return ProposalOutcome((f"rendering failed: {exc}",))
         problems: list[str] = []
         result, validation = checked.render, checked.validation
+        warnings = list(result.warnings)
         if not validation.valid:
-            errors = [_problem_text(e) for e in validation.errors] or [validation.summary()]
-            problems.append("haproxy -c: " + "; ".join(errors[:_MAX_PROBLEMS]))
+            rejected = await self._caused_by_proposal(inputs, stores, validation.errors)
+            if rejected:
+                errors = [_problem_text(e) for e in rejected] or [validation.summary()]
+                problems.append("haproxy -c: " + "; ".join(errors[:_MAX_PROBLEMS]))
+            else:
+                # Another object broke the config (the controller holds its change back): refusing every
+                # later change of every tenant for it would widen one tenant's fault to all.
+                warnings.append("haproxy -c rejects the configuration without this change too (another object "
+                                "is at fault): " + "; ".join(_problem_text(e) for e in validation.errors[:2]))
         problems.extend(await self.test_problems())
-        return ProposalOutcome(tuple(problems), tuple(result.warnings), result.notices)
+        return ProposalOutcome(tuple(problems), tuple(warnings), result.notices)
+
+    async def _caused_by_proposal(self, inputs: RenderInputs, stores: Mapping[str, StoreLike],
+                                  errors: Sequence[ConfigProblem]) -> list[ConfigProblem]:
+        """The errors the proposed change brings: all of them, unless the live stores without it fail too
+        (then only those the live render does not have)."""
+        if not any(isinstance(store, OverlayStore) for store in stores.values()):
+            return list(errors) or [ConfigProblem("haproxy -c failed")]
+        live = {name: store.base if isinstance(store, OverlayStore) else store for name, store in stores.items()
+                if name != HAPROXY_PODS}
+        try:
+            before = await render_and_validate(self.engine, replace(inputs, stores=live), self.validator,
+                                               runner=self.runner)
+        except TemplatingError:
+            return list(errors) or [ConfigProblem("haproxy -c failed")]
+        if before.valid:
+            return list(errors) or [ConfigProblem("haproxy -c failed")]
+        known = {_without_location(e.message) for e in before.validation.errors}
+        return [e for e in errors if _without_location(e.message) not in known]
+
+
+_LOCATION = re.compile(r"\[[^\[\]]+:\d+\]\s*:?\s*")
+
+
+def _without_location(message: str) -> str:
+    """A problem's message without its file:line (lines move when another object's lines come or go)."""
+    return _LOCATION.sub("", message)
 
 
 def admission_validator(
