@@ -4,8 +4,9 @@ leave them out and validate the rest, so that one tenant's bad object never bloc
 The culprits are searched among the objects that changed since the last config that validated (the
 caller hands them in, oldest change first): everything unchanged was part of a config that passed.
 
-1. A first guess costs one extra ``haproxy -c``: the candidates holding a string that appears in a
-   rejected line (``timeout server 999999999d`` ← the annotation ``…/timeout-server: 999999999d``).
+1. A first guess costs one extra ``haproxy -c``: per rejected line, the object holding the value HAProxy
+   complains about (``timeout server 999999999d`` ← the annotation ``…/timeout-server: 999999999d``),
+   changed or not (an old EndpointSlice's bad port shows once a new Ingress uses it).
 2. Otherwise (or when the guess does not validate) a search renders with a prefix of the candidates
    and leaves the rest out: the render without any candidate must validate (else the fault is not an
    object's: no isolation), and a binary search finds the shortest failing prefix, whose last object is
@@ -127,11 +128,25 @@ def culprit_field(obj: Mapping[str, Any], problems: Sequence[ConfigProblem]) -> 
     return max(matches)[2] if matches else ""
 
 
-def _guess(candidates: Sequence[Mapping[str, Any]], problems: Sequence[ConfigProblem]) -> list[Mapping[str, Any]]:
-    lines = [p.source for p in problems if p.source]
-    if not lines:
-        return []
-    return [obj for obj in candidates if _fields_in(obj, lines)]
+def _guess(objects: Sequence[Mapping[str, Any]], changed: frozenset[tuple[str, str, str]],
+           problems: Sequence[ConfigProblem]) -> list[Mapping[str, Any]]:
+    """Per rejected line, the object holding the best match of a value in it (named by HAProxy's message,
+    then longest; a changed object wins a tie): the one whose field HAProxy complains about."""
+    guessed: dict[tuple[str, str, str], Mapping[str, Any]] = {}
+    for problem in problems:
+        if not problem.source:
+            continue
+        best: tuple[tuple[int, int, int], Mapping[str, Any]] | None = None
+        for obj in objects:
+            matches = _fields_in(obj, [problem.source], [problem.message])
+            if matches:
+                top = max(matches)
+                score = (top[0], top[1], int(_key(obj) in changed))
+                if best is None or score > best[0]:
+                    best = (score, obj)
+        if best is not None:
+            guessed.setdefault(_key(best[1]), best[1])
+    return list(guessed.values())
 
 
 def _key(obj: Mapping[str, Any]) -> tuple[str, str, str]:
@@ -149,14 +164,19 @@ async def isolate_rejected(
     failed: CheckedRender,
     candidates: Sequence[Mapping[str, Any]],
     last_good: Mapping[tuple[str, str, str], Mapping[str, Any]] | None = None,
+    others: Sequence[Mapping[str, Any]] = (),
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
 ) -> Isolation | None:
     """A valid render of ``inputs`` without the candidates ``haproxy -c`` rejected (``failed`` is the render
     of ``inputs`` as is), or None when leaving candidates out does not help or the attempts run out.
     A candidate in ``last_good`` (its version in the last config that validated) is held back to that
-    version rather than left out. A render that raises ``TemplatingError`` propagates."""
-    previous = last_good or {}
+    version rather than left out. The first guess also looks at ``others`` (the objects that did not change):
+    the value HAProxy rejects may sit in an old object that a change made visible (an unused EndpointSlice
+    with a bad port, then an Ingress using it); such an object is left out.
+    A render that raises ``TemplatingError`` propagates."""
     pool = [obj for obj in candidates if object_ref(obj) is not None and _key(obj) not in inputs.skip]
+    changed = frozenset(_key(obj) for obj in pool)
+    previous = {key: obj for key, obj in (last_good or {}).items() if key in changed}
     attempts = 0
 
     async def without(objs: Sequence[Mapping[str, Any]]) -> CheckedRender:
@@ -174,8 +194,10 @@ async def isolate_rejected(
 
     if not pool:
         return None
-    guessed = _guess(pool, failed.validation.errors)
-    if guessed and len(guessed) < len(pool):
+    unchanged = [obj for obj in others if object_ref(obj) is not None and _key(obj) not in changed
+                 and _key(obj) not in inputs.skip]
+    guessed = _guess(pool + unchanged, changed, failed.validation.errors)
+    if guessed and (len(guessed) < len(pool) or any(_key(obj) not in changed for obj in guessed)):
         trial = await without(guessed)
         if trial.valid:
             return Isolation(trial, tuple(_culprit(obj, failed.validation.errors) for obj in guessed), attempts)

@@ -239,7 +239,7 @@ class RenderValidateCoordinator(IterationComponent):
             return failed
         isolation = await isolate_rejected(self.ctx.engine, inputs, self.ctx.validator,
                                            runner=self.ctx.ports.check_runner, failed=failed, candidates=candidates,
-                                           last_good=self._last_good)
+                                           last_good=self._last_good, others=list(objects.values()))
         self.renders += isolation.attempts if isolation is not None else 0
         if isolation is None:
             self.logger.info("validation failure not caused by one of the %d changed objects", len(candidates))

@@ -133,6 +133,20 @@ def test_a_previous_version_under_other_index_keys_is_found_there() -> None:
     assert config.index("127.0.0.1:8010") < config.index("backend be_b")
 
 
+def test_an_unchanged_object_whose_value_is_rejected_is_guessed_and_left_out() -> None:
+    # The bad Port was unused (it validated); a new App uses it: the Port's value is in the rejected line.
+    bad_port = port("b", 9999)
+    bad_port["spec"]["port"] = 7000  # renders 70000: the value 7000 is not in the line, "70000" is
+    bad_port["metadata"]["annotations"] = {"note": "70000"}
+    apps = [app("a"), app("b", version=2)]
+    outcome = isolate(RenderInputs(stores=stores(apps, [bad_port])), [apps[1]], others=[*apps, bad_port])
+    assert outcome is not None and outcome.attempts == 1
+    (culprit,) = outcome.culprits
+    assert (culprit.ref.kind, culprit.ref.name, culprit.held_back) == ("Port", "b", False)
+    assert culprit.field == "metadata.annotations[note]"
+    assert "backend be_b" in outcome.checked.render.config
+
+
 def test_no_isolation_when_the_failure_is_not_the_candidates() -> None:
     apps = [app("a", "999999999d"), app("b")]
     # only b changed: leaving it out does not help, the fault is in what last validated
