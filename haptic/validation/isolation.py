@@ -30,6 +30,7 @@ from haptic.templating.notices import REJECTED_BY_HAPROXY, ObjectNotice, ObjectR
 from haptic.validation.haproxy_check import ConfigProblem, HAProxyValidator
 from haptic.validation.process import AsyncCommandRunner
 from haptic.validation.render_check import CheckedRender, render_and_validate
+from haptic.validation.render_runner import RenderRunner
 
 __all__ = ["Culprit", "Isolation", "content_fingerprint", "culprit_field", "isolate_rejected"]
 
@@ -166,6 +167,7 @@ async def isolate_rejected(
     last_good: Mapping[tuple[str, str, str], Mapping[str, Any]] | None = None,
     others: Sequence[Mapping[str, Any]] = (),
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    render_runner: RenderRunner | None = None,
 ) -> Isolation | None:
     """A valid render of ``inputs`` without the candidates ``haproxy -c`` rejected (``failed`` is the render
     of ``inputs`` as is), or None when leaving candidates out does not help or the attempts run out.
@@ -185,7 +187,7 @@ async def isolate_rejected(
         keys = frozenset(_key(obj) for obj in objs)
         older = {**inputs.previous, **{key: previous[key] for key in keys if key in previous}}
         return await render_and_validate(engine, replace(inputs, skip=inputs.skip | keys, previous=older),
-                                         validator, runner=runner)
+                                         validator, runner=runner, render_runner=render_runner)
 
     def _culprit(obj: Mapping[str, Any], problems: tuple[ConfigProblem, ...]) -> Culprit:
         ref = object_ref(obj)

@@ -28,6 +28,7 @@ from haptic.templating.errors import TemplatingError
 from haptic.validation.haproxy_check import ConfigProblem, HAProxyValidator
 from haptic.validation.process import AsyncCommandRunner, AsyncSubprocessRunner
 from haptic.validation.render_check import render_and_validate
+from haptic.validation.render_runner import InlineRenderRunner, RenderRunner
 from haptic.validation.testrunner import TestReport, TestResult, ValidationTestRunner
 from haptic.webhook.admission import DEFAULT_TIMEOUT, AdmissionValidator, ProposalOutcome
 
@@ -71,8 +72,10 @@ class DryRunCheck:
         tests_timeout: float = TESTS_TIMEOUT,
         capabilities: Mapping[str, Any] | None = None,
         wall_clock: Callable[[], float] | None = None,
+        render_runner: RenderRunner | None = None,
     ) -> None:
         self.spec = spec
+        self.render_runner: RenderRunner = render_runner or InlineRenderRunner()
         # The controller's wall clock, for ``now()`` in templates (a render without it fails on ``now()``).
         self.wall_clock = wall_clock
         self.engine = engine
@@ -93,6 +96,7 @@ class DryRunCheck:
         runner: AsyncCommandRunner | None = None,
         capabilities: Mapping[str, Any] | None = None,
         wall_clock: Callable[[], float] | None = None,
+        render_runner: RenderRunner | None = None,
     ) -> DryRunCheck:
         """Compiles the templates twice (webhook renders and validationTests never share an engine)."""
         dirs = StorageDirs.from_spec(spec.dataplane)
@@ -108,7 +112,7 @@ class DryRunCheck:
                 capabilities=capabilities,
             )
         return cls(spec, engine, validator, runner=runner, tests=tests, capabilities=capabilities,
-                   wall_clock=wall_clock)
+                   wall_clock=wall_clock, render_runner=render_runner)
 
     def start_tests(self) -> None:
         """Starts the validationTests now (optional: the first review starts them otherwise)."""
@@ -142,7 +146,8 @@ class DryRunCheck:
             wall_time=None if self.wall_clock is None else self.wall_clock(),
         )
         try:
-            checked = await render_and_validate(self.engine, inputs, self.validator, runner=self.runner)
+            checked = await render_and_validate(self.engine, inputs, self.validator, runner=self.runner,
+                                                render_runner=self.render_runner)
         except TemplatingError as exc:
             return ProposalOutcome((f"rendering failed: {exc}",))
         problems: list[str] = []
@@ -171,7 +176,7 @@ class DryRunCheck:
                 if name != HAPROXY_PODS}
         try:
             before = await render_and_validate(self.engine, replace(inputs, stores=live), self.validator,
-                                               runner=self.runner)
+                                               runner=self.runner, render_runner=self.render_runner)
         except TemplatingError:
             return list(errors) or [ConfigProblem("haproxy -c failed")]
         if before.valid:
@@ -197,6 +202,7 @@ def admission_validator(
     capabilities: Mapping[str, Any] | None = None,
     runner: AsyncCommandRunner | None = None,
     wall_clock: Callable[[], float] | None = None,
+    render_runner: RenderRunner | None = None,
 ) -> AdmissionValidator:
     """The validator for one configuration over its live stores, with the standard dry-run check.
 
@@ -205,7 +211,7 @@ def admission_validator(
     ``haproxy -c`` (the controller's check runner; the simulator's must not let virtual time advance).
     """
     check = DryRunCheck.from_spec(spec, haproxy_binary, timeout=timeout, capabilities=capabilities, runner=runner,
-                                  wall_clock=wall_clock)
+                                  wall_clock=wall_clock, render_runner=render_runner)
     with contextlib.suppress(RuntimeError):
         asyncio.get_running_loop()
         check.start_tests()

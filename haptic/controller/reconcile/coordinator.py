@@ -191,7 +191,8 @@ class RenderValidateCoordinator(IterationComponent):
         self.renders += 1
         try:
             checked = await render_and_validate(self.ctx.engine, inputs, self.ctx.validator,
-                                                runner=self.ctx.ports.check_runner, on_rendered=timed)
+                                                runner=self.ctx.ports.check_runner, on_rendered=timed,
+                                                render_runner=self.ctx.ports.render_runner)
             if not checked.valid:
                 checked = await self._isolate(inputs, checked, objects)
         except TemplatingError as exc:
@@ -239,7 +240,8 @@ class RenderValidateCoordinator(IterationComponent):
             return failed
         isolation = await isolate_rejected(self.ctx.engine, inputs, self.ctx.validator,
                                            runner=self.ctx.ports.check_runner, failed=failed, candidates=candidates,
-                                           last_good=self._last_good, others=list(objects.values()))
+                                           last_good=self._last_good, others=list(objects.values()),
+                                           render_runner=self.ctx.ports.render_runner)
         self.renders += isolation.attempts if isolation is not None else 0
         if isolation is None:
             self.logger.info("validation failure not caused by one of the %d changed objects", len(candidates))
