@@ -58,8 +58,7 @@ def test_the_loop_keeps_running_while_a_render_works() -> None:
 
         async def ticker() -> None:
             nonlocal ticks
-            while not store.entered.is_set():
-                await asyncio.sleep(0.001)
+            await asyncio.to_thread(store.entered.wait, 10)
             while ticks < 50:
                 ticks += 1
                 await asyncio.sleep(0)
