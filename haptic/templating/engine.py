@@ -31,6 +31,7 @@ from haptic.templating.context import (
     ServerSlot,
     ServerSlots,
     SharedState,
+    SkippingStore,
     SlotMemo,
     StorageDirs,
     StoreLike,
@@ -121,6 +122,9 @@ class RenderInputs:
     dirs: StorageDirs = field(default_factory=StorageDirs)
     #: (kind, namespace, name) of objects the templates must leave out (``skipped(obj)`` in templates).
     skip: frozenset[tuple[str, str, str]] = frozenset()
+    #: For some skipped objects, the version to render in their place (their version in the last config
+    #: that validated): a change haproxy -c rejected is held back, not the whole object.
+    previous: Mapping[tuple[str, str, str], Mapping[str, Any]] = field(default_factory=dict)
     wall_time: float | None = None
     """Seconds since the epoch from the caller's clock: what ``now()`` returns (None: ``now()`` fails)."""
     #: give shrinkable backends' surplus server slots back (the config reloads anyway; see ``ServerSlots``)
@@ -275,7 +279,10 @@ class TemplateEngine:
         current = self._current(inputs.current_config)
         pods = StoreView(inputs.haproxy_pods if inputs.haproxy_pods is not None else EMPTY_STORE)
         context: dict[str, Any] = {
-            "resources": {name: StoreView(store) for name, store in sorted(inputs.stores.items())},
+            "resources": {
+                name: StoreView(SkippingStore(store, inputs.skip, inputs.previous) if inputs.skip else store)
+                for name, store in sorted(inputs.stores.items())
+            },
             "controller": {"haproxy_pods": pods},
             "extraContext": dict(inputs.extra_context),
             "capabilities": dict(inputs.capabilities),
@@ -300,6 +307,7 @@ class TemplateEngine:
         """Renders ``haproxy.cfg`` then maps, files and certificates (name order), sharing one context."""
         context, state, registry = self.build_context(inputs)
         state.skip = inputs.skip
+        state.previous = inputs.previous
         self._endpoints.next_render()
         self.env.start_deadline(self.render_timeout)
         # A render allocates hundreds of thousands of short-lived objects next to large stores; the
