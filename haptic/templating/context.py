@@ -413,6 +413,8 @@ class RenderState:
     #: (kind, namespace, name) of every object the templates must leave out of this render
     #: (set before the render by the caller: per-object isolation re-renders without them).
     skip: frozenset[tuple[str, str, str]] = frozenset()
+    #: (kind, namespace, name) -> the ``statuses.ObjectStatus`` templates declared with ``set_status``
+    statuses: dict[tuple[str, str, str], Any] = field(default_factory=dict)
 
     def first_seen(self, key: tuple[str, ...]) -> bool:
         if key in self.seen:
