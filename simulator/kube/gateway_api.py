@@ -28,11 +28,11 @@ _HEADER_NAME = r"^[A-Za-z0-9!#$%&'*+\-.^_\x60|~]+$"
 _DURATION = r"^([0-9]{1,5}(h|m|s|ms)){1,4}$"
 
 
-def _s(description: str = "", **more: Any) -> JSON:
+def _s(description: str = "", /, **more: Any) -> JSON:
     return {"type": "string", **({"description": description} if description else {}), **more}
 
 
-def _obj(properties: JSON, required: list[str] | None = None, description: str = "", **more: Any) -> JSON:
+def _obj(properties: JSON, required: list[str] | None = None, description: str = "", /, **more: Any) -> JSON:
     out: JSON = {"type": "object", "properties": properties}
     if required:
         out["required"] = required
@@ -42,7 +42,7 @@ def _obj(properties: JSON, required: list[str] | None = None, description: str =
     return out
 
 
-def _arr(items: JSON, description: str = "", **more: Any) -> JSON:
+def _arr(items: JSON, description: str = "", /, **more: Any) -> JSON:
     return {"type": "array", "items": items, **({"description": description} if description else {}), **more}
 
 

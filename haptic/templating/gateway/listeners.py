@@ -135,8 +135,8 @@ def _certificates(listener: Listener, spec: Mapping[str, Any], grants: Grants, s
         listener.problems["Programmed"] = (False, "Invalid", "no usable certificate")
 
 
-def build_gateways(gateways: Iterable[Any], class_names: set[str], grants: Grants, secrets: Any,
-                   usable_secret: Any, reserved_ports: Mapping[int, str]) -> tuple[list[Gateway], list[tuple[Any, str]]]:
+def build_gateways(gateways: Iterable[Any], class_names: set[str], grants: Grants, secrets: Any, usable_secret: Any,
+                   reserved_ports: Mapping[int, str]) -> tuple[list[Gateway], list[tuple[Any, str]]]:
     """The Gateways of the accepted classes (oldest first) with their listeners checked, and the unsafe
     ones left out (each with its problems)."""
     out: list[Gateway] = []

@@ -75,7 +75,8 @@ def gateway_model(resources: Mapping[str, Any], extra: Mapping[str, Any], path_r
     """
     controller = str(extra.get("gatewayControllerName") or CONTROLLER_NAME)
     reserved = {int(k): str(v) for k, v in (reserved_ports or {}).items()}
-    classes = [gc for gc in _list(resources, "gatewayclasses") if (gc.get("spec") or {}).get("controllerName") == controller]
+    classes = [gc for gc in _list(resources, "gatewayclasses")
+               if (gc.get("spec") or {}).get("controllerName") == controller]
     class_names, statuses = _class_statuses(sorted(classes, key=age_key))
     grants = Grants(_list(resources, "referencegrants"))
     services, secrets = resources.get("services"), resources.get("secrets")
@@ -88,14 +89,15 @@ def gateway_model(resources: Mapping[str, Any], extra: Mapping[str, Any], path_r
         statuses.append((obj, {"conditions": [condition("Accepted", False, "ListenersNotValid", problems, gen),
                                               condition("Programmed", False, "Invalid", problems, gen)]}))
     by_key: dict[tuple[str, str], Gateway] = {g.key: g for g in gateways if g.problem is None}
-    labels = {str(ns["metadata"]["name"]): (ns["metadata"].get("labels") or {}) for ns in _list(resources, "namespaces")}
+    labels = {str(ns["metadata"]["name"]): (ns["metadata"].get("labels") or {})
+              for ns in _list(resources, "namespaces")}
     routes = sorted(_list(resources, "httproutes"), key=age_key)
     unsafe_routes: dict[int, str] = {}
     for route in routes:
-        problems = route_problems(route)
-        if problems:
-            unsafe_routes[id(route)] = "; ".join(problems)
-            excluded.append([route, "UnsafeInput", "; ".join(problems), problems[0].split(" ", 1)[0]])
+        found = route_problems(route)
+        if found:
+            unsafe_routes[id(route)] = "; ".join(found)
+            excluded.append([route, "UnsafeInput", "; ".join(found), found[0].split(" ", 1)[0]])
     attached = attach_routes(routes, by_key, labels, grants, services, controller, unsafe_routes)
     addresses = _addresses(pods)
     statuses.extend((g.obj, gateway_status(g, addresses)) for g in gateways)
@@ -108,7 +110,7 @@ def gateway_model(resources: Mapping[str, Any], extra: Mapping[str, Any], path_r
         for listener in gateway.listeners:
             if listener.usable and gateway.problem is None:
                 listeners_by_port.setdefault(listener.port, []).append(listener)
-    out_frontends = []
+    out_frontends: list[dict[str, Any]] = []
     ports_done = {fe.port for fe in frontends}
     for fe in frontends:
         for listener in listeners_by_port.get(fe.port, []):

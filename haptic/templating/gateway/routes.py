@@ -140,7 +140,8 @@ def attach_routes(routes: list[Any], gateways: Mapping[tuple[str, str], Gateway]
         rules = []
         if any_attached:
             for index, rule in enumerate(rules_spec):
-                refs = [resolve_backend_ref(r, namespace, kind, grants, services) for r in rule.get("backendRefs") or []]
+                refs = [resolve_backend_ref(r, namespace, kind, grants, services)
+                        for r in rule.get("backendRefs") or []]
                 rules.append(Rule(next_rule, route, index, rule, refs))
                 next_rule += 1
             out.rules.extend(rules)

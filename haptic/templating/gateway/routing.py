@@ -119,8 +119,8 @@ def _path_lines(path: Mapping[str, Any] | None, rule: Rule, guard: str) -> list[
     prefix = str(((matches[0].get("path") or {}).get("value")) or "/").rstrip("/")
     replacement = str(path.get("replacePrefixMatch") or "/").rstrip("/")
     if not replacement:
-        return [f"http-request replace-path {quoted('^' + re.escape(prefix) + '/?(.*)$')} {quoted('/' + chr(92) + '1')} "
-                f"{guard}"]
+        return [f"http-request replace-path {quoted('^' + re.escape(prefix) + '/?(.*)$')} "
+                f"{quoted('/' + chr(92) + '1')} {guard}"]
     return [f"http-request replace-path {quoted('^' + re.escape(prefix) + '(/.*)?$')} "
             f"{quoted(replacement + chr(92) + '1')} {guard}"]
 
