@@ -106,10 +106,11 @@ def ingress_library_config(name: str = "haproxy-config", namespace: str = "hapti
                            validation_tests: bool = False, extra_context: Mapping[str, Any] | None = None,
                            extra_spec: Mapping[str, Any] | None = None, expanded: bool = True,
                            example: str = "ingress") -> JSON:
-    """The example Ingress config (``example="gateway"``: the Gateway API one, examples/gateway/) with the simulator's name, namespace, pod labels, Dataplane port and
-    timings, its template library merged in as a real API server needs it (the CRD requires what the
-    library supplies; ``expanded=False`` keeps the annotation instead, for the controller's own expansion).
-    Its ``validationTests`` are dropped unless asked for (the controller does not run them)."""
+    """The example Ingress config (``example="gateway"``: the Gateway API one, examples/gateway/) with the
+    simulator's name, namespace, pod labels, Dataplane port and timings, its template library merged in as a
+    real API server needs it (the CRD requires what the library supplies; ``expanded=False`` keeps the
+    annotation instead, for the controller's own expansion). Its ``validationTests`` are dropped unless
+    asked for (the controller does not run them)."""
     doc = copy.deepcopy(_example_config(example))
     annotations = dict((doc.get("metadata") or {}).get("annotations") or {})
     doc["metadata"] = {"name": name, "namespace": namespace, "annotations": annotations}
