@@ -40,7 +40,8 @@ def stores(spec: dict[str, Any], objects: list[dict[str, Any]]) -> dict[str, Res
 INGRESS = {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
            "metadata": {"name": "legacy", "namespace": "shop"},
            "spec": {"ingressClassName": "haptic", "rules": [{"host": "legacy.test", "http": {"paths": [
-               {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "web", "port": {"number": 80}}}}]}}]}}
+               {"path": "/", "pathType": "Prefix",
+                "backend": {"service": {"name": "web", "port": {"number": 80}}}}]}}]}}
 
 
 @pytest.mark.parametrize("libraries", ["ingress,gateway", "gateway,ingress"])
