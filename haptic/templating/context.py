@@ -541,6 +541,8 @@ class RenderState:
     skip: frozenset[tuple[str, str, str]] = frozenset()
     #: the versions rendered in place of some skipped objects (``RenderInputs.previous``)
     previous: Mapping[tuple[str, str, str], Any] = field(default_factory=dict)
+    #: (kind, namespace, name) -> the ``statuses.ObjectStatus`` templates declared with ``set_status``
+    statuses: dict[tuple[str, str, str], Any] = field(default_factory=dict)
 
     def first_seen(self, key: tuple[str, ...]) -> bool:
         if key in self.seen:

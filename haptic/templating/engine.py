@@ -46,11 +46,13 @@ from haptic.templating.errors import (
 )
 from haptic.templating.filters import FILTERS, GLOBALS, TESTS
 from haptic.templating.functions import FUNCTION_FILTERS, FUNCTIONS
+from haptic.templating.gateway import gateway_model
 from haptic.templating.ingress_helpers import ingress_paths, route_ownership
 from haptic.templating.notices import ObjectNotice
 from haptic.templating.postprocess import RegexReplace, post_processor_from
 from haptic.templating.safety import parse_cidrs, parse_request_headers
 from haptic.templating.sandbox import HapticSandbox
+from haptic.templating.statuses import ObjectStatus, set_status
 
 HAPROXY_CFG = "haproxy.cfg"
 DEFAULT_RENDER_TIMEOUT = 30.0
@@ -140,6 +142,8 @@ class RenderResult:
     aux: AuxFiles
     warnings: tuple[str, ...] = ()
     notices: tuple[ObjectNotice, ...] = ()
+    #: the statuses templates declared (``set_status``), sorted by object
+    statuses: tuple[ObjectStatus, ...] = ()
     context: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
     #: some backend kept surplus server slots long enough that a compact render would give them back
     slots_shrinkable: bool = False
@@ -217,6 +221,8 @@ class TemplateEngine:
                 "service_endpoints": service_endpoints,
                 "ingress_paths": ingress_paths,
                 "route_ownership": route_ownership,
+                "gateway_model": gateway_model,
+                "set_status": set_status,
                 "request_headers": parse_request_headers,
                 "cidrs": parse_cidrs,
             }
@@ -344,8 +350,9 @@ class TemplateEngine:
             crt_lists=dict(sorted(registry.files["crt-list"].items())),
         )
         notices = tuple(sorted(state.notices.values()))
-        return RenderResult(config=config, aux=aux, warnings=tuple(state.warnings), notices=notices, context=context,
-                            slots_shrinkable=shrinkable)
+        statuses = tuple(sorted(state.statuses.values()))
+        return RenderResult(config=config, aux=aux, warnings=tuple(state.warnings), notices=notices,
+                            statuses=statuses, context=context, slots_shrinkable=shrinkable)
 
     def _render_one(self, name: str, template: TemplateFile, context: Mapping[str, Any]) -> str:
         try:
