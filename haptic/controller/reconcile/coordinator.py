@@ -249,7 +249,10 @@ class RenderValidateCoordinator(IterationComponent):
             return failed
         for culprit in isolation.culprits:
             key = culprit.ref.key
-            old = (self._last_good or {}).get(key)
+            # Held back only when it changed since the last good config; an unchanged culprit (an unused
+            # EndpointSlice with a bad port, then an Ingress using it) is in that config at the very version
+            # haproxy rejects now: rendering it "instead" would fail every render after this one.
+            old = (self._last_good or {}).get(key) if culprit.held_back else None
             self.isolated[key] = (content_fingerprint(objects[key]), culprit, old)
             self.logger.warning("excluding %s: %s", culprit.ref, culprit.message)
         return isolation.checked
