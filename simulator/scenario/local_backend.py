@@ -366,8 +366,12 @@ class LocalBackend:
     # -- steps ------------------------------------------------------------------------------------
 
     async def apply(self, objects: Sequence[Mapping[str, Any]]) -> None:
-        for obj in objects:
-            await self.s.apply_admitted(await self._promote(obj))
+        """The step's objects as close together as a client's writes get: every echo server is started
+        first, then the writes follow back to back, in the step's order (they still reach the controller
+        some milliseconds apart, as from ``kubectl apply`` on a cluster)."""
+        promoted = [await self._promote(obj) for obj in objects]
+        for obj, written in zip(objects, promoted, strict=True):
+            await self.s.apply_admitted(written)
             self._follow_credentials(obj)
 
     def _follow_credentials(self, obj: Mapping[str, Any]) -> None:
