@@ -20,6 +20,7 @@ from urllib.parse import quote
 import httpx
 
 from haptic.core.logging import get_logger
+from haptic.core.tls import default_ssl_context
 from haptic.dataplane.api_errors import (
     AlreadyExistsError,
     AuthenticationError,
@@ -233,6 +234,7 @@ class DataplaneClient:
             auth=httpx.BasicAuth(username, password),
             timeout=httpx.Timeout(timeout),
             transport=transport,
+            verify=default_ssl_context(),
         )
 
     def __repr__(self) -> str:

@@ -41,6 +41,7 @@ import httpx
 import zstandard
 
 from haptic.config.crds import all_crds
+from haptic.core.tls import default_ssl_context
 from haptic.dataplane import plan
 from haptic.k8s.api import JSON, NotFound
 from simulator.kube import FakeKubeAPI, KubeHTTPServer, write_kubeconfig
@@ -452,7 +453,7 @@ class LocalStack:
     async def metrics(self, replica: int = 0) -> str:
         """The replica's Prometheus exposition (empty when it does not answer)."""
         try:
-            async with httpx.AsyncClient(timeout=5.0, trust_env=False) as client:
+            async with httpx.AsyncClient(timeout=5.0, trust_env=False, verify=default_ssl_context()) as client:
                 response = await client.get(f"http://127.0.0.1:{self.metrics_ports[replica]}/metrics")
         except httpx.HTTPError:
             return ""
