@@ -305,17 +305,19 @@ class LocalBackend:
             await self.poll_events()
             await asyncio.sleep(_EVENT_POLL)
 
-    async def poll_events(self) -> None:
+    async def poll_events(self) -> list[str]:
         """Appends the replicas' events not seen yet to the trace: each replica is asked only for what came
-        after the last event seen from its process (``/debug/events?after=SEQ``)."""
+        after the last event seen from its process (``/debug/events?after=SEQ``). Returns the running
+        replicas that did not answer (their events since the last answer are not in the trace yet)."""
         if self.stack is None or self._client is None:
-            return
+            return []
         async with self._polling:  # the background poller and a settle step: each event once
-            await self._poll_replicas()
+            return await self._poll_replicas()
 
-    async def _poll_replicas(self) -> None:
+    async def _poll_replicas(self) -> list[str]:
         assert self.stack is not None and self._client is not None
         batch: list[TraceRecord] = []
+        unanswered: list[str] = []
         for index, process in enumerate(self.stack.controllers):
             if process is None or not process.running or process.process is None:
                 continue
@@ -324,14 +326,19 @@ class LocalBackend:
                    f"&after={self._after.get(key, 0)}")
             try:
                 response = await self._client.get(url)
-                items = response.json().get("events") or [] if response.status_code == 200 else []
+                if response.status_code != 200:
+                    raise ValueError(f"HTTP {response.status_code}")
+                items = response.json().get("events") or []
             except (httpx.HTTPError, ValueError):
-                continue  # starting or stopping: the next poll catches up (the ring keeps 1000)
+                # starting, stopping or too busy to answer in time: the next poll catches up (the ring keeps 1000)
+                unanswered.append(f"controller-{index}")
+                continue
             for item in items:
                 batch.append(self._event_record(index, item))
                 self._after[key] = max(self._after.get(key, 0), int(item.get("seq") or 0))
         # in time order: replica by replica, a follower's earlier events would land after the leader's later ones
         self._records.extend(sorted(batch, key=lambda r: r.t))
+        return unanswered
 
     def _event_record(self, replica: int, item: Mapping[str, Any]) -> TraceRecord:
         details = dict(item.get("details") or {})
@@ -467,10 +474,22 @@ class LocalBackend:
             quiet = loop.time() - since >= SETTLE_QUIET * self.scale
             pending = await self.pending() if quiet or loop.time() >= deadline else None
             if pending == "":
-                return SettleResult(True)
+                pending = await self.trace_behind()
+                if pending == "":
+                    return SettleResult(True)
             if loop.time() >= deadline:
                 return SettleResult(False, pending or "the controllers kept changing things")
             await asyncio.sleep(_SETTLE_POLL)
+
+    async def trace_behind(self) -> str:
+        """``""`` when a poll that every running replica answered brought no new event: the trace holds
+        everything the converged installation published, so the checks after ``settle`` see it (a busy
+        machine can keep a replica's debug server from answering the background poller for seconds)."""
+        before = len(self._records)
+        unanswered = await self.poll_events()
+        if unanswered:
+            return f"the events of {', '.join(unanswered)} could not be read"
+        return "" if len(self._records) == before else "new events arrived"
 
     async def pending(self) -> str:
         """What keeps the installation from being converged, or ``""``: no replica leads; the leader
