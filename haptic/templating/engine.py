@@ -46,11 +46,13 @@ from haptic.templating.errors import (
 )
 from haptic.templating.filters import FILTERS, GLOBALS, TESTS
 from haptic.templating.functions import FUNCTION_FILTERS, FUNCTIONS
+from haptic.templating.gateway import gateway_model
 from haptic.templating.ingress_helpers import ingress_paths, route_ownership
 from haptic.templating.notices import ObjectNotice
 from haptic.templating.postprocess import RegexReplace, post_processor_from
 from haptic.templating.safety import parse_cidrs, parse_request_headers
 from haptic.templating.sandbox import HapticSandbox
+from haptic.templating.statuses import ObjectStatus, set_status
 
 HAPROXY_CFG = "haproxy.cfg"
 DEFAULT_RENDER_TIMEOUT = 30.0
@@ -127,6 +129,8 @@ class RenderInputs:
     previous: Mapping[tuple[str, str, str], Mapping[str, Any]] = field(default_factory=dict)
     wall_time: float | None = None
     """Seconds since the epoch from the caller's clock: what ``now()`` returns (None: ``now()`` fails)."""
+    #: give shrinkable backends' surplus server slots back (the config reloads anyway; see ``ServerSlots``)
+    compact_slots: bool = False
 
 
 @dataclass(frozen=True)
@@ -138,7 +142,11 @@ class RenderResult:
     aux: AuxFiles
     warnings: tuple[str, ...] = ()
     notices: tuple[ObjectNotice, ...] = ()
+    #: the statuses templates declared (``set_status``), sorted by object
+    statuses: tuple[ObjectStatus, ...] = ()
     context: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    #: some backend kept surplus server slots long enough that a compact render would give them back
+    slots_shrinkable: bool = False
 
     def __repr__(self) -> str:
         # Certificates hold private keys: a repr (logs, debuggers) shows file names and sizes only.
@@ -191,6 +199,7 @@ class TemplateEngine:
         self._sources = sources
         # Server slot assignments of the last completed render, reused for unchanged backends.
         self._slot_memo: SlotMemo = {}
+        self._slot_low_since: dict[str, float] = {}
         self._endpoints = EndpointsMemo()
         memo = self._endpoints
 
@@ -212,6 +221,8 @@ class TemplateEngine:
                 "service_endpoints": service_endpoints,
                 "ingress_paths": ingress_paths,
                 "route_ownership": route_ownership,
+                "gateway_model": gateway_model,
+                "set_status": set_status,
                 "request_headers": parse_request_headers,
                 "cidrs": parse_cidrs,
             }
@@ -293,7 +304,8 @@ class TemplateEngine:
                 "base_dir": inputs.dirs.base_dir,
             },
             "shared": SharedState(),
-            "server_slots": ServerSlots(current, self._slot_memo),
+            "server_slots": ServerSlots(current, self._slot_memo, compact=inputs.compact_slots, now=inputs.wall_time,
+                                        low_since=self._slot_low_since),
         }
         return context, state, registry
 
@@ -322,8 +334,10 @@ class TemplateEngine:
             if gc_was_enabled:
                 gc.enable()
         slots = context["server_slots"]
+        shrinkable = False
         if isinstance(slots, ServerSlots):
-            self._slot_memo = slots.memo
+            self._slot_memo, self._slot_low_since = slots.memo, slots.low_since
+            shrinkable = slots.shrinkable
         for kind, target in (("map", maps), ("file", files), ("cert", certs)):
             for name, content in sorted(registry.files[kind].items()):
                 if name in target and target[name] != content:
@@ -336,7 +350,9 @@ class TemplateEngine:
             crt_lists=dict(sorted(registry.files["crt-list"].items())),
         )
         notices = tuple(sorted(state.notices.values()))
-        return RenderResult(config=config, aux=aux, warnings=tuple(state.warnings), notices=notices, context=context)
+        statuses = tuple(sorted(state.statuses.values()))
+        return RenderResult(config=config, aux=aux, warnings=tuple(state.warnings), notices=notices,
+                            statuses=statuses, context=context, slots_shrinkable=shrinkable)
 
     def _render_one(self, name: str, template: TemplateFile, context: Mapping[str, Any]) -> str:
         try:

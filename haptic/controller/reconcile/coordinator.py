@@ -229,7 +229,8 @@ class RenderValidateCoordinator(IterationComponent):
                                          auxiliary_files=result.aux,
                                          warnings=tuple(str(w) for w in validation.warnings),
                                          duration_s=done - rendered_at, trigger_reason=reason,
-                                         coalescible=coalescible, method=validation.method), cause=cause)
+                                         coalescible=coalescible, method=validation.method,
+                                         statuses=result.statuses), cause=cause)
         self.publish(ReconciliationCompleted(duration_s=done - started), cause=cause)
 
     async def _isolate(self, inputs: RenderInputs, failed: CheckedRender,
