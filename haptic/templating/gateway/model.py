@@ -19,6 +19,11 @@ from haptic.templating.safety import unsafe_reasons
 CONTROLLER_NAME = "haproxy-haptic.org/gateway-controller"
 
 
+# The problems of the routes of the last render, by identity: store objects are replaced, never mutated, so
+# the same object has the same verdict (the entry holds it: its id cannot be reused), as in reject_unsafe.
+_VERDICTS: dict[str, dict[int, tuple[Any, list[str]]]] = {}
+
+
 def _list(resources: Mapping[str, Any], name: str) -> list[Any]:
     store = resources.get(name)
     return list(store.list()) if store is not None else []
@@ -93,11 +98,15 @@ def gateway_model(resources: Mapping[str, Any], extra: Mapping[str, Any], path_r
               for ns in _list(resources, "namespaces")}
     routes = sorted(_list(resources, "httproutes"), key=age_key)
     unsafe_routes: dict[int, str] = {}
+    previous, verdicts = _VERDICTS.get("routes", {}), {}
     for route in routes:
-        found = route_problems(route)
+        hit = previous.get(id(route))
+        found = hit[1] if hit is not None and hit[0] is route else route_problems(route)
+        verdicts[id(route)] = (route, found)
         if found:
             unsafe_routes[id(route)] = "; ".join(found)
             excluded.append([route, "UnsafeInput", "; ".join(found), found[0].split(" ", 1)[0]])
+    _VERDICTS["routes"] = verdicts
     attached = attach_routes(routes, by_key, labels, grants, services, controller, unsafe_routes)
     addresses = _addresses(pods)
     statuses.extend((g.obj, gateway_status(g, addresses)) for g in gateways)
