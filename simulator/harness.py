@@ -44,6 +44,7 @@ from haptic.controller.watch.config_loader import validate_config_object
 from haptic.core import Event, SeededIds, VirtualClock
 from haptic.k8s.leaderelection import format_micro_time
 from haptic.validation.process import BlockingAsyncRunner
+from haptic.validation.render_runner import InlineRenderRunner
 from haptic.webhook.admission import (
     AdmissionDecision,
     AdmissionHandler,
@@ -408,6 +409,8 @@ class Harness:
             ids=SeededIds(self.seed * 1000 + index),
             dataplane_transport=self._transport,
             check_runner=BlockingAsyncRunner(),
+            render_runner=InlineRenderRunner(),
+            webhook_render_runner=InlineRenderRunner(),
             haproxy_binary=self.haproxy_binary,
             log_name=f"haptic.{name}",
         )

@@ -17,9 +17,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Protocol
 
+from jinja2 import Undefined
+
 from haptic.templating.current_config import CurrentBackend, CurrentConfig
 from haptic.templating.errors import TemplateFailure
-from haptic.templating.notices import ObjectNotice
+from haptic.templating.notices import ObjectNotice, object_ref
 
 FILE_KINDS = ("map", "file", "cert", "crt-list")
 _UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9_\-]")
@@ -59,6 +61,65 @@ class StoreView:
 
     def __len__(self) -> int:
         return len(self._store)
+
+
+class SkippingStore:
+    """A store without the objects a render must leave out (``RenderInputs.skip``), or with the version
+    ``previous`` holds for them (their version in the last config that validated): per-object isolation
+    works with any template, not only those that ``reject("skipped")``. Answers keep namespace/name order."""
+
+    __slots__ = ("_previous", "_skip", "_store")
+
+    def __init__(self, store: StoreLike, skip: frozenset[tuple[str, str, str]],
+                 previous: Mapping[tuple[str, str, str], Any] | None = None) -> None:
+        self._store = store
+        self._skip = skip
+        self._previous = previous or {}
+
+    def _swap(self, objs: Sequence[Any]) -> list[Any]:
+        kept = []
+        for obj in objs:
+            key = _skip_key(obj)
+            if key not in self._skip:
+                kept.append(obj)
+            elif key in self._previous:
+                kept.append(self._previous[key])
+        return kept
+
+    def list(self) -> Sequence[Any]:
+        return self._swap(self._store.list())
+
+    def fetch(self, *keys: str) -> Sequence[Any]:
+        index_keys = getattr(self._store, "index_keys", None)
+        if not keys or index_keys is None or not self._previous:
+            return self._swap(self._store.fetch(*keys))
+        # A previous version may sit under other index keys than the current one (a label changed).
+        found = [obj for obj in self._store.fetch(*keys) if _skip_key(obj) not in self._skip]
+        wanted = tuple(str(k) for k in keys)
+        for key, obj in self._previous.items():
+            if key in self._skip and any(tuple(full[: len(wanted)]) == wanted for full in index_keys(obj)):
+                found.append(obj)
+        found.sort(key=_identity)
+        return found
+
+    def get_single(self, *keys: str) -> Any:
+        found = self.fetch(*keys)
+        if len(found) > 1:
+            return self._store.get_single(*keys)  # the store's own error for an ambiguous lookup
+        return found[0] if found else None
+
+    def __len__(self) -> int:
+        return len(self._swap(self._store.list()))
+
+
+def _skip_key(obj: Any) -> tuple[str, str, str] | None:
+    ref = object_ref(obj)
+    return ref.key if ref is not None else None
+
+
+def _identity(obj: Any) -> tuple[str, str]:
+    ref = object_ref(obj)
+    return (ref.namespace, ref.name) if ref is not None else ("", "")
 
 
 class _EmptyStore:
@@ -287,8 +348,8 @@ def service_endpoints(service: Any, port_ref: Any, slices: Iterable[Any]) -> lis
     return sorted(found, key=_endpoint_sort_key)
 
 
-#: backend -> (the deployed backend it was assigned against, endpoints, step, slots)
-SlotMemo = dict[str, tuple[CurrentBackend | None, tuple[Endpoint, ...], int, tuple[ServerSlot, ...]]]
+#: backend -> (the deployed backend it was assigned against, endpoints, step, compacted, slots)
+SlotMemo = dict[str, tuple[CurrentBackend | None, tuple[Endpoint, ...], int, bool, tuple[ServerSlot, ...]]]
 
 
 class EndpointsMemo:
@@ -322,43 +383,74 @@ class EndpointsMemo:
         return list(result)
 
 
+#: how long a backend's endpoints must have fit in a quarter of its server slots before a reload that
+#: happens anyway gives the surplus back (an autoscaled Service that shrinks for less will grow again)
+SLOT_SHRINK_QUIET = 900.0
+
+
 class ServerSlots:
     """Assigns endpoints to ``SRV_n`` server slots, keeping each endpoint in its deployed slot.
 
     Keeping slots stable is what lets the synchronizer change only addresses/states through the
-    runtime API: an endpoint that stays keeps its ``SRV_n``, newcomers take the lowest free slots,
-    and the slot count only grows in steps of ``slots`` so scaling within it needs no reload.
+    runtime API: an endpoint that stays keeps its ``SRV_n``, newcomers take the lowest free slots.
+    The slot count has hysteresis, because changing it is a reload: it grows ahead of need (to twice
+    the deployed count, in steps of ``slots``, so a backend that keeps growing reloads a logarithmic
+    number of times) and never shrinks by itself. A backend whose endpoints fit in a quarter of its
+    slots for ``SLOT_SHRINK_QUIET`` seconds (``low_since`` remembers since when, across renders) is
+    ``shrinkable``; only a ``compact`` render (one whose config reloads anyway, see
+    ``render_and_validate``) gives its surplus back.
     """
 
-    def __init__(self, current: CurrentConfig | None, memo: SlotMemo | None = None) -> None:
+    def __init__(self, current: CurrentConfig | None, memo: SlotMemo | None = None, *, compact: bool = False,
+                 now: float | None = None, low_since: Mapping[str, float] | None = None) -> None:
         self._current = current
+        self._compact = compact
+        self._now = now
+        self._low_since_before: Mapping[str, float] = low_since or {}
         # The assignments of the previous render (read) and of this one (written): an unchanged backend
         # with unchanged endpoints gets the same slots without redoing the assignment.
         self._previous_memo: SlotMemo = memo if memo is not None else {}
         self.memo: SlotMemo = {}
+        self.low_since: dict[str, float] = {}
+        self.shrinkable = False
 
-    def assign(self, backend: str, endpoints: Sequence[Endpoint], slots: Any = 10) -> list[ServerSlot]:
+    def assign(self, backend: str, endpoints: Sequence[Endpoint], slots: Any = 10,
+               shrink_after: Any = None) -> list[ServerSlot]:
+        """``slots`` per step; ``shrink_after``: the quiet period in seconds (None or undefined: the default)."""
         try:
             step = int(slots)
         except (TypeError, ValueError):
             step = 0
         if not 1 <= step <= 1000:
             raise TemplateFailure(f"server slots must be an integer from 1 to 1000, got {slots!r}")
+        quiet = _quiet_period(shrink_after)
         previous = self._current.backends.get(backend) if self._current is not None else None
+        deployed = deployed_slots(previous)
+        shrinkable = self._quiet_long_enough(backend, len(endpoints), deployed, quiet)
+        compact = self._compact and shrinkable
         key = tuple(endpoints)
         hit = self._previous_memo.get(backend)
         # The deployed backend is compared by identity (the current-config reader reuses unchanged ones;
         # the memo holds it, so the identity cannot be recycled), endpoints and step by value.
-        if hit is not None and hit[0] is previous and hit[1] == key and hit[2] == step:
-            result = hit[3]
+        if hit is not None and hit[0] is previous and hit[1] == key and hit[2] == step and hit[3] == compact:
+            result = hit[4]
         else:
-            result = tuple(self._assign(previous, endpoints, step))
-        self.memo[backend] = (previous, key, step, result)
+            count = slot_count(len(endpoints), step, deployed, compact=compact)
+            result = tuple(self._assign(previous, endpoints, count))
+        self.memo[backend] = (previous, key, step, compact, result)
+        self.shrinkable = self.shrinkable or (shrinkable and not compact)
         return list(result)
 
+    def _quiet_long_enough(self, backend: str, endpoints: int, deployed: int, quiet: float) -> bool:
+        """Whether ``backend``'s endpoints have fit in a quarter of its deployed slots for ``quiet`` seconds."""
+        if self._now is None or deployed == 0 or endpoints * 4 > deployed:
+            return False
+        since = self._low_since_before.get(backend, self._now)
+        self.low_since[backend] = since
+        return self._now - since >= quiet
+
     @staticmethod
-    def _assign(previous: CurrentBackend | None, endpoints: Sequence[Endpoint], step: int) -> list[ServerSlot]:
-        count = max(step, math.ceil(len(endpoints) / step) * step)
+    def _assign(previous: CurrentBackend | None, endpoints: Sequence[Endpoint], count: int) -> list[ServerSlot]:
         by_slot: dict[int, Endpoint] = {}
         if previous is None:
             # Nothing deployed yet: endpoints simply fill the first slots.
@@ -366,17 +458,16 @@ class ServerSlots:
             filled = [ServerSlot(f"SRV_{i}", e.address, e.port, True) for i, e in enumerate(endpoints, 1)]
             return filled + placeholders
         remaining = dict.fromkeys(endpoints)
-        if previous is not None:
-            for server in previous.servers.values():
-                if server.disabled or server.port is None or not server.name.startswith("SRV_"):
-                    continue
-                index = server.name[4:]
-                if not index.isdigit() or not 1 <= int(index) <= count:
-                    continue
-                endpoint = Endpoint(server.address, server.port)
-                if endpoint in remaining:
-                    by_slot[int(index)] = endpoint
-                    del remaining[endpoint]
+        for server in previous.servers.values():
+            if server.disabled or server.port is None or not server.name.startswith("SRV_"):
+                continue
+            index = server.name[4:]
+            if not index.isdigit() or not 1 <= int(index) <= count:
+                continue
+            endpoint = Endpoint(server.address, server.port)
+            if endpoint in remaining:
+                by_slot[int(index)] = endpoint
+                del remaining[endpoint]
         free = (i for i in range(1, count + 1) if i not in by_slot)
         for endpoint in remaining:
             by_slot[next(free)] = endpoint
@@ -388,6 +479,41 @@ class ServerSlots:
             else:
                 result.append(ServerSlot(f"SRV_{i}", taken.address, taken.port, True))
         return result
+
+
+def _quiet_period(value: Any) -> float:
+    if value is None or isinstance(value, Undefined):
+        return SLOT_SHRINK_QUIET
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = -1.0
+    if not 0 <= seconds <= 7 * 86400:
+        raise TemplateFailure(f"the slot shrink quiet period must be seconds from 0 to 604800, got {value!r}")
+    return seconds
+
+
+def deployed_slots(backend: CurrentBackend | None) -> int:
+    """How many ``SRV_n`` slots the deployed backend has (its highest ``n``; 0 when not deployed)."""
+    if backend is None:
+        return 0
+    indices = [int(name[4:]) for name in backend.servers if name.startswith("SRV_") and name[4:].isdigit()]
+    return max(indices, default=0)
+
+
+def slot_count(endpoints: int, step: int, deployed: int, *, compact: bool = False) -> int:
+    """The slot count for ``endpoints`` given the ``deployed`` one.
+
+    ``needed`` is the smallest multiple of ``step`` (at least ``step``) that holds every endpoint. Not
+    deployed yet: ``needed``. Within the deployed count: the deployed count (a shrink is a reload
+    nobody asked for), or ``needed`` when compacting. Beyond it: at least twice the deployed count.
+    """
+    needed = max(step, math.ceil(endpoints / step) * step)
+    if deployed <= 0:
+        return needed
+    if needed <= deployed:
+        return needed if compact else deployed
+    return max(needed, math.ceil(2 * deployed / step) * step)
 
 
 CURRENT_RENDER: ContextVar[RenderState | None] = ContextVar("haptic_current_render", default=None)
@@ -413,6 +539,8 @@ class RenderState:
     #: (kind, namespace, name) of every object the templates must leave out of this render
     #: (set before the render by the caller: per-object isolation re-renders without them).
     skip: frozenset[tuple[str, str, str]] = frozenset()
+    #: the versions rendered in place of some skipped objects (``RenderInputs.previous``)
+    previous: Mapping[tuple[str, str, str], Any] = field(default_factory=dict)
     #: (kind, namespace, name) -> the ``statuses.ObjectStatus`` templates declared with ``set_status``
     statuses: dict[tuple[str, str, str], Any] = field(default_factory=dict)
 

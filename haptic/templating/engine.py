@@ -31,6 +31,7 @@ from haptic.templating.context import (
     ServerSlot,
     ServerSlots,
     SharedState,
+    SkippingStore,
     SlotMemo,
     StorageDirs,
     StoreLike,
@@ -123,8 +124,13 @@ class RenderInputs:
     dirs: StorageDirs = field(default_factory=StorageDirs)
     #: (kind, namespace, name) of objects the templates must leave out (``skipped(obj)`` in templates).
     skip: frozenset[tuple[str, str, str]] = frozenset()
+    #: For some skipped objects, the version to render in their place (their version in the last config
+    #: that validated): a change haproxy -c rejected is held back, not the whole object.
+    previous: Mapping[tuple[str, str, str], Mapping[str, Any]] = field(default_factory=dict)
     wall_time: float | None = None
     """Seconds since the epoch from the caller's clock: what ``now()`` returns (None: ``now()`` fails)."""
+    #: give shrinkable backends' surplus server slots back (the config reloads anyway; see ``ServerSlots``)
+    compact_slots: bool = False
 
 
 @dataclass(frozen=True)
@@ -139,6 +145,8 @@ class RenderResult:
     #: the statuses templates declared (``set_status``), sorted by object
     statuses: tuple[ObjectStatus, ...] = ()
     context: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    #: some backend kept surplus server slots long enough that a compact render would give them back
+    slots_shrinkable: bool = False
 
     def __repr__(self) -> str:
         # Certificates hold private keys: a repr (logs, debuggers) shows file names and sizes only.
@@ -191,6 +199,7 @@ class TemplateEngine:
         self._sources = sources
         # Server slot assignments of the last completed render, reused for unchanged backends.
         self._slot_memo: SlotMemo = {}
+        self._slot_low_since: dict[str, float] = {}
         self._endpoints = EndpointsMemo()
         memo = self._endpoints
 
@@ -277,7 +286,10 @@ class TemplateEngine:
         current = self._current(inputs.current_config)
         pods = StoreView(inputs.haproxy_pods if inputs.haproxy_pods is not None else EMPTY_STORE)
         context: dict[str, Any] = {
-            "resources": {name: StoreView(store) for name, store in sorted(inputs.stores.items())},
+            "resources": {
+                name: StoreView(SkippingStore(store, inputs.skip, inputs.previous) if inputs.skip else store)
+                for name, store in sorted(inputs.stores.items())
+            },
             "controller": {"haproxy_pods": pods},
             "extraContext": dict(inputs.extra_context),
             "capabilities": dict(inputs.capabilities),
@@ -293,7 +305,8 @@ class TemplateEngine:
                 "base_dir": inputs.dirs.base_dir,
             },
             "shared": SharedState(),
-            "server_slots": ServerSlots(current, self._slot_memo),
+            "server_slots": ServerSlots(current, self._slot_memo, compact=inputs.compact_slots, now=inputs.wall_time,
+                                        low_since=self._slot_low_since),
         }
         return context, state, registry
 
@@ -301,6 +314,7 @@ class TemplateEngine:
         """Renders ``haproxy.cfg`` then maps, files and certificates (name order), sharing one context."""
         context, state, registry = self.build_context(inputs)
         state.skip = inputs.skip
+        state.previous = inputs.previous
         self._endpoints.next_render()
         self.env.start_deadline(self.render_timeout)
         # A render allocates hundreds of thousands of short-lived objects next to large stores; the
@@ -321,8 +335,10 @@ class TemplateEngine:
             if gc_was_enabled:
                 gc.enable()
         slots = context["server_slots"]
+        shrinkable = False
         if isinstance(slots, ServerSlots):
-            self._slot_memo = slots.memo
+            self._slot_memo, self._slot_low_since = slots.memo, slots.low_since
+            shrinkable = slots.shrinkable
         for kind, target in (("map", maps), ("file", files), ("cert", certs)):
             for name, content in sorted(registry.files[kind].items()):
                 if name in target and target[name] != content:
@@ -337,7 +353,7 @@ class TemplateEngine:
         notices = tuple(sorted(state.notices.values()))
         statuses = tuple(sorted(state.statuses.values()))
         return RenderResult(config=config, aux=aux, warnings=tuple(state.warnings), notices=notices,
-                            statuses=statuses, context=context)
+                            statuses=statuses, context=context, slots_shrinkable=shrinkable)
 
     def _render_one(self, name: str, template: TemplateFile, context: Mapping[str, Any]) -> str:
         try:

@@ -31,6 +31,7 @@ from .field_errors import (
     too_many,
 )
 from .gofmt import go_quote
+from .known_good import KnownGood
 from .resources import ResourceType
 from .validation import dns1123_label_errors, dns1123_subdomain_errors
 
@@ -83,24 +84,40 @@ def _int_or_string_port(errors: list[FieldError], field: str, value: Any) -> Non
 # -- data-carrying kinds --------------------------------------------------------------------------------
 
 
-def _data_keys(errors: list[FieldError], obj: JSON, fields: tuple[str, ...]) -> None:
+_CONFIG_KEYS = KnownGood(lambda key: isinstance(key, str) and len(key) <= 253 and _CONFIG_KEY.match(key) is not None)
+
+
+def _data_keys(errors: list[FieldError], obj: JSON, fields: tuple[str, ...]) -> int:
+    """Checks the keys of the data maps; returns their size (keys and values) as the API server counts it."""
+    first = obj.get(fields[0])
+    if len(fields) == 1 or not obj.get(fields[1]):
+        # The usual case, one map: no key can be a duplicate, and valid keys are known from earlier writes.
+        if not isinstance(first, dict):
+            return 0
+        if _CONFIG_KEYS.all(first):
+            try:
+                return sum(map(len, first)) + sum(map(len, first.values()))
+            except TypeError:  # a value that is not a string: counted below
+                pass
+    maps = [(name, _map(obj.get(name))) for name in fields]
     seen: dict[str, str] = {}
-    for name in fields:
-        for key in _map(obj.get(name)):
-            path = f"{name}[{key}]"
-            if len(key) > 253:
-                errors.append(invalid_value(path, key, "must be no more than 253 characters"))
-            if not _CONFIG_KEY.match(key):
-                errors.append(invalid_value(path, key, "a valid config key must consist of alphanumeric "
-                                            "characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or "
-                                            "'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"))
+    size = 0
+    for name, values in maps:
+        for key, value in values.items():
+            key = str(key)
+            size += len(key) + len(value if isinstance(value, str) else str(value))
+            if not _CONFIG_KEYS.all((key,)):
+                path = f"{name}[{key}]"
+                if len(key) > 253:
+                    errors.append(invalid_value(path, key, "must be no more than 253 characters"))
+                if not _CONFIG_KEY.match(key):
+                    errors.append(invalid_value(path, key, "a valid config key must consist of alphanumeric "
+                                                "characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  "
+                                                "or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"))
             if key in seen:
-                errors.append(invalid_value(path, key, f"duplicate of key present in {seen[key]}"))
+                errors.append(invalid_value(f"{name}[{key}]", key, f"duplicate of key present in {seen[key]}"))
             seen.setdefault(key, name)
-
-
-def _size(obj: JSON, fields: tuple[str, ...]) -> int:
-    return sum(len(str(k)) + len(str(v)) for name in fields for k, v in _map(obj.get(name)).items())
+    return size
 
 
 def _immutable_data(errors: list[FieldError], obj: JSON, old: JSON | None, fields: tuple[str, ...]) -> None:
@@ -116,8 +133,7 @@ def _immutable_data(errors: list[FieldError], obj: JSON, old: JSON | None, field
 def config_map(obj: JSON, old: JSON | None) -> list[FieldError]:
     errors: list[FieldError] = []
     fields = ("data", "binaryData")
-    _data_keys(errors, obj, fields)
-    if _size(obj, fields) > _MAX_DATA:
+    if _data_keys(errors, obj, fields) > _MAX_DATA:
         errors.append(too_long_bytes("", _MAX_DATA))
     _immutable_data(errors, obj, old, fields)
     return errors
@@ -133,7 +149,7 @@ _SECRET_REQUIRED = {
 
 def secret(obj: JSON, old: JSON | None) -> list[FieldError]:
     errors: list[FieldError] = []
-    _data_keys(errors, obj, ("data",))
+    size = _data_keys(errors, obj, ("data",))
     data = _map(obj.get("data"))
     kind = str(obj.get("type") or "Opaque")
     for key in _SECRET_REQUIRED.get(kind, ()):
@@ -145,7 +161,7 @@ def secret(obj: JSON, old: JSON | None) -> list[FieldError]:
         annotations = _map(_map(obj.get("metadata")).get("annotations"))
         if not annotations.get("kubernetes.io/service-account.name"):
             errors.append(required("metadata.annotations[kubernetes.io/service-account.name]"))
-    if _size(obj, ("data",)) > _MAX_DATA:
+    if size > _MAX_DATA:
         errors.append(too_long_bytes("data", _MAX_DATA))
     if old is not None and str(old.get("type") or "Opaque") != kind:
         errors.append(immutable("type", kind))

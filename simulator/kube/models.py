@@ -9,7 +9,7 @@ used by two groups.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -53,40 +53,103 @@ def model_for(group: str, version: str, kind: str) -> str | None:
     return None
 
 
+_ROOTS: dict[tuple[str, str], str | None] = {}
+
+
 def root_model(rt: ResourceType) -> str | None:
-    return None if rt.custom else model_for(rt.group, rt.version, rt.kind)
+    if rt.custom:
+        return None
+    key = (rt.api_version, rt.kind)
+    try:
+        return _ROOTS[key]
+    except KeyError:
+        found = _ROOTS[key] = model_for(rt.group, rt.version, rt.kind)
+        return found
 
 
 def undeclared(obj: dict[str, Any], model: str) -> list[tuple[Element, ...]]:
     """Removes (in place) the fields the model does not declare; returns their paths."""
     found: list[tuple[Element, ...]] = []
-    _prune(obj, model, (), found)
+    _walker(model)(obj, (), found)
     return found
 
 
-def _prune(value: Any, type_name: str, path: tuple[Element, ...], found: list[tuple[Element, ...]]) -> None:
+# Walks a value of one type: drops the fields its type does not declare, appends their paths to ``found``.
+Walker = Callable[[Any, tuple[Element, ...], list[tuple[Element, ...]]], None]
+# One walker per type, compiled on first use: every write of a built-in kind walks its model.
+_WALKERS: dict[str, Walker] = {}
+
+
+def _walker(type_name: str) -> Walker:
+    walker = _WALKERS.get(type_name)
+    if walker is None:
+        walker = _WALKERS[type_name] = _compile(type_name)
+    return walker
+
+
+@cache
+def _structured(type_name: str) -> bool:
+    """Whether a value of the type can hold fields of its own (scalars, and lists or maps of them, cannot)."""
     if type_name.startswith("list["):
-        if isinstance(value, list):
-            inner = type_name[5:-1]
-            for index, item in enumerate(value):
-                _prune(item, inner, (*path, (index, item)), found)
-        return
+        return _structured(type_name[5:-1])
     if type_name.startswith("map["):
+        return _structured(type_name[4:-1])
+    return type_name in _models()
+
+
+def _compile(type_name: str) -> Walker:
+    if type_name.startswith(("list[", "map[")):
+        inner = type_name[5:-1] if type_name.startswith("list[") else type_name[4:-1]
+        if not _structured(inner):
+            return _scalar
+        return _list_walker(inner) if type_name.startswith("list[") else _map_walker(inner)
+    fields = _models()[type_name]["fields"] if type_name in _models() else None
+    if fields is None:
+        return _scalar
+    declared = frozenset(fields)
+    structured = [(key, sub) for key, sub in fields.items() if _structured(sub)]
+    # The walkers of the fields are bound on the first walk, not here: types refer to themselves (JSONSchemaProps).
+    nested: list[tuple[str, Walker]] = []
+
+    def walk(value: Any, path: tuple[Element, ...], found: list[tuple[Element, ...]]) -> None:
+        if not isinstance(value, dict):
+            return
+        if not declared.issuperset(value):
+            for key in [k for k in value if k not in declared]:
+                del value[key]
+                found.append((*path, key))
+        if len(nested) != len(structured):
+            nested[:] = [(key, _walker(sub)) for key, sub in structured]
+        for key, walker in nested:
+            item = value.get(key)
+            if item is not None:
+                walker(item, (*path, key), found)
+
+    return walk
+
+
+def _list_walker(inner: str) -> Walker:
+    def walk(value: Any, path: tuple[Element, ...], found: list[tuple[Element, ...]]) -> None:
+        if isinstance(value, list):
+            item_walker = _walker(inner)
+            for index, item in enumerate(value):
+                item_walker(item, (*path, (index, item)), found)
+
+    return walk
+
+
+def _map_walker(inner: str) -> Walker:
+    def walk(value: Any, path: tuple[Element, ...], found: list[tuple[Element, ...]]) -> None:
         if isinstance(value, dict):
-            inner = type_name[4:-1]
+            item_walker = _walker(inner)
             for key, item in value.items():
-                _prune(item, inner, (*path, key), found)
-        return
-    fields = fields_of(type_name)
-    if fields is None or not isinstance(value, dict):
-        return
-    for key in list(value):
-        sub = fields.get(key)
-        if sub is None:
-            del value[key]
-            found.append((*path, key))
-        else:
-            _prune(value[key], sub, (*path, key), found)
+                item_walker(item, (*path, key), found)
+
+    return walk
+
+
+def _scalar(value: Any, path: tuple[Element, ...], found: list[tuple[Element, ...]]) -> None:
+    """Scalars (and lists or maps of them) declare no fields."""
 
 
 def decode_path(path: tuple[Element, ...]) -> str:

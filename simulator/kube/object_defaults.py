@@ -29,7 +29,7 @@ GENERATION_KINDS = frozenset({
 _WORKLOADS = {("apps", "deployments"), ("apps", "statefulsets"), ("apps", "daemonsets"), ("apps", "replicasets"),
               ("batch", "jobs"), ("", "replicationcontrollers")}
 _STATUS_ON_CREATE: dict[tuple[str, str], JSON] = {
-    **{key: {} for key in _WORKLOADS},
+    **{key: {} for key in (*_WORKLOADS, ("batch", "cronjobs"))},
     ("", "services"): {"loadBalancer": {}},
     ("networking.k8s.io", "ingresses"): {"loadBalancer": {}},
 }
@@ -136,6 +136,59 @@ def _template(obj: JSON) -> None:
         pod_spec(spec["template"].get("spec"))
 
 
+# The labels the Job strategy puts on a Job's pods when it generates the selector (legacy names too).
+_JOB_NAME_LABELS = ("job-name", "batch.kubernetes.io/job-name")
+_JOB_UID_LABELS = ("controller-uid", "batch.kubernetes.io/controller-uid")
+
+
+def _job(obj: JSON, creating: bool) -> None:
+    """``SetDefaults_Job``, and on create the selector the Job strategy generates unless ``manualSelector``."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    template = spec.get("template")
+    if creating and spec.get("manualSelector") is not True and isinstance(template, dict):
+        meta = obj["metadata"]
+        template_meta = template.setdefault("metadata", {})
+        if isinstance(template_meta, dict):
+            labels = template_meta.get("labels")
+            labels = template_meta["labels"] = labels if isinstance(labels, dict) else {}
+            for name in _JOB_NAME_LABELS:
+                labels.setdefault(name, meta.get("name"))
+            for name in _JOB_UID_LABELS:
+                labels.setdefault(name, meta.get("uid"))
+            selector = spec.get("selector")
+            selector = spec["selector"] = selector if isinstance(selector, dict) else {}
+            match = selector.get("matchLabels")
+            match = selector["matchLabels"] = match if isinstance(match, dict) else {}
+            match.setdefault(_JOB_UID_LABELS[1], meta.get("uid"))
+    if spec.get("completions") is None and spec.get("parallelism") is None:
+        spec["completions"] = 1
+    spec.setdefault("parallelism", 1)
+    spec.setdefault("backoffLimit", 6)
+    spec.setdefault("completionMode", "NonIndexed")
+    spec.setdefault("suspend", False)
+    spec.setdefault("podReplacementPolicy", "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed")
+    # A Job without labels of its own carries its pods' (the server defaults them when it reads the object).
+    template_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels")
+    if isinstance(template_labels, dict) and template_labels and not obj["metadata"].get("labels"):
+        obj["metadata"]["labels"] = dict(template_labels)
+
+
+def _cron_job(obj: JSON) -> None:
+    """``SetDefaults_CronJob`` and the pod template of its job template (not the JobSpec's own defaults)."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    spec.setdefault("concurrencyPolicy", "Allow")
+    spec.setdefault("suspend", False)
+    spec.setdefault("successfulJobsHistoryLimit", 3)
+    spec.setdefault("failedJobsHistoryLimit", 1)
+    job_template = spec.get("jobTemplate")
+    if isinstance(job_template, dict):
+        _template(job_template)
+
+
 def apply(rt: ResourceType, obj: JSON, creating: bool) -> None:
     """Defaults ``obj`` in place; on create also gives it the status a new object of its kind has."""
     key = rt.storage_key
@@ -149,7 +202,11 @@ def apply(rt: ResourceType, obj: JSON, creating: bool) -> None:
     elif key in _WORKLOADS:
         if key == ("apps", "deployments"):
             _deployment(obj)
+        elif key == ("batch", "jobs"):
+            _job(obj, creating)
         _template(obj)
+    elif key == ("batch", "cronjobs"):
+        _cron_job(obj)
     if creating and key in _STATUS_ON_CREATE:
         skeleton = obj.get("status")
         if not isinstance(skeleton, dict):

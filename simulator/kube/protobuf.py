@@ -3,14 +3,17 @@
 client-go's typed clients post protobuf; this covers ConfigMap, Secret, Namespace and ServiceAccount
 (field numbers from k8s.io/api/core/v1/generated.proto) and the reviews and TokenRequests of
 ``kubectl auth`` and ``kubectl create token`` (authorization/v1 and authentication/v1) and the RBAC
-objects of ``kubectl create role|clusterrole|rolebinding|clusterrolebinding`` (rbac/v1). Anything
-else answers 415.
+objects of ``kubectl create role|clusterrole|rolebinding|clusterrolebinding`` (rbac/v1), and, through
+field tables (``MESSAGES``), the Deployments, Jobs, CronJobs and Services of ``kubectl create
+deployment|job|cronjob|service`` with their pod templates. Any other kind, or a field the tables do not
+know carrying a value, answers 415.
 """
 
 from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -269,6 +272,185 @@ def _binding(raw: bytes) -> JSON:
     return obj
 
 
+# -- workloads, described by tables -----------------------------------------------------------------------
+#
+# Go's generated encoders write every non-pointer field, zero or not, and a pointer field only when it is
+# set. Decoded as the API server decodes (into Go structs, printed as JSON with ``omitempty``): a zero
+# scalar means unset unless the field is a pointer, and a nested struct that is not a pointer is always
+# there (``resources: {}``). A field number the tables do not know is refused (415) unless its value is
+# zero, so that nothing kubectl sent is silently lost.
+
+
+@dataclass(frozen=True)
+class PField:
+    name: str
+    kind: str  # "string", "int", "bool", a special (_SPECIALS) or a message of MESSAGES
+    repeated: bool = False
+    pointer: bool = False  # a Go pointer: present means set, even to zero
+    map_of: str = ""  # "string" or "quantity": a map field (entries: key 1, value 2)
+
+
+def _f(name: str, kind: str = "string", *, rep: bool = False, ptr: bool = False, map_of: str = "") -> PField:
+    return PField(name, kind, rep, ptr, map_of)
+
+
+def _int_or_string(raw: bytes) -> Any:
+    kind, number, text = 0, 0, ""
+    for field, _, item in _fields(raw):
+        if field == 1:
+            kind = item
+        elif field == 2:
+            number = _signed(item)
+        elif field == 3:
+            text = _text(item)
+    return text if kind == 1 else number
+
+
+def _quantity(raw: bytes) -> str:
+    return next((_text(v) for n, _, v in _fields(raw) if n == 1), "")
+
+
+_SPECIALS: dict[str, Callable[[bytes], Any]] = {
+    "meta": _metadata, "selector": _label_selector, "intstr": _int_or_string, "quantity": _quantity,
+}
+_TEMPLATE = {1: _f("metadata", "meta"), 2: _f("spec", "PodSpec")}
+# Field numbers from k8s.io/api's generated.proto (apps/v1, batch/v1, core/v1): protobuf field numbers never
+# change, and a field a newer client sends that is missing here is refused, not lost.
+MESSAGES: dict[str, dict[int, PField]] = {
+    "Deployment": {1: _f("metadata", "meta"), 2: _f("spec", "DeploymentSpec")},
+    "DeploymentSpec": {
+        1: _f("replicas", "int", ptr=True), 2: _f("selector", "selector"), 3: _f("template", "PodTemplateSpec"),
+        4: _f("strategy", "DeploymentStrategy"), 5: _f("minReadySeconds", "int"),
+        6: _f("revisionHistoryLimit", "int", ptr=True), 7: _f("paused", "bool"),
+        9: _f("progressDeadlineSeconds", "int", ptr=True),
+    },
+    "DeploymentStrategy": {1: _f("type"), 2: _f("rollingUpdate", "RollingUpdateDeployment", ptr=True)},
+    "RollingUpdateDeployment": {1: _f("maxUnavailable", "intstr", ptr=True), 2: _f("maxSurge", "intstr", ptr=True)},
+    "Job": {1: _f("metadata", "meta"), 2: _f("spec", "JobSpec")},
+    "JobSpec": {
+        1: _f("parallelism", "int", ptr=True), 2: _f("completions", "int", ptr=True),
+        3: _f("activeDeadlineSeconds", "int", ptr=True), 4: _f("selector", "selector"),
+        5: _f("manualSelector", "bool", ptr=True), 6: _f("template", "PodTemplateSpec"),
+        7: _f("backoffLimit", "int", ptr=True), 8: _f("ttlSecondsAfterFinished", "int", ptr=True),
+        9: _f("completionMode", ptr=True), 10: _f("suspend", "bool", ptr=True),
+    },
+    "CronJob": {1: _f("metadata", "meta"), 2: _f("spec", "CronJobSpec")},
+    "CronJobSpec": {
+        1: _f("schedule"), 2: _f("startingDeadlineSeconds", "int", ptr=True), 3: _f("concurrencyPolicy"),
+        4: _f("suspend", "bool", ptr=True), 5: _f("jobTemplate", "JobTemplateSpec"),
+        6: _f("successfulJobsHistoryLimit", "int", ptr=True), 7: _f("failedJobsHistoryLimit", "int", ptr=True),
+        8: _f("timeZone", ptr=True),
+    },
+    "JobTemplateSpec": {1: _f("metadata", "meta"), 2: _f("spec", "JobSpec")},
+    "PodTemplateSpec": _TEMPLATE,
+    "PodSpec": {
+        2: _f("containers", "Container", rep=True), 3: _f("restartPolicy"),
+        4: _f("terminationGracePeriodSeconds", "int", ptr=True), 5: _f("activeDeadlineSeconds", "int", ptr=True),
+        6: _f("dnsPolicy"), 7: _f("nodeSelector", map_of="string"), 8: _f("serviceAccountName"),
+        9: _f("serviceAccount"), 10: _f("nodeName"), 11: _f("hostNetwork", "bool"), 12: _f("hostPID", "bool"),
+        13: _f("hostIPC", "bool"), 15: _f("imagePullSecrets", "LocalObjectReference", rep=True),
+        16: _f("hostname"), 17: _f("subdomain"), 19: _f("schedulerName"),
+        20: _f("initContainers", "Container", rep=True), 21: _f("automountServiceAccountToken", "bool", ptr=True),
+        24: _f("priorityClassName"),
+    },
+    "Container": {
+        1: _f("name"), 2: _f("image"), 3: _f("command", rep=True), 4: _f("args", rep=True), 5: _f("workingDir"),
+        6: _f("ports", "ContainerPort", rep=True), 7: _f("env", "EnvVar", rep=True),
+        8: _f("resources", "ResourceRequirements"), 13: _f("terminationMessagePath"), 14: _f("imagePullPolicy"),
+        16: _f("stdin", "bool"), 17: _f("stdinOnce", "bool"), 18: _f("tty", "bool"),
+        20: _f("terminationMessagePolicy"), 24: _f("restartPolicy", ptr=True),
+    },
+    "ContainerPort": {1: _f("name"), 2: _f("hostPort", "int"), 3: _f("containerPort", "int"), 4: _f("protocol"),
+                      5: _f("hostIP")},
+    "EnvVar": {1: _f("name"), 2: _f("value")},
+    "ResourceRequirements": {1: _f("limits", map_of="quantity"), 2: _f("requests", map_of="quantity")},
+    "LocalObjectReference": {1: _f("name")},
+    "Service": {1: _f("metadata", "meta"), 2: _f("spec", "ServiceSpec")},
+    "ServiceSpec": {
+        1: _f("ports", "ServicePort", rep=True), 2: _f("selector", map_of="string"), 3: _f("clusterIP"),
+        4: _f("type"), 5: _f("externalIPs", rep=True), 7: _f("sessionAffinity"), 8: _f("loadBalancerIP"),
+        9: _f("loadBalancerSourceRanges", rep=True), 10: _f("externalName"), 11: _f("externalTrafficPolicy"),
+        12: _f("healthCheckNodePort", "int"), 13: _f("publishNotReadyAddresses", "bool"),
+        17: _f("ipFamilyPolicy", ptr=True), 18: _f("clusterIPs", rep=True), 19: _f("ipFamilies", rep=True),
+        20: _f("allocateLoadBalancerNodePorts", "bool", ptr=True), 21: _f("loadBalancerClass", ptr=True),
+        22: _f("internalTrafficPolicy", ptr=True),
+    },
+    "ServicePort": {1: _f("name"), 2: _f("protocol"), 3: _f("port", "int"), 4: _f("targetPort", "intstr"),
+                    5: _f("nodePort", "int"), 6: _f("appProtocol", ptr=True)},
+}
+# A top-level status is the server's to set: what a create sends there is dropped, as the store drops it.
+_STATUS = 3
+
+
+def _signed(value: int) -> int:
+    """A varint as Go's int32/int64 (negative numbers travel as their 64-bit two's complement)."""
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def _is_zero(wire: int, value: Any, depth: int = 0) -> bool:
+    """Whether an unknown field carries Go's zero value (an empty string, 0, or a message of zeros)."""
+    if wire == 0:
+        return bool(value == 0)
+    if wire in (1, 5):
+        return not any(value)
+    if not value:
+        return True
+    if depth > 8:
+        return False
+    try:
+        return all(_is_zero(w, v, depth + 1) for _, w, v in _fields(value))
+    except ValueError:
+        return False  # not a message: a non-empty string or bytes
+
+
+def _scalar(kind: str, wire: int, item: Any) -> Any:
+    if kind == "int":
+        return _signed(item)
+    if kind == "bool":
+        return bool(item)
+    return _text(item)
+
+
+def _decode_message(raw: bytes, name: str, top: bool = False) -> JSON:
+    table = MESSAGES[name]
+    out: JSON = {}
+    for number, wire, item in _fields(raw):
+        field = table.get(number)
+        if field is None:
+            if (top and number == _STATUS) or _is_zero(wire, item):
+                continue
+            raise ApiError(415, "UnsupportedMediaType",
+                           f"protobuf field {number} of {name} is not understood by the fake API server; send "
+                           f"JSON or YAML")
+        if field.map_of:
+            key, val = "", ""
+            for n, _, v in _fields(item):
+                if n == 1:
+                    key = _text(v)
+                elif n == 2:
+                    val = _quantity(v) if field.map_of == "quantity" else _text(v)
+            out.setdefault(field.name, {})[key] = val
+            continue
+        if field.kind in _SPECIALS or field.kind in MESSAGES:
+            value = _SPECIALS[field.kind](item) if field.kind in _SPECIALS else _decode_message(item, field.kind)
+        else:
+            value = _scalar(field.kind, wire, item)
+            if not value and not field.pointer and not field.repeated:
+                continue  # Go's zero value: unset (omitempty)
+        if field.repeated:
+            out.setdefault(field.name, []).append(value)
+        else:
+            out[field.name] = value
+    return out
+
+
+def _tabled(name: str) -> Callable[[bytes], JSON]:
+    def decode(raw: bytes) -> JSON:
+        return _decode_message(raw, name, top=True)
+
+    return decode
+
+
 _DECODERS: dict[tuple[str, str], Callable[[bytes], JSON]] = {
     ("rbac.authorization.k8s.io/v1", "Role"): _role,
     ("rbac.authorization.k8s.io/v1", "ClusterRole"): _role,
@@ -285,6 +467,10 @@ _DECODERS: dict[tuple[str, str], Callable[[bytes], JSON]] = {
     ("v1", "Secret"): _secret,
     ("v1", "Namespace"): _namespace,
     ("v1", "ServiceAccount"): _service_account,
+    ("apps/v1", "Deployment"): _tabled("Deployment"),
+    ("batch/v1", "Job"): _tabled("Job"),
+    ("batch/v1", "CronJob"): _tabled("CronJob"),
+    ("v1", "Service"): _tabled("Service"),
 }
 
 

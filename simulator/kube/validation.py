@@ -9,6 +9,7 @@ from haptic.k8s.api import ApiError, Invalid
 
 from . import field_errors
 from .field_errors import FieldError, invalid_value, required, too_long_bytes
+from .known_good import KnownGood
 from .resources import ResourceType
 
 _LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -117,10 +118,13 @@ def path_segment_errors(field: str, value: str) -> list[FieldError]:
 def check_name(rt: ResourceType, name: Any) -> None:
     if not isinstance(name, str) or not name:
         raise invalid(rt, "", [required("metadata.name", "name or generateName is required")])
-    if rt.storage_key in _PATH_SEGMENT_NAMED:
+    key = rt.storage_key
+    if len(name) <= 253 and key not in _LABEL_NAMED and key not in _PATH_SEGMENT_NAMED and _SUBDOMAIN.match(name):
+        return  # the usual case, checked without building an error list
+    if key in _PATH_SEGMENT_NAMED:
         errors = path_segment_errors("metadata.name", name)
     else:
-        errors = (dns1123_label_errors if rt.storage_key in _LABEL_NAMED else dns1123_subdomain_errors)(
+        errors = (dns1123_label_errors if key in _LABEL_NAMED else dns1123_subdomain_errors)(
             "metadata.name", name)
     if errors:
         raise invalid(rt, name, errors)
@@ -147,7 +151,9 @@ def check_body(rt: ResourceType, body: Any, url_name: str | None = None, url_nam
                           f"({url_name})")
     if rt.namespaced and url_namespace is not None and meta.get("namespace") not in (None, url_namespace):
         raise bad_request("the namespace of the provided object does not match the namespace sent on the request")
-    for key in ("labels", "annotations"):
+    labels = meta.get("labels")
+    known = isinstance(labels, dict) and _known_labels(labels)
+    for key in ("annotations",) if known else ("labels", "annotations"):
         value = meta.get(key)
         if value is None:
             continue
@@ -159,25 +165,40 @@ def check_body(rt: ResourceType, body: Any, url_name: str | None = None, url_nam
                 # The value is not echoed: annotations may carry secret material (last-applied-configuration).
                 raise undecodable(rt, f"json: cannot unmarshal {_JSON_TYPES.get(type(item), 'null')} into Go "
                                       f"struct field ObjectMeta.metadata.{key} of type string")
-    errors = metadata_errors(meta)
+    errors = metadata_errors(meta, labels_known=known)
     if errors:
         raise invalid(rt, str(meta.get("name") or ""), errors)
 
 
-def metadata_errors(meta: dict[str, Any]) -> list[FieldError]:
-    """Labels and annotations as ``ValidateObjectMeta`` checks them."""
+_QUALIFIED_NAMES = KnownGood(lambda key: not qualified_name_errors("", str(key)))
+# null decodes as ""
+_LABEL_VALUES = KnownGood(lambda value: value is None or (isinstance(value, str) and not label_value_errors("", value)))
+
+
+def _known_labels(labels: dict[Any, Any]) -> bool:
+    """Whether every label key and value is a string (or null) known to be valid."""
+    try:
+        return _QUALIFIED_NAMES.all(labels) and _LABEL_VALUES.all(labels.values())
+    except TypeError:  # an unhashable value: not a string, found by the slow path
+        return False
+
+
+def metadata_errors(meta: dict[str, Any], labels_known: bool = False) -> list[FieldError]:
+    """Labels and annotations as ``ValidateObjectMeta`` checks them (keys and values are strings by now)."""
     errors: list[FieldError] = []
     labels = meta.get("labels")
-    if isinstance(labels, dict):
+    if labels and not labels_known and not _known_labels(labels):
         for key, value in labels.items():
             errors.extend(qualified_name_errors("metadata.labels", str(key)))
-            if isinstance(value, str):
+            if value is not None:
                 errors.extend(label_value_errors("metadata.labels", value))
     annotations = meta.get("annotations")
-    if isinstance(annotations, dict):
-        for key in annotations:
-            errors.extend(qualified_name_errors("metadata.annotations", str(key).lower()))
-        total = sum(len(str(k)) + len(v) for k, v in annotations.items() if isinstance(v, str))
+    if annotations:
+        lowered = [str(key).lower() for key in annotations]
+        if not _QUALIFIED_NAMES.all(lowered):
+            for key in lowered:
+                errors.extend(qualified_name_errors("metadata.annotations", key))
+        total = sum(len(str(k)) + len(v) for k, v in annotations.items() if v is not None)
         if total > _ANNOTATIONS_LIMIT:
             errors.append(too_long_bytes("metadata.annotations", _ANNOTATIONS_LIMIT))
     return errors

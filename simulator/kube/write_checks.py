@@ -28,8 +28,9 @@ def check_write(rt: ResourceType, obj: JSON, old: JSON | None, operation: str, h
     if not rt.custom:
         model = models.root_model(rt)
         if model is not None:
-            dropped = [models.decode_path(p) for p in models.undeclared(obj, model)]
-            field_validation.report_unknown(rt, dropped, how, operation, obj)
+            dropped = models.undeclared(obj, model)
+            if dropped:
+                field_validation.report_unknown(rt, [models.decode_path(p) for p in dropped], how, operation, obj)
         # A status write validates the status only (none of the checked kinds constrain theirs).
         found = builtin_validation.errors(rt, obj, old) if subresource is None else []
         if found:

@@ -43,6 +43,7 @@ import httpx
 from haptic.config.durations import parse_duration
 from haptic.k8s.api import JSON, NotFound
 from haptic.k8s.leaderelection import format_micro_time
+from haptic.templating.context import SLOT_SHRINK_QUIET
 from simulator.cluster_objects import dataplane_password, lease_handed_to
 from simulator.harness import SETTLE_QUIET
 from simulator.kube.patching import json_patch, merge_patch, strategic_merge
@@ -119,6 +120,9 @@ def scale_config(config: Mapping[str, Any], scale: float) -> JSON:
         value = section.get(field_name)
         seconds = default if value is None else parse_duration(str(value)).total_seconds()
         section[field_name] = f"{seconds * scale:.3f}s"
+    # The Ingress library's slot shrink quiet period is measured on the controller's clock too.
+    extra = spec.setdefault("templatingSettings", {}).setdefault("extraContext", {})
+    extra["slotShrinkAfter"] = float(extra.get("slotShrinkAfter", SLOT_SHRINK_QUIET)) * scale
     return scaled
 
 

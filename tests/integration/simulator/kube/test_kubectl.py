@@ -248,5 +248,29 @@ def test_imperative_create_sends_protobuf_that_is_understood(kubectl: Kubectl) -
     assert kubectl.stored("v1", "configmaps", "default", "made")["data"] == {"a": "1", "b": "two"}
     assert kubectl.stored("v1", "secrets", "default", "pw")["data"] == {"password": "czNjcmV0"}
     assert kubectl.stored("v1", "namespaces", None, "made-ns")["status"] == {"phase": "Active"}
-    refused = kubectl("create", "deployment", "web", "--image=nginx", check=False)
-    assert refused.returncode != 0 and "Deployment" in refused.stderr and "JSON or YAML" in refused.stderr
+    # Workloads with their pod templates (these answered 415 before the field tables).
+    kubectl("create", "deployment", "web", "--image=nginx", "--port=8080", "--replicas=0", "--", "sleep", "10")
+    deployment = kubectl.stored("apps/v1", "deployments", "default", "web")
+    assert deployment["spec"]["replicas"] == 0, "a pointer field set to zero stays set"
+    assert deployment["spec"]["selector"] == {"matchLabels": {"app": "web"}}
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert (container["name"], container["image"], container["command"]) == ("nginx", "nginx", ["sleep", "10"])
+    assert container["ports"] == [{"containerPort": 8080, "protocol": "TCP"}] and container["resources"] == {}
+    kubectl("create", "cronjob", "tick", "--image=busybox", "--schedule=*/5 * * * *", "--", "date")
+    cronjob = kubectl.stored("batch/v1", "cronjobs", "default", "tick")
+    assert cronjob["spec"]["schedule"] == "*/5 * * * *"
+    assert cronjob["spec"]["jobTemplate"]["spec"]["template"]["spec"]["restartPolicy"] == "OnFailure"
+    kubectl("create", "job", "once", "--from=cronjob/tick")
+    job = kubectl.stored("batch/v1", "jobs", "default", "once")
+    assert job["metadata"]["annotations"] == {"cronjob.kubernetes.io/instantiate": "manual"}
+    assert [(r["kind"], r["name"], r["controller"]) for r in job["metadata"]["ownerReferences"]] == \
+        [("CronJob", "tick", True)]
+    assert job["spec"]["template"]["spec"]["containers"][0]["command"] == ["date"]
+    kubectl("create", "service", "nodeport", "web", "--tcp=80:8080", "--node-port=30080")
+    service = kubectl.stored("v1", "services", "default", "web")
+    assert service["spec"]["ports"] == [{"name": "80-8080", "protocol": "TCP", "port": 80, "targetPort": 8080,
+                                         "nodePort": 30080}]
+    assert (service["spec"]["type"], service["spec"]["selector"]) == ("NodePort", {"app": "web"})
+    # A kind without a decoder still says what to send instead.
+    refused = kubectl("create", "ingress", "web", "--rule=a.example/=web:80", check=False)
+    assert refused.returncode != 0 and "Ingress" in refused.stderr and "JSON or YAML" in refused.stderr

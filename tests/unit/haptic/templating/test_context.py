@@ -7,7 +7,15 @@ from typing import Any
 import pytest
 
 from haptic.templating.capabilities import capabilities_from_version_output
-from haptic.templating.context import Endpoint, ServerSlots, StorageDirs, sanitize_filename, service_endpoints
+from haptic.templating.context import (
+    SLOT_SHRINK_QUIET,
+    Endpoint,
+    ServerSlots,
+    StorageDirs,
+    sanitize_filename,
+    service_endpoints,
+    slot_count,
+)
 from haptic.templating.current_config import coerce_current_config, parse_current_config
 from haptic.templating.errors import TemplateFailure
 
@@ -83,6 +91,70 @@ def test_server_slots_grow_in_steps_and_reject_bad_counts() -> None:
         ServerSlots(None).assign("be", endpoints, "lots")
     with pytest.raises(TemplateFailure, match="server slots"):
         ServerSlots(None).assign("be", endpoints, 0)
+
+
+def _deployed(count: int, enabled: int) -> str:
+    lines = [f"    server SRV_{i} 10.0.0.{i}:80" if i <= enabled else f"    server SRV_{i} 127.0.0.1:1 disabled"
+             for i in range(1, count + 1)]
+    return "backend be\n" + "\n".join(lines) + "\n"
+
+
+def test_server_slots_never_shrink_by_themselves() -> None:
+    current = parse_current_config(_deployed(20, 12))
+    endpoints = [Endpoint("10.0.0.1", 80), Endpoint("10.0.0.5", 80)]
+    slots = ServerSlots(current, compact=True)  # compacting, but nothing has been low for long: kept
+    assigned = slots.assign("be", endpoints, 10)
+    assert len(assigned) == 20 and [s.spec for s in assigned if s.enabled] == ["SRV_1 10.0.0.1:80", "SRV_5 10.0.0.5:80"]
+    assert not slots.shrinkable
+
+
+def test_server_slots_shrink_at_a_compact_render_after_the_quiet_period() -> None:
+    current = parse_current_config(_deployed(20, 12))
+    endpoints = [Endpoint("10.0.0.1", 80), Endpoint("10.0.0.5", 80), Endpoint("10.0.0.12", 80)]
+    first = ServerSlots(current, now=1000.0)
+    assert len(first.assign("be", endpoints, 10)) == 20 and not first.shrinkable
+    almost = ServerSlots(current, now=1000.0 + SLOT_SHRINK_QUIET - 1, low_since=first.low_since)
+    assert len(almost.assign("be", endpoints, 10)) == 20 and not almost.shrinkable
+    quiet = ServerSlots(current, now=1000.0 + SLOT_SHRINK_QUIET, low_since=almost.low_since)
+    assert len(quiet.assign("be", endpoints, 10)) == 20 and quiet.shrinkable  # kept until a reload anyway
+    compact = ServerSlots(current, compact=True, now=1000.0 + SLOT_SHRINK_QUIET, low_since=quiet.low_since)
+    assigned = compact.assign("be", endpoints, 10)
+    assert len(assigned) == 10 and not compact.shrinkable
+    # SRV_12 is gone, so its endpoint moves into the lowest free slot; the others stay where they were
+    assert [s.spec for s in assigned if s.enabled] == ["SRV_1 10.0.0.1:80", "SRV_2 10.0.0.12:80", "SRV_5 10.0.0.5:80"]
+
+
+def test_server_slots_quiet_period_restarts_when_endpoints_grow_back() -> None:
+    current = parse_current_config(_deployed(20, 12))
+    few, many = [Endpoint("10.0.0.1", 80)], [Endpoint(f"10.0.0.{i}", 80) for i in range(1, 9)]
+    low = ServerSlots(current, now=0.0)
+    low.assign("be", few, 10)
+    back = ServerSlots(current, now=600.0, low_since=low.low_since)
+    back.assign("be", many, 10)  # 8 endpoints do not fit in a quarter of 20: no longer low
+    again = ServerSlots(current, now=SLOT_SHRINK_QUIET + 1, low_since=back.low_since)
+    again.assign("be", few, 10)
+    assert not again.shrinkable and again.low_since == {"be": SLOT_SHRINK_QUIET + 1}
+
+
+def test_server_slots_grow_to_twice_the_deployed_count() -> None:
+    current = parse_current_config(_deployed(20, 20))
+    endpoints = [Endpoint(f"10.0.0.{i}", 80) for i in range(1, 22)]
+    assigned = ServerSlots(current).assign("be", endpoints, 10)
+    assert len(assigned) == 40 and sum(s.enabled for s in assigned) == 21
+
+
+@pytest.mark.parametrize(("endpoints", "deployed", "compact", "expected"), [
+    (2, 0, False, 10),  # first render: what the endpoints need
+    (12, 0, False, 20),
+    (12, 10, False, 20),  # growing from 10: twice 10 is also what 12 needs
+    (21, 20, False, 40),  # growing from 20: twice, ahead of need
+    (95, 20, False, 100),  # a jump beyond twice: what is needed
+    (3, 20, False, 20),  # shrinking: kept
+    (3, 20, True, 10),  # ... unless compacting
+    (0, 10, False, 10),
+])
+def test_slot_count(endpoints: int, deployed: int, compact: bool, expected: int) -> None:
+    assert slot_count(endpoints, 10, deployed, compact=compact) == expected
 
 
 def test_parse_current_config_reads_backends_and_servers() -> None:

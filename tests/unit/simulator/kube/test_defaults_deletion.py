@@ -111,3 +111,42 @@ def test_node_ports_are_allocated_and_kept(api: FakeKubeAPI) -> None:
         30000, "Cluster", True)
     updated = api.patch(rt, "default", "lb", "merge", {"spec": {"sessionAffinity": "ClientIP"}})
     assert updated["spec"]["ports"][0]["nodePort"] == 30000
+
+
+POD_TEMPLATE = {"spec": {"containers": [{"name": "c", "image": "busybox"}], "restartPolicy": "Never"}}
+
+
+def test_jobs_get_a_generated_selector_and_the_job_defaults(api: FakeKubeAPI) -> None:
+    job = api.create(api.resolve("batch/v1", "jobs"), "default", {"metadata": {"name": "once"},
+                                                                  "spec": {"template": POD_TEMPLATE}})
+    uid = job["metadata"]["uid"]
+    assert job["spec"]["selector"] == {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
+    labels = {"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": "once",
+              "controller-uid": uid, "job-name": "once"}
+    assert job["spec"]["template"]["metadata"]["labels"] == labels and job["metadata"]["labels"] == labels
+    assert {k: job["spec"][k] for k in ("completions", "parallelism", "backoffLimit", "completionMode", "suspend",
+                                        "podReplacementPolicy")} == {
+        "completions": 1, "parallelism": 1, "backoffLimit": 6, "completionMode": "NonIndexed", "suspend": False,
+        "podReplacementPolicy": "TerminatingOrFailed"}
+    assert job["spec"]["template"]["spec"]["dnsPolicy"] == "ClusterFirst" and job["status"] == {}
+    # A manual selector is the client's: nothing is generated, and it must match the template.
+    manual = {"metadata": {"name": "manual"}, "spec": {
+        "manualSelector": True, "selector": {"matchLabels": {"app": "x"}}, "parallelism": 2,
+        "template": {**POD_TEMPLATE, "metadata": {"labels": {"app": "y"}}}}}
+    with pytest.raises(Invalid) as info:
+        api.create(api.resolve("batch/v1", "jobs"), "default", manual)
+    assert "`selector` does not match template `labels`" in info.value.message
+    manual["spec"]["template"]["metadata"]["labels"] = {"app": "x"}  # type: ignore[index]
+    made = api.create(api.resolve("batch/v1", "jobs"), "default", manual)["spec"]
+    assert made["selector"] == {"matchLabels": {"app": "x"}} and "completions" not in made
+
+
+def test_cron_jobs_default_their_policy_and_their_pod_template_only(api: FakeKubeAPI) -> None:
+    cron = api.create(api.resolve("batch/v1", "cronjobs"), "default", {"metadata": {"name": "tick"}, "spec": {
+        "schedule": "* * * * *", "jobTemplate": {"spec": {"template": POD_TEMPLATE}}}})
+    spec = cron["spec"]
+    assert (spec["concurrencyPolicy"], spec["suspend"], spec["successfulJobsHistoryLimit"],
+            spec["failedJobsHistoryLimit"]) == ("Allow", False, 3, 1)
+    job_spec = spec["jobTemplate"]["spec"]
+    assert job_spec["template"]["spec"]["terminationGracePeriodSeconds"] == 30 and "backoffLimit" not in job_spec
+    assert cron["status"] == {}
