@@ -7,7 +7,6 @@ import binascii
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from haptic.templating.context import CURRENT_RENDER
 from haptic.templating.gateway.conditions import age_key, condition, generation_of
 from haptic.templating.gateway.listeners import Gateway, build_gateways, gateway_status
 from haptic.templating.gateway.refs import Backend, Grants
@@ -97,12 +96,8 @@ def gateway_model(resources: Mapping[str, Any], extra: Mapping[str, Any], path_r
     by_key: dict[tuple[str, str], Gateway] = {g.key: g for g in gateways if g.problem is None}
     labels = {str(ns["metadata"]["name"]): (ns["metadata"].get("labels") or {})
               for ns in _list(resources, "namespaces")}
-    render = CURRENT_RENDER.get()
-    skip = render.skip if render is not None else frozenset()
-    # Routes the controller asked this render to leave out (their lines failed haproxy -c): not routed.
-    routes = sorted((r for r in _list(resources, "httproutes")
-                     if not skip or ("HTTPRoute", str(r["metadata"].get("namespace") or ""),
-                                     str(r["metadata"].get("name"))) not in skip), key=age_key)
+    # Routes the controller isolates (their lines failed haproxy -c) are hidden by the engine's stores.
+    routes = sorted(_list(resources, "httproutes"), key=age_key)
     unsafe_routes: dict[int, str] = {}
     previous, verdicts = _VERDICTS.get("routes", {}), {}
     for route in routes:
