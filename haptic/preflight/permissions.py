@@ -50,7 +50,7 @@ def _group(api_version: str) -> str:
 
 
 #: the Gateway API resources whose status the ``gateway`` template library writes (set_status)
-_GATEWAY_STATUSES = ("gatewayclasses", "gateways", "httproutes")
+_GATEWAY_STATUSES = ("gatewayclasses", "gateways", "httproutes", "grpcroutes")
 
 
 def required_permissions(spec: HAProxyTemplateConfigSpec, *, namespace: str, config_name: str,

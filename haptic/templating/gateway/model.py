@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from haptic.templating.gateway.conditions import age_key, condition, generation_of
+from haptic.templating.gateway.grpc import as_http_route, method_problems
 from haptic.templating.gateway.listeners import Gateway, build_gateways, gateway_status
 from haptic.templating.gateway.refs import Backend, Grants
 from haptic.templating.gateway.routes import attach_routes
@@ -97,12 +98,19 @@ def gateway_model(resources: Mapping[str, Any], extra: Mapping[str, Any], path_r
     labels = {str(ns["metadata"]["name"]): (ns["metadata"].get("labels") or {})
               for ns in _list(resources, "namespaces")}
     # Routes the controller isolates (their lines failed haproxy -c) are hidden by the engine's stores.
-    routes = sorted(_list(resources, "httproutes"), key=age_key)
+    grpc_problems: dict[int, list[str]] = {}
+    grpc_routes = []
+    for original in _list(resources, "grpcroutes"):
+        converted = as_http_route(original)
+        grpc_problems[id(converted)] = method_problems(original)
+        grpc_routes.append(converted)
+    routes = sorted([*_list(resources, "httproutes"), *grpc_routes], key=age_key)
     unsafe_routes: dict[int, str] = {}
     previous, verdicts = _VERDICTS.get("routes", {}), {}
     for route in routes:
         hit = previous.get(id(route))
-        found = hit[1] if hit is not None and hit[0] is route else route_problems(route)
+        found = hit[1] if hit is not None and hit[0] is route else \
+            grpc_problems.get(id(route), []) + route_problems(route)
         verdicts[id(route)] = (route, found)
         if found:
             unsafe_routes[id(route)] = "; ".join(found)
@@ -157,7 +165,7 @@ def gateway_model(resources: Mapping[str, Any], extra: Mapping[str, Any], path_r
     return {
         "controllerName": controller,
         "frontends": out_frontends,
-        "backends": [{"name": b.name, "namespace": b.namespace, "service": b.service, "port": b.port}
+        "backends": [{"name": b.name, "namespace": b.namespace, "service": b.service, "port": b.port, "h2c": b.h2c}
                      for _, b in sorted(backends.items())],
         "errorBackend": ERROR_BACKEND,
         "pems": pems,
