@@ -47,11 +47,10 @@ def service(name: str, namespace: str = "shop") -> dict[str, Any]:
 
 
 def model(*objects: dict[str, Any], reserved: dict[int, str] | None = None) -> dict[str, Any]:
-    stores: dict[str, list[dict[str, Any]]] = {k: [] for k in (
-        "gatewayclasses", "gateways", "httproutes", "grpcroutes", "referencegrants", "namespaces", "services", "secrets")}
     plural = {"GatewayClass": "gatewayclasses", "Gateway": "gateways", "HTTPRoute": "httproutes",
-              "ReferenceGrant": "referencegrants", "GRPCRoute": "grpcroutes", "Namespace": "namespaces", "Service": "services",
-              "Secret": "secrets"}
+              "GRPCRoute": "grpcroutes", "ReferenceGrant": "referencegrants", "Namespace": "namespaces",
+              "Service": "services", "Secret": "secrets"}
+    stores: dict[str, list[dict[str, Any]]] = {k: [] for k in plural.values()}
     for obj in objects:
         stores[plural[obj["kind"]]].append(copy.deepcopy(obj))
     resources = {name: ListStore(items) for name, items in stores.items()}
