@@ -90,12 +90,13 @@ def template_config(name: str = "haproxy-config", namespace: str = "haptic", *, 
             "metadata": {"name": name, "namespace": namespace}, "spec": spec}
 
 
-EXAMPLE_INGRESS_CONFIG = Path(__file__).resolve().parents[1] / "examples" / "ingress" / "haproxytemplateconfig.yaml"
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLE_INGRESS_CONFIG = EXAMPLES / "ingress" / "haproxytemplateconfig.yaml"
 
 
 @cache
-def _example_ingress_config() -> JSON:
-    loaded: JSON = yaml.safe_load(EXAMPLE_INGRESS_CONFIG.read_text(encoding="utf-8"))
+def _example_config(library: str) -> JSON:
+    loaded: JSON = yaml.safe_load((EXAMPLES / library / "haproxytemplateconfig.yaml").read_text(encoding="utf-8"))
     return loaded
 
 
@@ -103,12 +104,14 @@ def ingress_library_config(name: str = "haproxy-config", namespace: str = "hapti
                            secret_name: str = "haproxy-credentials", leader_election: bool = True,
                            drift_interval: str = "60s", min_deployment_interval: str = "2s",
                            validation_tests: bool = False, extra_context: Mapping[str, Any] | None = None,
-                           extra_spec: Mapping[str, Any] | None = None, expanded: bool = True) -> JSON:
-    """The example Ingress config with the simulator's name, namespace, pod labels, Dataplane port and
-    timings, its template library merged in as a real API server needs it (the CRD requires what the
-    library supplies; ``expanded=False`` keeps the annotation instead, for the controller's own expansion).
-    Its ``validationTests`` are dropped unless asked for (the controller does not run them)."""
-    doc = copy.deepcopy(_example_ingress_config())
+                           extra_spec: Mapping[str, Any] | None = None, expanded: bool = True,
+                           example: str = "ingress") -> JSON:
+    """The example Ingress config (``example="gateway"``: the Gateway API one, examples/gateway/) with the
+    simulator's name, namespace, pod labels, Dataplane port and timings, its template library merged in as a
+    real API server needs it (the CRD requires what the library supplies; ``expanded=False`` keeps the
+    annotation instead, for the controller's own expansion). Its ``validationTests`` are dropped unless
+    asked for (the controller does not run them)."""
+    doc = copy.deepcopy(_example_config(example))
     annotations = dict((doc.get("metadata") or {}).get("annotations") or {})
     doc["metadata"] = {"name": name, "namespace": namespace, "annotations": annotations}
     spec: JSON = doc["spec"]

@@ -44,6 +44,7 @@ from haptic.controller.watch.config_loader import validate_config_object
 from haptic.core import Event, SeededIds, VirtualClock
 from haptic.k8s.leaderelection import format_micro_time
 from haptic.validation.process import BlockingAsyncRunner
+from haptic.validation.render_runner import InlineRenderRunner
 from haptic.webhook.admission import (
     AdmissionDecision,
     AdmissionHandler,
@@ -64,6 +65,7 @@ from simulator.dataplane.instance import FakeDataplane, InstanceOptions
 from simulator.dataplane.local_version import local_api_version
 from simulator.kube import FakeKubeAPI, InProcessKubeClient
 from simulator.kube.admission import WebhookAdmission, admitted, enable_admission
+from simulator.kube.gateway_api import gateway_api_crds, wants_gateway_api
 from simulator.kube.resources import ResourceType
 
 JSON = dict[str, Any]
@@ -159,7 +161,10 @@ class Harness:
     # -- lifecycle -------------------------------------------------------------------------------
 
     async def start(self) -> Harness:
-        for crd in all_crds().values():
+        crds = list(all_crds().values())
+        if wants_gateway_api(self._config):
+            crds += gateway_api_crds().values()
+        for crd in crds:
             self.api.create(self.rt("apiextensions.k8s.io/v1", "CustomResourceDefinition"), None, crd)
         self.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": self.namespace}})
         self.apply(credentials_secret(self.username, self.password, namespace=self.namespace))
@@ -401,6 +406,8 @@ class Harness:
             ids=SeededIds(self.seed * 1000 + index),
             dataplane_transport=self._transport,
             check_runner=BlockingAsyncRunner(),
+            render_runner=InlineRenderRunner(),
+            webhook_render_runner=InlineRenderRunner(),
             haproxy_binary=self.haproxy_binary,
             log_name=f"haptic.{name}",
         )

@@ -23,7 +23,6 @@ published ``HAProxyCfg`` models live in ``credentials`` and ``haproxycfg`` and a
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal
@@ -45,6 +44,7 @@ from haptic.config.haproxycfg import (
     PodDeploymentStatus,
 )
 from haptic.config.meta import CamelModel, Condition, ObjectMeta
+from haptic.core.linear_regex import PatternError, compile_pattern
 from haptic.k8s.jsonpath import JSONPathError, compile_jsonpath
 from haptic.k8s.selectors import LabelSelector, SelectorError, parse_field_selector, parse_label_selector
 from haptic.k8s.store import ResourceStore
@@ -307,20 +307,26 @@ class TemplateSnippet(CamelModel):
     template: NonEmptyStr
 
 
+def _linear_pattern(value: str, field: str = "", *, multiline: bool = False) -> str:
+    """``value`` when RE2 (linear time) can run it; else a ValueError naming the field and the reason."""
+    try:
+        compile_pattern(value, multiline=multiline)
+    except PatternError as exc:
+        where = f"{field}: " if field else ""
+        raise ValueError(f"{where}{exc}") from None
+    return value
+
+
 class RegexReplaceParams(CamelModel):
     pattern: NonEmptyStr
     """Regular expression applied to every line of the rendered output."""
     replace: str
-    """Replacement (``\\1`` / ``\\g<name>`` group references)."""
+    """Replacement (Go syntax, as in the original: ``$1`` / ``${name}`` group references, ``$$`` a dollar)."""
 
     @field_validator("pattern")
     @classmethod
     def _compiles(cls, value: str) -> str:
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"invalid regular expression {value!r}: {exc}") from None
-        return value
+        return _linear_pattern(value)
 
 
 class PostProcessing(CamelModel):
@@ -382,6 +388,11 @@ class ValidationAssertion(CamelModel):
                 raise ValueError(f"match_count needs an integer 'expected', got {self.expected!r}") from None
         if self.jsonpath:
             _check_jsonpath(self.jsonpath)
+        # Run multi-line (``^``/``$`` at every line) on RE2, like the validationTests runner runs them.
+        if self.pattern:
+            _linear_pattern(self.pattern, "pattern", multiline=True)
+        for i, pattern in enumerate(self.patterns):
+            _linear_pattern(pattern, f"patterns[{i}]", multiline=True)
         return self
 
 

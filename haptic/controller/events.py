@@ -43,6 +43,7 @@ from haptic.config.credentials import Credentials
 from haptic.config.models import HAProxyTemplateConfig
 from haptic.core import DIGEST, OMIT, SECRET, Event
 from haptic.dataplane.aux_files import AuxFiles
+from haptic.templating.statuses import ObjectStatus
 
 
 class TriggerReason(enum.StrEnum):
@@ -228,6 +229,8 @@ class ValidationCompleted(Event):
     coalescible: bool = True
     #: "haproxy -c", or "structural" when proven from the last haproxy -c pass (runtime-only server changes)
     method: str = "haproxy -c"
+    #: the statuses the render declared for watched objects (``set_status``), written once it is deployed
+    statuses: tuple[ObjectStatus, ...] = field(default=(), repr=False, metadata=OMIT)
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,9 +2,10 @@
 
 The controller code never builds a Kubernetes client, an HTTP transport, a process or a clock itself;
 it receives a ``ControllerPorts``. ``haptic.live`` fills it for a real cluster (the official client,
-TCP, ``asyncio`` subprocesses, the system clock); ``simulator.harness`` fills it in-process (the fake
-API, ``httpx.ASGITransport`` to a fake Dataplane per pod, a blocking runner so virtual time stands
-still during ``haproxy -c``, a virtual clock and seeded ids).
+TCP, ``asyncio`` subprocesses, renders in a worker thread, the system clock); ``simulator.harness``
+fills it in-process (the fake API, ``httpx.ASGITransport`` to a fake Dataplane per pod, a blocking
+runner and inline renders so virtual time stands still during ``haproxy -c`` and renders, a virtual
+clock and seeded ids).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import httpx
 from haptic.core import Clock, IdSource, RealClock, UuidIds
 from haptic.k8s.api import KubeAPI
 from haptic.validation.process import AsyncCommandRunner, AsyncSubprocessRunner
+from haptic.validation.render_runner import RenderRunner, ThreadRenderRunner
 
 #: Pod endpoint URL (``http://10.0.0.5:5555/v3``) -> the httpx transport reaching it; ``None`` means
 #: httpx's default TCP transport.
@@ -54,6 +56,10 @@ class ControllerPorts:
     ids: IdSource = field(default_factory=UuidIds)
     dataplane_transport: DataplaneTransportFactory = tcp_transport
     check_runner: AsyncCommandRunner = field(default_factory=AsyncSubprocessRunner)
+    #: Where the coordinator renders: a worker thread with a hard deadline (the simulator: inline).
+    render_runner: RenderRunner = field(default_factory=ThreadRenderRunner)
+    #: Where the webhook's dry-run renders (its own, so that reviews never wait for the coordinator's render).
+    webhook_render_runner: RenderRunner = field(default_factory=lambda: ThreadRenderRunner(name="haptic-webhook"))
     haproxy_binary: str = "haproxy"
     #: HTTP timeout of one Dataplane API request.
     dataplane_timeout: float = 30.0

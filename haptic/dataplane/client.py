@@ -19,6 +19,7 @@ from urllib.parse import quote
 import httpx
 
 from haptic.core.control_characters import has_control_characters
+from haptic.core.logging import get_logger
 from haptic.dataplane.api_errors import (
     AlreadyExistsError,
     AuthenticationError,
@@ -48,6 +49,8 @@ STORAGE_SSL = "ssl_certificates"
 # The API's pattern for map names and entry ids in a path (its v3 specification, runtime maps):
 # other values cannot be addressed at all, whatever the encoding.
 _PATH_VALUE = re.compile(r'^[^\r\n<>*;$#&{}"]+$')
+
+_log = get_logger("haptic.dataplane.client")
 
 
 def addressable(value: str) -> bool:
@@ -270,6 +273,7 @@ class DataplaneClient:
             if self.write_guard is not None and method != "GET":
                 self.write_guard(method, path)
             self.stats.requests += 1
+            started = self.now()
             try:
                 response = await self.http.request(
                     method,
@@ -293,6 +297,9 @@ class DataplaneClient:
                 delay *= self.retry.backoff_factor
             except httpx.TimeoutException as exc:
                 raise DataplaneConnectionError(f"{method} {self.base_url}{path}: timed out") from exc
+        # What a slow deployment spends its time on (paths and statuses only: never bodies, never headers).
+        _log.trace("dataplane request", method=method, path=path, status=response.status_code,
+                   ms=round((self.now() - started) * 1000, 1), base=self.base_url)
         if response.status_code in expected:
             return response
         raise self._error(method, path, response, conflict)

@@ -183,6 +183,17 @@ class ResourceStore:
                 del self._buckets[prefix]
             self._sorted.pop(prefix, None)
 
+    def snapshot(self) -> ResourceStore:
+        """A copy that later writes to this store do not change (objects shared: they are never mutated), for
+        a render in another thread while the watchers keep applying events here."""
+        copy = object.__new__(ResourceStore)
+        copy.__dict__.update(self.__dict__)
+        copy._entries = dict(self._entries)
+        copy._buckets = {prefix: dict(bucket) for prefix, bucket in self._buckets.items()}
+        # The cached sorted lists are replaced, never changed in place: sharing them is safe.
+        copy._sorted = dict(self._sorted)
+        return copy
+
     # --- reads --------------------------------------------------------------------------------
 
     def list(self) -> Objects:

@@ -45,6 +45,14 @@ class OverlayStore:
         change = "put" if self._put is not None else "remove"
         return f"OverlayStore({self.name!r}, {change}={self._hidden!r}, objects={len(self)})"
 
+    def snapshot(self) -> OverlayStore:
+        """The same change over a snapshot of the base store (see ``ResourceStore.snapshot``)."""
+        copy = object.__new__(OverlayStore)
+        copy.__dict__.update(self.__dict__)
+        copy.base = self.base.snapshot()
+        copy._cache = {}
+        return copy
+
     @property
     def proposed(self) -> Mapping[str, Any] | None:
         """The object as the store would keep it (ignored fields stripped); ``None`` for a removal."""

@@ -21,7 +21,7 @@ from jinja2 import Undefined
 
 from haptic.templating.current_config import CurrentBackend, CurrentConfig
 from haptic.templating.errors import TemplateFailure
-from haptic.templating.notices import ObjectNotice
+from haptic.templating.notices import ObjectNotice, object_ref
 
 FILE_KINDS = ("map", "file", "cert", "crt-list")
 _UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9_\-]")
@@ -61,6 +61,65 @@ class StoreView:
 
     def __len__(self) -> int:
         return len(self._store)
+
+
+class SkippingStore:
+    """A store without the objects a render must leave out (``RenderInputs.skip``), or with the version
+    ``previous`` holds for them (their version in the last config that validated): per-object isolation
+    works with any template, not only those that ``reject("skipped")``. Answers keep namespace/name order."""
+
+    __slots__ = ("_previous", "_skip", "_store")
+
+    def __init__(self, store: StoreLike, skip: frozenset[tuple[str, str, str]],
+                 previous: Mapping[tuple[str, str, str], Any] | None = None) -> None:
+        self._store = store
+        self._skip = skip
+        self._previous = previous or {}
+
+    def _swap(self, objs: Sequence[Any]) -> list[Any]:
+        kept = []
+        for obj in objs:
+            key = _skip_key(obj)
+            if key not in self._skip:
+                kept.append(obj)
+            elif key in self._previous:
+                kept.append(self._previous[key])
+        return kept
+
+    def list(self) -> Sequence[Any]:
+        return self._swap(self._store.list())
+
+    def fetch(self, *keys: str) -> Sequence[Any]:
+        index_keys = getattr(self._store, "index_keys", None)
+        if not keys or index_keys is None or not self._previous:
+            return self._swap(self._store.fetch(*keys))
+        # A previous version may sit under other index keys than the current one (a label changed).
+        found = [obj for obj in self._store.fetch(*keys) if _skip_key(obj) not in self._skip]
+        wanted = tuple(str(k) for k in keys)
+        for key, obj in self._previous.items():
+            if key in self._skip and any(tuple(full[: len(wanted)]) == wanted for full in index_keys(obj)):
+                found.append(obj)
+        found.sort(key=_identity)
+        return found
+
+    def get_single(self, *keys: str) -> Any:
+        found = self.fetch(*keys)
+        if len(found) > 1:
+            return self._store.get_single(*keys)  # the store's own error for an ambiguous lookup
+        return found[0] if found else None
+
+    def __len__(self) -> int:
+        return len(self._swap(self._store.list()))
+
+
+def _skip_key(obj: Any) -> tuple[str, str, str] | None:
+    ref = object_ref(obj)
+    return ref.key if ref is not None else None
+
+
+def _identity(obj: Any) -> tuple[str, str]:
+    ref = object_ref(obj)
+    return (ref.namespace, ref.name) if ref is not None else ("", "")
 
 
 class _EmptyStore:
@@ -480,6 +539,10 @@ class RenderState:
     #: (kind, namespace, name) of every object the templates must leave out of this render
     #: (set before the render by the caller: per-object isolation re-renders without them).
     skip: frozenset[tuple[str, str, str]] = frozenset()
+    #: the versions rendered in place of some skipped objects (``RenderInputs.previous``)
+    previous: Mapping[tuple[str, str, str], Any] = field(default_factory=dict)
+    #: (kind, namespace, name) -> the ``statuses.ObjectStatus`` templates declared with ``set_status``
+    statuses: dict[tuple[str, str, str], Any] = field(default_factory=dict)
 
     def first_seen(self, key: tuple[str, ...]) -> bool:
         if key in self.seen:

@@ -31,6 +31,7 @@ from haptic.templating.context import (
     ServerSlot,
     ServerSlots,
     SharedState,
+    SkippingStore,
     SlotMemo,
     StorageDirs,
     StoreLike,
@@ -45,11 +46,13 @@ from haptic.templating.errors import (
 )
 from haptic.templating.filters import FILTERS, GLOBALS, TESTS
 from haptic.templating.functions import FUNCTION_FILTERS, FUNCTIONS
+from haptic.templating.gateway import gateway_model
 from haptic.templating.ingress_helpers import ingress_paths, route_ownership
 from haptic.templating.notices import ObjectNotice
 from haptic.templating.postprocess import RegexReplace, post_processor_from
 from haptic.templating.safety import parse_cidrs, parse_request_headers
 from haptic.templating.sandbox import HapticSandbox
+from haptic.templating.statuses import ObjectStatus, set_status
 
 HAPROXY_CFG = "haproxy.cfg"
 DEFAULT_RENDER_TIMEOUT = 30.0
@@ -121,6 +124,9 @@ class RenderInputs:
     dirs: StorageDirs = field(default_factory=StorageDirs)
     #: (kind, namespace, name) of objects the templates must leave out (``skipped(obj)`` in templates).
     skip: frozenset[tuple[str, str, str]] = frozenset()
+    #: For some skipped objects, the version to render in their place (their version in the last config
+    #: that validated): a change haproxy -c rejected is held back, not the whole object.
+    previous: Mapping[tuple[str, str, str], Mapping[str, Any]] = field(default_factory=dict)
     wall_time: float | None = None
     """Seconds since the epoch from the caller's clock: what ``now()`` returns (None: ``now()`` fails)."""
     #: give shrinkable backends' surplus server slots back (the config reloads anyway; see ``ServerSlots``)
@@ -136,6 +142,8 @@ class RenderResult:
     aux: AuxFiles
     warnings: tuple[str, ...] = ()
     notices: tuple[ObjectNotice, ...] = ()
+    #: the statuses templates declared (``set_status``), sorted by object
+    statuses: tuple[ObjectStatus, ...] = ()
     context: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
     #: some backend kept surplus server slots long enough that a compact render would give them back
     slots_shrinkable: bool = False
@@ -213,6 +221,8 @@ class TemplateEngine:
                 "service_endpoints": service_endpoints,
                 "ingress_paths": ingress_paths,
                 "route_ownership": route_ownership,
+                "gateway_model": gateway_model,
+                "set_status": set_status,
                 "request_headers": parse_request_headers,
                 "cidrs": parse_cidrs,
             }
@@ -275,7 +285,10 @@ class TemplateEngine:
         current = self._current(inputs.current_config)
         pods = StoreView(inputs.haproxy_pods if inputs.haproxy_pods is not None else EMPTY_STORE)
         context: dict[str, Any] = {
-            "resources": {name: StoreView(store) for name, store in sorted(inputs.stores.items())},
+            "resources": {
+                name: StoreView(SkippingStore(store, inputs.skip, inputs.previous) if inputs.skip else store)
+                for name, store in sorted(inputs.stores.items())
+            },
             "controller": {"haproxy_pods": pods},
             "extraContext": dict(inputs.extra_context),
             "capabilities": dict(inputs.capabilities),
@@ -300,6 +313,7 @@ class TemplateEngine:
         """Renders ``haproxy.cfg`` then maps, files and certificates (name order), sharing one context."""
         context, state, registry = self.build_context(inputs)
         state.skip = inputs.skip
+        state.previous = inputs.previous
         self._endpoints.next_render()
         self.env.start_deadline(self.render_timeout)
         # A render allocates hundreds of thousands of short-lived objects next to large stores; the
@@ -336,8 +350,9 @@ class TemplateEngine:
             crt_lists=dict(sorted(registry.files["crt-list"].items())),
         )
         notices = tuple(sorted(state.notices.values()))
-        return RenderResult(config=config, aux=aux, warnings=tuple(state.warnings), notices=notices, context=context,
-                            slots_shrinkable=shrinkable)
+        statuses = tuple(sorted(state.statuses.values()))
+        return RenderResult(config=config, aux=aux, warnings=tuple(state.warnings), notices=notices,
+                            statuses=statuses, context=context, slots_shrinkable=shrinkable)
 
     def _render_one(self, name: str, template: TemplateFile, context: Mapping[str, Any]) -> str:
         try:

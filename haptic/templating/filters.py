@@ -413,9 +413,12 @@ def exclude(obj: Any, reason: Any, message: Any, field: Any = "") -> str:
 
 def skipped(obj: Any) -> bool:
     """True when the controller asked this render to leave ``obj`` out (per-object isolation after
-    ``haproxy -c`` rejected the lines it produced)."""
+    ``haproxy -c`` rejected the lines it produced); false for the previous version rendered in its place."""
     ref = object_ref(obj)
-    return ref is not None and ref.key in current_render().skip
+    if ref is None:
+        return False
+    state = current_render()
+    return ref.key in state.skip and state.previous.get(ref.key) is not obj
 
 
 def reject_unsafe_filter(items: Iterable[Any], kind: str = "ingress") -> list[Any]:

@@ -53,7 +53,8 @@ def ingress_paths(ingress: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _age_key(ingress: Mapping[str, Any]) -> tuple[bool, str, str, str]:
+def age_key(ingress: Mapping[str, Any]) -> tuple[bool, str, str, str]:
+    """Oldest first (creationTimestamp), then namespace, then name: the tie-break of Ingress and Gateway API rules."""
     meta = ingress.get("metadata") or {}
     created = meta.get("creationTimestamp")
     # RFC 3339 UTC timestamps ("2026-01-02T03:04:05Z") sort as strings; objects without one sort last.
@@ -89,7 +90,7 @@ def route_ownership(ingresses: Iterable[Any], shared_namespaces: Any = ()) -> di
     owners: dict[str, tuple[str, str]] = {}  # host -> (namespace, "namespace/name")
     routed: list[Any] = []
     conflicts: list[dict[str, Any]] = []
-    for ingress in sorted(ingresses, key=_age_key):
+    for ingress in sorted(ingresses, key=age_key):
         meta = ingress.get("metadata") or {}
         namespace = str(meta.get("namespace") or "")
         claims = _hosts_of(ingress)

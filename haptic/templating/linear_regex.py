@@ -6,47 +6,21 @@ the event loop, freezes the controller. RE2 (the engine of the Go original) matc
 in the input, and refuses what it cannot do in linear time (backreferences, lookaround) at compile
 time: those patterns get a clear error instead. Replacements use Go syntax (``$1``, ``${name}``,
 ``$$``) and are built with a running size check against ``MAX_OUTPUT_SIZE``.
-Imports only ``re2`` and the output caps.
+The compiler itself is ``haptic.core.linear_regex`` (config validation uses it too).
+Imports only it and the output caps.
 """
 
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Any
 
-import re2
-
+from haptic.core.linear_regex import PatternError, compile_pattern
 from haptic.templating.output_caps import check_output_size
 
-_OPTIONS = re2.Options()
-_OPTIONS.log_errors = False  # the error reaches the user through PatternError, not stderr
+__all__ = ["PatternError", "Replacement", "compile_pattern", "go_replacement", "sub_capped"]
+
 _GO_GROUP = re.compile(r"\$\$|\$\{(\w+)\}|\$(\d+)")
-
-
-class PatternError(ValueError):
-    """A pattern RE2 refuses; the message says why (unsupported construct or syntax error)."""
-
-
-def _explain(pattern: str, detail: str) -> str:
-    # RE2's messages name the offending operator; turn the two classic ones into advice.
-    if re.search(r"invalid perl operator: \(\?(=|!|<=|<!)", detail):
-        why = "lookaround ((?=...), (?!...), (?<=...), (?<!...)) is not supported by RE2, the linear-time engine"
-    elif re.search(r"invalid escape sequence: \\([1-9]|k)", detail):
-        why = "backreferences (\\1 ...) are not supported by RE2, the linear-time engine"
-    else:
-        why = f"invalid regex for RE2 ({detail})"
-    return f"pattern {pattern!r}: {why}"
-
-
-@lru_cache(maxsize=1024)
-def compile_pattern(pattern: str) -> Any:
-    """The compiled RE2 pattern; ``PatternError`` naming the reason when RE2 cannot run it."""
-    try:
-        return re2.compile(pattern, options=_OPTIONS)
-    except re2.error as exc:
-        detail = exc.args[0].decode(errors="replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
-        raise PatternError(_explain(pattern, detail)) from None
 
 
 # A parsed replacement: literal text (str), a group number (int) or a group name (a 1-tuple).

@@ -8,12 +8,12 @@ of Python's for the patterns configs use).
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from haptic.config.models import ValidationAssertion
+from haptic.core.linear_regex import PatternError, compile_pattern
 from haptic.k8s.jsonpath import JSONPathError, compile_jsonpath, format_value
 from haptic.templating.engine import RenderResult
 from haptic.validation.haproxy_check import HAProxyValidator
@@ -63,8 +63,16 @@ def target_text(inputs: AssertionInputs, target: str) -> tuple[str | None, str]:
     return result.config, ""
 
 
-def _compile(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, re.MULTILINE)
+def _compile(pattern: str, field: str) -> Any:
+    """The pattern on RE2 (linear time: authors' patterns must not hang the webhook or the CLI), multi-line."""
+    try:
+        return compile_pattern(pattern, multiline=True)
+    except PatternError as exc:
+        raise _BadPattern(f"{field}: {exc}") from None
+
+
+class _BadPattern(Exception):
+    pass
 
 
 def _preview(text: str, limit: int = 200) -> str:
@@ -121,14 +129,14 @@ def evaluate(assertion: ValidationAssertion, inputs: AssertionInputs) -> Asserti
         if text is None:
             return done(False, why)
         if kind == "contains":
-            ok = _compile(assertion.pattern).search(text) is not None
+            ok = _compile(assertion.pattern, "pattern").search(text) is not None
             return done(ok, "" if ok else f"pattern {assertion.pattern!r} not found in {target}: {_preview(text)}")
         if kind == "not_contains":
-            match = _compile(assertion.pattern).search(text)
+            match = _compile(assertion.pattern, "pattern").search(text)
             note = "" if match is None else f"pattern {assertion.pattern!r} found: {match.group(0)!r}"
             return done(match is None, note)
         if kind == "match_count":
-            count = sum(1 for _ in _compile(assertion.pattern).finditer(text))
+            count = sum(1 for _ in _compile(assertion.pattern, "pattern").finditer(text))
             expected = int(assertion.expected)
             return done(count == expected, "" if count == expected else f"{count} matches, expected {expected}")
         if kind == "equals":
@@ -136,14 +144,14 @@ def evaluate(assertion: ValidationAssertion, inputs: AssertionInputs) -> Asserti
             return done(ok, "" if ok else f"{target} is {_preview(text)!r}, expected {_preview(assertion.expected)!r}")
         if kind == "match_order":
             position = 0
-            for pattern in assertion.patterns:
-                match = _compile(pattern).search(text, position)
+            for i, pattern in enumerate(assertion.patterns):
+                match = _compile(pattern, f"patterns[{i}]").search(text, position)
                 if match is None:
                     return done(False, f"pattern {pattern!r} not found after position {position} in {target}")
                 position = match.end()
             return done(True)
         return done(False, f"unknown assertion type {kind!r}")
-    except re.error as exc:
-        return done(False, f"invalid regular expression: {exc}")
+    except _BadPattern as exc:
+        return done(False, str(exc))
     except JSONPathError as exc:
         return done(False, str(exc))

@@ -18,8 +18,11 @@ from haptic.templating.engine import RenderInputs, RenderResult, TemplateEngine
 from haptic.validation.checksum import content_checksum
 from haptic.validation.haproxy_check import HAProxyValidator, ValidationResult
 from haptic.validation.process import AsyncCommandRunner
+from haptic.validation.render_runner import InlineRenderRunner, RenderRunner
 
 __all__ = ["CheckedRender", "render_and_validate"]
+
+_INLINE = InlineRenderRunner()
 
 
 @dataclass(frozen=True)
@@ -42,13 +45,16 @@ async def render_and_validate(
     *,
     runner: AsyncCommandRunner,
     on_rendered: Callable[[RenderResult, str], None] | None = None,
+    render_runner: RenderRunner | None = None,
 ) -> CheckedRender:
-    """Renders ``inputs`` and validates the result. A failed render raises ``TemplatingError``;
-    ``on_rendered(result, checksum)`` is called between rendering and validation."""
-    result = engine.render(inputs)
+    """Renders ``inputs`` (through ``render_runner``: default inline) and validates the result. A failed
+    render raises ``TemplatingError``; ``on_rendered(result, checksum)`` is called between rendering and
+    validation."""
+    renders = render_runner or _INLINE
+    result = await renders.render(engine, inputs)
     if result.slots_shrinkable and not inputs.compact_slots and reloads_anyway(inputs.current_config, result.config):
         # Surplus server slots go back only at a reload that happens anyway: shrinking is free then.
-        result = engine.render(replace(inputs, compact_slots=True))
+        result = await renders.render(engine, replace(inputs, compact_slots=True))
     checksum = content_checksum(result.config, result.aux)
     if on_rendered is not None:
         on_rendered(result, checksum)

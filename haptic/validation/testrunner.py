@@ -135,6 +135,8 @@ class ValidationTestRunner:
             error = str(exc)
         context = result.context if result is not None else self.engine.build_context(inputs)[0]
         data = _plain(context)
+        if result is not None and result.statuses:
+            data["statuses"] = _statuses_data(result)
         assertion_inputs = AssertionInputs(
             result=result,
             rendering_error=error,
@@ -147,6 +149,17 @@ class ValidationTestRunner:
         passed = all(o.passed for o in outcomes) and (error is None or expects_error)
         warnings = result.warnings if result is not None else ()
         return TestResult(name, test.description, passed, outcomes, error, warnings, result)
+
+
+def _statuses_data(result: RenderResult) -> dict[str, Any]:
+    """The statuses the render declared, for ``jsonpath`` assertions: ``statuses.<Kind>.<namespace>.<name>``
+    (``statuses.<Kind>.<name>`` for cluster-scoped objects)."""
+    out: dict[str, Any] = {}
+    for item in result.statuses:
+        kind = out.setdefault(item.ref.kind, {})
+        place = kind.setdefault(item.ref.namespace, {}) if item.ref.namespace else kind
+        place[item.ref.name] = _plain(dict(item.status))
+    return out
 
 
 def report_data(report: TestReport) -> dict[str, Any]:

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from haptic.config.models import HAProxyTemplateConfigSpec
 from haptic.k8s.store import ResourceStore
+from haptic.k8s.store_overlay import OverlayStore
 from haptic.names import HAPROXY_PODS
 from haptic.templating.context import StorageDirs, StoreLike
 from haptic.templating.engine import RenderInputs, TemplateEngine, TemplateSet
@@ -25,6 +28,7 @@ from haptic.templating.errors import TemplatingError
 from haptic.validation.haproxy_check import ConfigProblem, HAProxyValidator
 from haptic.validation.process import AsyncCommandRunner, AsyncSubprocessRunner
 from haptic.validation.render_check import render_and_validate
+from haptic.validation.render_runner import InlineRenderRunner, RenderRunner
 from haptic.validation.testrunner import TestReport, TestResult, ValidationTestRunner
 from haptic.webhook.admission import DEFAULT_TIMEOUT, AdmissionValidator, ProposalOutcome
 
@@ -68,8 +72,10 @@ class DryRunCheck:
         tests_timeout: float = TESTS_TIMEOUT,
         capabilities: Mapping[str, Any] | None = None,
         wall_clock: Callable[[], float] | None = None,
+        render_runner: RenderRunner | None = None,
     ) -> None:
         self.spec = spec
+        self.render_runner: RenderRunner = render_runner or InlineRenderRunner()
         # The controller's wall clock, for ``now()`` in templates (a render without it fails on ``now()``).
         self.wall_clock = wall_clock
         self.engine = engine
@@ -90,6 +96,7 @@ class DryRunCheck:
         runner: AsyncCommandRunner | None = None,
         capabilities: Mapping[str, Any] | None = None,
         wall_clock: Callable[[], float] | None = None,
+        render_runner: RenderRunner | None = None,
     ) -> DryRunCheck:
         """Compiles the templates twice (webhook renders and validationTests never share an engine)."""
         dirs = StorageDirs.from_spec(spec.dataplane)
@@ -105,7 +112,7 @@ class DryRunCheck:
                 capabilities=capabilities,
             )
         return cls(spec, engine, validator, runner=runner, tests=tests, capabilities=capabilities,
-                   wall_clock=wall_clock)
+                   wall_clock=wall_clock, render_runner=render_runner)
 
     def start_tests(self) -> None:
         """Starts the validationTests now (optional: the first review starts them otherwise)."""
@@ -139,16 +146,51 @@ class DryRunCheck:
             wall_time=None if self.wall_clock is None else self.wall_clock(),
         )
         try:
-            checked = await render_and_validate(self.engine, inputs, self.validator, runner=self.runner)
+            checked = await render_and_validate(self.engine, inputs, self.validator, runner=self.runner,
+                                                render_runner=self.render_runner)
         except TemplatingError as exc:
             return ProposalOutcome((f"rendering failed: {exc}",))
         problems: list[str] = []
         result, validation = checked.render, checked.validation
+        warnings = list(result.warnings)
         if not validation.valid:
-            errors = [_problem_text(e) for e in validation.errors] or [validation.summary()]
-            problems.append("haproxy -c: " + "; ".join(errors[:_MAX_PROBLEMS]))
+            rejected = await self._caused_by_proposal(inputs, stores, validation.errors)
+            if rejected:
+                errors = [_problem_text(e) for e in rejected] or [validation.summary()]
+                problems.append("haproxy -c: " + "; ".join(errors[:_MAX_PROBLEMS]))
+            else:
+                # Another object broke the config (the controller holds its change back): refusing every
+                # later change of every tenant for it would widen one tenant's fault to all.
+                warnings.append("haproxy -c rejects the configuration without this change too (another object "
+                                "is at fault): " + "; ".join(_problem_text(e) for e in validation.errors[:2]))
         problems.extend(await self.test_problems())
-        return ProposalOutcome(tuple(problems), tuple(result.warnings), result.notices)
+        return ProposalOutcome(tuple(problems), tuple(warnings), result.notices)
+
+    async def _caused_by_proposal(self, inputs: RenderInputs, stores: Mapping[str, StoreLike],
+                                  errors: Sequence[ConfigProblem]) -> list[ConfigProblem]:
+        """The errors the proposed change brings: all of them, unless the live stores without it fail too
+        (then only those the live render does not have)."""
+        if not any(isinstance(store, OverlayStore) for store in stores.values()):
+            return list(errors) or [ConfigProblem("haproxy -c failed")]
+        live = {name: store.base if isinstance(store, OverlayStore) else store for name, store in stores.items()
+                if name != HAPROXY_PODS}
+        try:
+            before = await render_and_validate(self.engine, replace(inputs, stores=live), self.validator,
+                                               runner=self.runner, render_runner=self.render_runner)
+        except TemplatingError:
+            return list(errors) or [ConfigProblem("haproxy -c failed")]
+        if before.valid:
+            return list(errors) or [ConfigProblem("haproxy -c failed")]
+        known = {_without_location(e.message) for e in before.validation.errors}
+        return [e for e in errors if _without_location(e.message) not in known]
+
+
+_LOCATION = re.compile(r"\[[^\[\]]+:\d+\]\s*:?\s*")
+
+
+def _without_location(message: str) -> str:
+    """A problem's message without its file:line (lines move when another object's lines come or go)."""
+    return _LOCATION.sub("", message)
 
 
 def admission_validator(
@@ -160,6 +202,7 @@ def admission_validator(
     capabilities: Mapping[str, Any] | None = None,
     runner: AsyncCommandRunner | None = None,
     wall_clock: Callable[[], float] | None = None,
+    render_runner: RenderRunner | None = None,
 ) -> AdmissionValidator:
     """The validator for one configuration over its live stores, with the standard dry-run check.
 
@@ -168,7 +211,7 @@ def admission_validator(
     ``haproxy -c`` (the controller's check runner; the simulator's must not let virtual time advance).
     """
     check = DryRunCheck.from_spec(spec, haproxy_binary, timeout=timeout, capabilities=capabilities, runner=runner,
-                                  wall_clock=wall_clock)
+                                  wall_clock=wall_clock, render_runner=render_runner)
     with contextlib.suppress(RuntimeError):
         asyncio.get_running_loop()
         check.start_tests()

@@ -14,6 +14,7 @@ from typing import Any
 
 from haptic.k8s.api import ApiError
 from simulator.kube import FakeKubeAPI, KubeHTTPServer, load_yaml, write_kubeconfig
+from simulator.kube.gateway_api import gateway_api_crds
 from simulator.kube.tls import serving_tls
 
 
@@ -26,6 +27,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (loopback only; default 127.0.0.1)")
     parser.add_argument("--load", action="append", default=[], metavar="FILE.yaml",
                         help="create the objects of this YAML file at start (repeatable)")
+    parser.add_argument("--gateway-api", action="store_true",
+                        help="serve the Gateway API's standard-channel CRDs (gateway.networking.k8s.io) from the start")
     parser.add_argument("--kubeconfig", metavar="PATH", help="write a kubeconfig for the server to PATH")
     parser.add_argument("--bookmark-interval", type=float, default=30.0, help="seconds between watch BOOKMARKs")
     parser.add_argument("--seed", type=int, default=0, help="seed of uids and generated names")
@@ -52,6 +55,10 @@ def run(args: argparse.Namespace) -> int:
 async def _serve(args: argparse.Namespace) -> int:
     # Served to humans and real clients: wall-clock timestamps make kubectl's AGE column meaningful.
     api = FakeKubeAPI(now=lambda: datetime.now(UTC), seed=args.seed, bookmark_interval=args.bookmark_interval)
+    if args.gateway_api:
+        crd_type = api.types.resolve("apiextensions.k8s.io/v1", "customresourcedefinitions")
+        for crd in gateway_api_crds().values():
+            api.create(crd_type, None, crd)
     for path in args.load:
         try:
             created = load_yaml(api, Path(path))

@@ -45,6 +45,7 @@ from haptic.dataplane import plan
 from haptic.k8s.api import JSON, NotFound
 from simulator.kube import FakeKubeAPI, KubeHTTPServer, write_kubeconfig
 from simulator.kube.admission import admitted, enable_admission
+from simulator.kube.gateway_api import gateway_api_crds, wants_gateway_api
 from simulator.local import objects
 from simulator.local.echo import EchoServer
 from simulator.local.network import LoopbackNetwork
@@ -183,7 +184,10 @@ class LocalStack:
         opts = self.options
         crd_type = self.kube.types.by_kind("apiextensions.k8s.io/v1", "CustomResourceDefinition")
         assert crd_type is not None
-        for crd in all_crds().values():
+        crds = list(all_crds().values())
+        if wants_gateway_api(self.template_config()):
+            crds += gateway_api_crds().values()
+        for crd in crds:
             self.kube.create(crd_type, None, crd)
         self.apply(objects.namespace(opts.namespace))
         self.apply(objects.credentials_secret(opts.secret_name, opts.namespace, opts.username, self.password))

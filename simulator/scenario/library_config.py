@@ -35,8 +35,19 @@ HEADER = """\
 """
 
 
-def scenario_library_config() -> JSON:
-    config = ingress_library_config(extra_context={"maxconn": SCENARIO_MAXCONN})
+GATEWAY_HEADER = """\
+# The HAProxyTemplateConfig of the shipped Gateway API template library (haptic/templating/libraries/gateway.yaml),
+# expanded. Generated, do not edit: python -m simulator.scenario.library_config gateway >
+# scenarios/configs/gateway-library.yaml. Settings differing from the library's defaults: maxconn 4096, serverSlots 4.
+"""
+
+
+def scenario_library_config(example: str = "ingress") -> JSON:
+    extra: JSON = {"maxconn": SCENARIO_MAXCONN}
+    if example == "gateway":
+        extra["serverSlots"] = 4
+    config = ingress_library_config(extra_context=extra, example=example,
+                                    slots=4 if example == "gateway" else 10)
     return expand_template_libraries(config)
 
 
@@ -52,10 +63,10 @@ def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 _Dumper.add_representer(str, _str)
 
 
-def render() -> str:
-    return HEADER + yaml.dump(scenario_library_config(), Dumper=_Dumper, sort_keys=False, width=120,
-                              allow_unicode=True)
+def render(example: str = "ingress") -> str:
+    return (GATEWAY_HEADER if example == "gateway" else HEADER) + yaml.dump(
+        scenario_library_config(example), Dumper=_Dumper, sort_keys=False, width=120, allow_unicode=True)
 
 
 if __name__ == "__main__":
-    sys.stdout.write(render())
+    sys.stdout.write(render(sys.argv[1] if len(sys.argv) > 1 else "ingress"))

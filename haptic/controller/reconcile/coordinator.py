@@ -4,9 +4,17 @@ validate the result with ``haproxy -c``.
 Queued triggers are folded into one run ("latest wins"); a drift-prevention trigger keeps its reason
 so that the scheduler forces the deployment. A render or validation failure is published and counted
 and nothing else happens: the last good config stays deployed.
+
+When ``haproxy -c`` rejects a render, the objects changed since the last config that validated are
+searched for the culprits (``haptic.validation.isolation``): they are left out (a ``resource.excluded``
+with reason ``RejectedByHAProxy``, as long as the object is unchanged) and everyone else's changes are
+validated and deployed. Only when no object is to blame does the validation failure stand.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 from haptic.controller.component import IterationComponent
 from haptic.controller.context import IterationContext
@@ -31,7 +39,10 @@ from haptic.templating.current_config_cache import CurrentConfigCache
 from haptic.templating.engine import RenderInputs, RenderResult
 from haptic.templating.errors import TemplatingError
 from haptic.templating.notices import ObjectNotice, object_ref
-from haptic.validation.render_check import render_and_validate
+from haptic.validation.isolation import Culprit, content_fingerprint, isolate_rejected
+from haptic.validation.render_check import CheckedRender, render_and_validate
+
+ObjectKey = tuple[str, str, str]
 
 
 def merged_reason(triggers: list[ReconciliationTriggered]) -> tuple[str, bool]:
@@ -58,6 +69,38 @@ class RenderValidateCoordinator(IterationComponent):
         self._warnings: frozenset[str] = frozenset()
         self._deployed = CurrentConfigCache()
         self.notices = NoticeTracker()
+        #: every watched object as the last config that validated rendered it (None: none has validated yet)
+        self._last_good: dict[ObjectKey, Mapping[str, Any]] | None = None
+        #: changes held back after haproxy -c rejected their lines: key -> (the rejected content's fingerprint,
+        #: why, the version rendered instead or None for a new object, which is left out)
+        self.isolated: dict[ObjectKey, tuple[str, Culprit, Mapping[str, Any] | None]] = {}
+
+    def _objects(self) -> dict[ObjectKey, Mapping[str, Any]]:
+        """Every watched object (HAProxy pods aside) by (kind, namespace, name)."""
+        found: dict[ObjectKey, Mapping[str, Any]] = {}
+        for name, store in sorted(self.ctx.stores.items()):
+            if name == HAPROXY_PODS:
+                continue
+            for obj in store.list():
+                ref = object_ref(obj)
+                if ref is not None:
+                    found[ref.key] = obj
+        return found
+
+    def _still_isolated(self, objects: Mapping[ObjectKey, Mapping[str, Any]]) -> frozenset[ObjectKey]:
+        """Drops isolations of objects that changed or went (they get another try); the keys left."""
+        for key in list(self.isolated):
+            obj = objects.get(key)
+            if obj is None or content_fingerprint(obj) != self.isolated[key][0]:
+                del self.isolated[key]
+        return frozenset(self.isolated)
+
+    def _candidates(self, objects: Mapping[ObjectKey, Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+        """The objects changed since the last config that validated, oldest change first."""
+        previous = self._last_good or {}
+        changed = [obj for key, obj in objects.items()
+                   if key not in self.isolated and (key not in previous or _version(previous[key]) != _version(obj))]
+        return sorted(changed, key=_change_order)
 
     def render_inputs(self) -> RenderInputs:
         stores = {name: store for name, store in self.ctx.stores.items() if name != HAPROXY_PODS}
@@ -68,6 +111,8 @@ class RenderValidateCoordinator(IterationComponent):
             current_config=self._deployed.read(self.ctx.current_config),
             dirs=self.ctx.dirs,
             capabilities=self.ctx.capabilities,
+            skip=self._still_isolated(self._objects()),
+            previous={key: old for key, (_, _, old) in self.isolated.items() if old is not None},
             wall_time=self.clock.wall(),
         )
 
@@ -126,9 +171,11 @@ class RenderValidateCoordinator(IterationComponent):
         started = self.clock.monotonic()
         rendered_at = started
 
-        def rendered(result: RenderResult, checksum: str) -> None:
+        def timed(result: RenderResult, checksum: str) -> None:
             nonlocal rendered_at
             rendered_at = self.clock.monotonic()
+
+        def rendered(result: RenderResult, checksum: str) -> None:
             self._log_new_warnings(result.warnings)
             aux = result.aux
             aux_count = sum(len(group) for group in (aux.maps, aux.files, aux.certificates, aux.crt_lists))
@@ -136,18 +183,25 @@ class RenderValidateCoordinator(IterationComponent):
                                           auxiliary_file_count=aux_count, duration_s=rendered_at - started,
                                           trigger_reason=reason, coalescible=coalescible, auxiliary_files=aux),
                          cause=cause)
-            self._publish_notices(result.notices, cause)
+            isolated = tuple(culprit.notice() for _, culprit, _ in self.isolated.values())
+            self._publish_notices(tuple(sorted(result.notices + isolated)), cause)
 
+        objects = self._objects()
+        inputs = self.render_inputs()
         self.renders += 1
         try:
-            checked = await render_and_validate(self.ctx.engine, self.render_inputs(), self.ctx.validator,
-                                                runner=self.ctx.ports.check_runner, on_rendered=rendered)
+            checked = await render_and_validate(self.ctx.engine, inputs, self.ctx.validator,
+                                                runner=self.ctx.ports.check_runner, on_rendered=timed,
+                                                render_runner=self.ctx.ports.render_runner)
+            if not checked.valid:
+                checked = await self._isolate(inputs, checked, objects)
         except TemplatingError as exc:
             self.logger.error("rendering failed: %s", exc)
             self.publish(TemplateRenderFailed(template_name=str(getattr(exc, "template", "") or ""), error=str(exc)),
                          cause=cause)
             self.publish(ReconciliationFailed(error=str(exc), phase="render"), cause=cause)
             return
+        rendered(checked.render, checked.checksum)
         result, checksum, validation = checked.render, checked.checksum, checked.validation
         done = self.clock.monotonic()
         if not validation.valid:
@@ -161,6 +215,13 @@ class RenderValidateCoordinator(IterationComponent):
             self.logger.debug("rendered configuration %s validated structurally: %s", checksum,
                               validation.structural_reason)
         self.last_rendered = result
+        last_good = dict(objects)
+        for key, (_, _, old) in self.isolated.items():
+            if old is None:
+                last_good.pop(key, None)
+            else:
+                last_good[key] = old
+        self._last_good = last_good
         # The next render keeps each endpoint in the slot it has now (the config being deployed), so that
         # endpoint changes stay runtime-only for the whole life of the iteration, not just its first render.
         self.ctx.current_config = result.config
@@ -168,5 +229,40 @@ class RenderValidateCoordinator(IterationComponent):
                                          auxiliary_files=result.aux,
                                          warnings=tuple(str(w) for w in validation.warnings),
                                          duration_s=done - rendered_at, trigger_reason=reason,
-                                         coalescible=coalescible, method=validation.method), cause=cause)
+                                         coalescible=coalescible, method=validation.method,
+                                         statuses=result.statuses), cause=cause)
         self.publish(ReconciliationCompleted(duration_s=done - started), cause=cause)
+
+    async def _isolate(self, inputs: RenderInputs, failed: CheckedRender,
+                       objects: Mapping[ObjectKey, Mapping[str, Any]]) -> CheckedRender:
+        """``failed`` without the objects haproxy -c rejected (recorded in ``isolated``), or ``failed``."""
+        candidates = self._candidates(objects)
+        if not candidates:
+            return failed
+        isolation = await isolate_rejected(self.ctx.engine, inputs, self.ctx.validator,
+                                           runner=self.ctx.ports.check_runner, failed=failed, candidates=candidates,
+                                           last_good=self._last_good, others=list(objects.values()),
+                                           render_runner=self.ctx.ports.render_runner)
+        self.renders += isolation.attempts if isolation is not None else 0
+        if isolation is None:
+            self.logger.info("validation failure not caused by one of the %d changed objects", len(candidates))
+            return failed
+        for culprit in isolation.culprits:
+            key = culprit.ref.key
+            old = (self._last_good or {}).get(key)
+            self.isolated[key] = (content_fingerprint(objects[key]), culprit, old)
+            self.logger.warning("excluding %s: %s", culprit.ref, culprit.message)
+        return isolation.checked
+
+
+def _version(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata")
+    return str(meta.get("resourceVersion") or "") if isinstance(meta, Mapping) else ""
+
+
+def _change_order(obj: Mapping[str, Any]) -> tuple[int, str, tuple[str, str, str]]:
+    """Oldest change first: numeric resourceVersions by value (an API server's are opaque but increasing)."""
+    version = _version(obj)
+    ref = object_ref(obj)
+    key = ref.key if ref is not None else ("", "", "")
+    return (int(version) if version.isdigit() else -1, version, key)

@@ -4,8 +4,10 @@ A config selects libraries with the annotation ``haproxy-haptic.org/template-lib
 (comma-separated, merged in order). ``expand_libraries`` merges them *under* the config's own spec:
 maps of named things (``watchedResources``, ``templateSnippets``, ``maps``, ``files``,
 ``sslCertificates``, ``validationTests``, ``extraContext``) are merged key by key with the config
-winning, ``haproxyConfig`` comes from the config when it has one, ignore-fields are unioned. Call it
-on the raw object before ``haptic.config.load_config``.
+winning, ``haproxyConfig`` comes from the config when it has one, ignore-fields are unioned. A library
+marked ``haproxyConfigIsFallback: true`` (the ``gateway`` library) brings its ``haproxyConfig`` only when
+no library before it did, and loses it to any library after it: it plugs into the others' skeleton
+through snippets. Call it on the raw object before ``haptic.config.load_config``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import yaml
 
 from haptic.names import LIBRARIES_ANNOTATION
 
+_FALLBACK = "haproxyConfigIsFallback"
 _KEYED = ("watchedResources", "templateSnippets", "maps", "files", "sslCertificates", "validationTests")
 
 
@@ -82,7 +85,14 @@ def expand_libraries(obj: Mapping[str, Any]) -> dict[str, Any]:
     if not names or not isinstance(result.get("spec"), Mapping):
         return result
     base: dict[str, Any] = {}
+    fallback: Any = None
     for name in names:
-        base = merge_fragment(base, load_library(name))
+        fragment = load_library(name)
+        if fragment.pop(_FALLBACK, False) and "haproxyConfig" in fragment:
+            fallback = fragment.pop("haproxyConfig") if "haproxyConfig" not in base else None
+            fragment.pop("haproxyConfig", None)
+        base = merge_fragment(base, fragment)
+    if fallback is not None and "haproxyConfig" not in base:
+        base["haproxyConfig"] = fallback
     result["spec"] = merge_fragment(base, result["spec"])
     return result

@@ -179,3 +179,25 @@ def test_full_object_without_spec_says_spec_is_missing(cr: dict[str, Any]) -> No
     del cr["spec"]
     err = _error(cr)
     assert [p.path for p in err.problems] == ["spec"]
+
+
+@pytest.mark.parametrize(("pattern", "why"), [
+    ("(?<=server )x", "lookaround"),
+    ("(a)\\1", "backreferences"),
+])
+def test_post_processing_regex_re2_cannot_run_is_refused_at_load(cr: dict[str, Any], pattern: str, why: str) -> None:
+    # Python's re accepts these (and may backtrack for minutes); the renderer runs RE2, so load refuses them.
+    cr["spec"]["haproxyConfig"]["postProcessing"] = [
+        {"type": "regex_replace", "params": {"pattern": pattern, "replace": ""}}
+    ]
+    err = _error(cr)
+    assert err.path == "spec.haproxyConfig.postProcessing[0].params.pattern"
+    assert why in str(err) and "linear-time" in str(err)
+
+
+def test_validation_test_pattern_re2_cannot_run_is_refused_at_load(cr: dict[str, Any]) -> None:
+    cr["spec"]["validationTests"] = {"t": {"fixtures": {}, "assertions": [
+        {"type": "match_order", "patterns": ["global", "b(?!1)"]}]}}
+    err = _error(cr)
+    assert err.path == "spec.validationTests.t.assertions[0]"
+    assert "patterns[1]: pattern 'b(?!1)': lookaround" in str(err)

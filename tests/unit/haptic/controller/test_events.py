@@ -18,6 +18,8 @@ from haptic.config.models import HAProxyTemplateConfig, load_config
 from haptic.controller import events as ev
 from haptic.core import Event, EventBus, SequentialIds, VirtualClock
 from haptic.dataplane.aux_files import AuxFiles
+from haptic.templating.notices import ObjectRef
+from haptic.templating.statuses import ObjectStatus
 from simulator.cluster_objects import template_config
 
 ENDPOINT = ev.DataplaneEndpoint(url="http://10.0.0.5:5555/v3", pod_name="haproxy-0", pod_namespace="ingress")
@@ -52,6 +54,8 @@ def sample(annotation: object) -> object:
         return Credentials(username="opaque", password=SecretStr("opaque"))
     if annotation is HAProxyTemplateConfig:
         return load_config(template_config(name="opaque"))
+    if annotation is ObjectStatus:
+        return ObjectStatus(ObjectRef("Gateway", "ns", "opaque"), {"opaque": "payload"}, "v1")
     if origin in (typing.Union, types.UnionType):
         return sample(args[0])
     raise AssertionError(f"no sample for {annotation!r}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -137,5 +138,29 @@ def test_rendering_error_target_and_failed_render() -> None:
 
 
 def test_invalid_regex_fails_the_assertion_instead_of_raising() -> None:
-    passed, message = check({"type": "contains", "pattern": "("})
-    assert not passed and "invalid regular expression" in message
+    # A config that bypassed load validation (model_construct) still gets a failed assertion, not an exception.
+    outcome = evaluate(ValidationAssertion.model_construct(type="contains", pattern="("), inputs())
+    assert not outcome.passed and outcome.message.startswith("pattern: pattern '(': invalid regex for RE2")
+    lookahead = ValidationAssertion.model_construct(type="match_order", patterns=["global", "b(?=1)"])
+    outcome = evaluate(lookahead, inputs())
+    assert not outcome.passed and outcome.message.startswith("patterns[1]: ") and "lookaround" in outcome.message
+
+
+@pytest.mark.parametrize(("data", "field", "why"), [
+    ({"type": "contains", "pattern": "("}, "pattern", "invalid regex for RE2"),
+    ({"type": "not_contains", "pattern": "(a)\\1"}, "pattern", "backreferences"),
+    ({"type": "match_order", "patterns": ["ok", "(?<=x)y"]}, "patterns[1]", "lookaround"),
+])
+def test_patterns_that_re2_cannot_run_are_refused_at_load_naming_the_field(data: dict[str, Any], field: str,
+                                                                           why: str) -> None:
+    with pytest.raises(ValueError, match=r"(?s)" + re.escape(field) + ": pattern .*" + why):
+        ValidationAssertion.model_validate(data)
+
+
+def test_patterns_run_in_linear_time() -> None:
+    # ^(a|a)+$ backtracks exponentially on Python's re (minutes for 32 a's and a "!"): RE2 answers at once.
+    text = "a" * 5000 + "!"
+    passed, _ = check({"type": "not_contains", "target": "map:host.map", "pattern": "^(a|a)+$"},
+                      inputs(RenderResult(CONFIG, AuxFiles(maps={"host.map": text}))))
+    assert passed
+    assert check({"type": "match_count", "pattern": "^backend b", "expected": 2})[0], "multi-line anchors"

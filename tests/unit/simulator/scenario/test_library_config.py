@@ -22,3 +22,9 @@ def test_it_renders_the_library_with_a_connection_limit_a_shell_allows() -> None
     assert "maxconn {{ extraContext.maxconn" in spec["haproxyConfig"]["template"]
     assert "{{ extraContext.bindAddress" in spec["haproxyConfig"]["template"]
     assert spec["dataplane"]["sslCertsDir"] == "/etc/haproxy/ssl"
+
+
+def test_the_committed_gateway_config_is_the_generated_one() -> None:
+    committed = REPO / "scenarios" / "configs" / "gateway-library.yaml"
+    assert committed.read_text(encoding="utf-8") == render("gateway"), \
+        "regenerate: python -m simulator.scenario.library_config gateway > scenarios/configs/gateway-library.yaml"

@@ -1,0 +1,156 @@
+"""``gateway_model``: everything the ``gateway`` template library writes, computed in one pass."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from haptic.templating.gateway.conditions import age_key, condition, generation_of
+from haptic.templating.gateway.listeners import Gateway, build_gateways, gateway_status
+from haptic.templating.gateway.refs import Backend, Grants
+from haptic.templating.gateway.routes import attach_routes
+from haptic.templating.gateway.routing import ERROR_BACKEND, build_frontends
+from haptic.templating.gateway.safety import route_problems
+from haptic.templating.safety import unsafe_reasons
+
+#: The ``spec.controllerName`` of the GatewayClasses this controller serves (``extraContext.gatewayControllerName``).
+CONTROLLER_NAME = "haproxy-haptic.org/gateway-controller"
+
+
+def _list(resources: Mapping[str, Any], name: str) -> list[Any]:
+    store = resources.get(name)
+    return list(store.list()) if store is not None else []
+
+
+def _secret_problem(secret: Any) -> str:
+    if secret.get("type") not in (None, "kubernetes.io/tls"):
+        return f"Secret type {secret.get('type')} is not kubernetes.io/tls"
+    reasons = unsafe_reasons(secret, "secret")
+    return "; ".join(reasons)
+
+
+def _pem(secret: Mapping[str, Any]) -> str:
+    data = secret.get("data") or {}
+    try:
+        crt = base64.b64decode(str(data.get("tls.crt", ""))).decode("ascii").strip()
+        key = base64.b64decode(str(data.get("tls.key", ""))).decode("ascii").strip()
+    except (binascii.Error, UnicodeDecodeError):
+        return ""
+    return f"{crt}\n{key}\n"
+
+
+def _addresses(pods: Iterable[Any]) -> list[dict[str, str]]:
+    ips = sorted({str((p.get("status") or {}).get("podIP")) for p in pods if (p.get("status") or {}).get("podIP")})
+    return [{"type": "IPAddress", "value": ip} for ip in ips]
+
+
+def _class_statuses(classes: list[Any]) -> tuple[set[str], list[tuple[Any, dict[str, Any]]]]:
+    accepted: set[str] = set()
+    statuses = []
+    for gc in classes:
+        gen = generation_of(gc)
+        if (gc.get("spec") or {}).get("parametersRef"):
+            cond = condition("Accepted", False, "InvalidParameters", "parametersRef is not supported", gen)
+        else:
+            accepted.add(str(gc["metadata"]["name"]))
+            cond = condition("Accepted", True, "Accepted", "handled by this controller", gen)
+        statuses.append((gc, {"conditions": [cond]}))
+    return accepted, statuses
+
+
+def gateway_model(resources: Mapping[str, Any], extra: Mapping[str, Any], path_resolver: Any,
+                  reserved_ports: Mapping[Any, Any] | None = None, pods: Iterable[Any] = ()) -> dict[str, Any]:
+    """The Gateway API objects of the render's stores as frontends, backends, certificates and statuses.
+
+    ``resources``: the render's stores (``gatewayclasses``, ``gateways``, ``httproutes``, ``referencegrants``,
+    ``namespaces``, ``services``, ``secrets``); ``extra``: extraContext (``gatewayControllerName``);
+    ``path_resolver``: the render's ``pathResolver``; ``reserved_ports``: port -> what else binds it;
+    ``pods``: the HAProxy pods (their IPs are the Gateways' ``status.addresses``).
+
+    Returns ``frontends`` (``name``, ``port``, ``tls``, ``lines``, ``maps``, ``certificates``: [file, sni]),
+    ``backends`` (``name``, ``namespace``, ``service``, ``port``), ``pems`` (certificate file -> PEM),
+    ``statuses`` ([object, status]) and ``excluded`` ([object, reason, message, field]).
+    """
+    controller = str(extra.get("gatewayControllerName") or CONTROLLER_NAME)
+    reserved = {int(k): str(v) for k, v in (reserved_ports or {}).items()}
+    classes = [gc for gc in _list(resources, "gatewayclasses")
+               if (gc.get("spec") or {}).get("controllerName") == controller]
+    class_names, statuses = _class_statuses(sorted(classes, key=age_key))
+    grants = Grants(_list(resources, "referencegrants"))
+    services, secrets = resources.get("services"), resources.get("secrets")
+    gateways, unsafe_gateways = build_gateways(_list(resources, "gateways"), class_names, grants, secrets,
+                                               _secret_problem, reserved)
+    excluded: list[list[Any]] = [[obj, "UnsafeInput", problems, problems.split(" ", 1)[0]]
+                                 for obj, problems in unsafe_gateways]
+    for obj, problems in unsafe_gateways:
+        gen = generation_of(obj)
+        statuses.append((obj, {"conditions": [condition("Accepted", False, "ListenersNotValid", problems, gen),
+                                              condition("Programmed", False, "Invalid", problems, gen)]}))
+    by_key: dict[tuple[str, str], Gateway] = {g.key: g for g in gateways if g.problem is None}
+    labels = {str(ns["metadata"]["name"]): (ns["metadata"].get("labels") or {})
+              for ns in _list(resources, "namespaces")}
+    routes = sorted(_list(resources, "httproutes"), key=age_key)
+    unsafe_routes: dict[int, str] = {}
+    for route in routes:
+        found = route_problems(route)
+        if found:
+            unsafe_routes[id(route)] = "; ".join(found)
+            excluded.append([route, "UnsafeInput", "; ".join(found), found[0].split(" ", 1)[0]])
+    attached = attach_routes(routes, by_key, labels, grants, services, controller, unsafe_routes)
+    addresses = _addresses(pods)
+    statuses.extend((g.obj, gateway_status(g, addresses)) for g in gateways)
+    statuses.extend(attached.statuses)
+    frontends = build_frontends([a for a in attached.attachments if a.rules],
+                                lambda name: path_resolver.get_path(name, "map"), age_key)
+    pems: dict[str, str] = {}
+    listeners_by_port: dict[int, list[Any]] = {}
+    for gateway in gateways:
+        for listener in gateway.listeners:
+            if listener.usable and gateway.problem is None:
+                listeners_by_port.setdefault(listener.port, []).append(listener)
+    out_frontends: list[dict[str, Any]] = []
+    ports_done = {fe.port for fe in frontends}
+    for fe in frontends:
+        for listener in listeners_by_port.get(fe.port, []):
+            for cert in listener.certificates:
+                filename = f"gw_{cert.namespace}_{cert.name}.pem"
+                pems.setdefault(filename, _pem(cert.secret))
+                entry = (filename, listener.hostname or "")
+                if entry not in fe.certificates:
+                    fe.certificates.append(entry)
+        out_frontends.append({"name": fe.name, "port": fe.port, "tls": fe.tls, "lines": fe.lines, "maps": fe.maps,
+                              "certificates": [list(c) for c in fe.certificates]})
+    # Listeners without routes still bind their port (the spec's 404 for unmatched requests).
+    for port in sorted(set(listeners_by_port) - ports_done):
+        first = listeners_by_port[port][0]
+        certs = []
+        for listener in listeners_by_port[port]:
+            for cert in listener.certificates:
+                filename = f"gw_{cert.namespace}_{cert.name}.pem"
+                pems.setdefault(filename, _pem(cert.secret))
+                certs.append([filename, listener.hostname or ""])
+        out_frontends.append({"name": f"gw_{port}", "port": port, "tls": first.protocol == "HTTPS",
+                              "lines": ["default_backend haptic_default"], "maps": {}, "certificates": certs})
+    out_frontends.sort(key=lambda f: f["port"])
+    for fe_dict in out_frontends:
+        # crt-list lines name the certificates where the templates register them; the first is the default.
+        fe_dict["crtList"] = "".join(
+            path_resolver.get_path(file, "cert") + (f" {sni}" if sni else "") + "\n"
+            for file, sni in fe_dict["certificates"]) if fe_dict["tls"] else ""
+    backends: dict[str, Backend] = {}
+    for rule in attached.rules:
+        for ref in rule.refs:
+            if ref.backend is not None:
+                backends.setdefault(ref.backend.name, ref.backend)
+    return {
+        "controllerName": controller,
+        "frontends": out_frontends,
+        "backends": [{"name": b.name, "namespace": b.namespace, "service": b.service, "port": b.port}
+                     for _, b in sorted(backends.items())],
+        "errorBackend": ERROR_BACKEND,
+        "pems": pems,
+        "statuses": [[obj, status] for obj, status in statuses],
+        "excluded": excluded,
+    }

@@ -1,0 +1,158 @@
+"""HTTPRoutes: which listeners each one attaches to (``parentRefs``), its rules' backends, and its status.
+
+A parentRef names a Gateway of this controller, optionally one listener (``sectionName``) or port.
+The route attaches to every usable listener the ref selects that allows its namespace and kind and
+whose hostname intersects the route's hostnames. Its status gets one ``parents[]`` entry per such
+parentRef (entries of other controllers are kept): ``Accepted`` (``NoMatchingParent``,
+``NotAllowedByListeners``, ``NoMatchingListenerHostname``, ``UnsupportedValue``) and ``ResolvedRefs``
+(``InvalidKind``, ``RefNotPermitted``, ``BackendNotFound``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from haptic.templating.gateway.conditions import condition, generation_of
+from haptic.templating.gateway.listeners import Gateway, Listener, route_hostnames
+from haptic.templating.gateway.refs import GATEWAY_GROUP, Grants, ResolvedRef, resolve_backend_ref
+
+SUPPORTED_FILTERS = ("RequestHeaderModifier", "ResponseHeaderModifier", "RequestRedirect", "URLRewrite")
+
+
+@dataclass
+class Rule:
+    """One rule of a route: its id (unique in the render), spec and resolved backends."""
+
+    id: int
+    route: Any
+    index: int
+    spec: Mapping[str, Any]
+    refs: list[ResolvedRef]
+
+    @property
+    def redirect(self) -> Mapping[str, Any] | None:
+        for flt in self.spec.get("filters") or []:
+            if flt.get("type") == "RequestRedirect":
+                return flt.get("requestRedirect") or {}
+        return None
+
+
+@dataclass
+class Attachment:
+    """A route attached to one listener, with the hostnames it serves there."""
+
+    route: Any
+    listener: Listener
+    hostnames: list[str]
+    rules: list[Rule] = field(default_factory=list)
+
+
+@dataclass
+class RouteResult:
+    attachments: list[Attachment] = field(default_factory=list)
+    rules: list[Rule] = field(default_factory=list)
+    statuses: list[tuple[Any, dict[str, Any]]] = field(default_factory=list)
+
+
+def _ref_key(ref: Mapping[str, Any], route_namespace: str) -> tuple[str, str, str, str, str, Any]:
+    return (str(ref.get("group", GATEWAY_GROUP)), str(ref.get("kind", "Gateway")),
+            str(ref.get("namespace") or route_namespace), str(ref.get("name") or ""),
+            str(ref.get("sectionName") or ""), ref.get("port"))
+
+
+def _unsupported_filter(rules: list[Any]) -> str | None:
+    for i, rule in enumerate(rules):
+        for j, flt in enumerate(rule.get("filters") or []):
+            if flt.get("type") not in SUPPORTED_FILTERS:
+                return f"spec.rules[{i}].filters[{j}]: filter {flt.get('type')} is not supported"
+        for j, ref in enumerate(rule.get("backendRefs") or []):
+            if ref.get("filters"):
+                return f"spec.rules[{i}].backendRefs[{j}].filters: backendRef filters are not supported"
+    return None
+
+
+def _attach_one(route: Any, ref: Mapping[str, Any], gateway: Gateway, namespace: str,
+                namespace_labels: Mapping[str, Mapping[str, str]], kind: str,
+                out: RouteResult) -> tuple[bool, str, str]:
+    section, port = ref.get("sectionName"), ref.get("port")
+    candidates = [item for item in gateway.listeners
+                  if (not section or item.name == section) and (port is None or item.port == port)]
+    if not candidates:
+        return False, "NoMatchingParent", "no listener matches the parentRef's sectionName/port"
+    usable = [item for item in candidates if item.usable]
+    if not usable:
+        return False, "NoMatchingParent", "the listeners the parentRef selects are not programmed"
+    allowed = [item for item in usable
+               if item.allows_kind(kind) and item.allows_namespace(namespace, namespace_labels.get(namespace))]
+    if not allowed:
+        return False, "NotAllowedByListeners", f"no listener allows {kind}s of namespace {namespace}"
+    hostnames = list((route.get("spec") or {}).get("hostnames") or [])
+    attached = False
+    for item in allowed:
+        served = route_hostnames(item, hostnames)
+        if served:
+            out.attachments.append(Attachment(route, item, served))
+            meta = route["metadata"]
+            item.attached[(str(meta.get("namespace")), str(meta.get("name")))] = None
+            attached = True
+    if not attached:
+        return False, "NoMatchingListenerHostname", "no listener hostname intersects the route's hostnames"
+    return True, "Accepted", "accepted"
+
+
+def attach_routes(routes: list[Any], gateways: Mapping[tuple[str, str], Gateway],
+                  namespace_labels: Mapping[str, Mapping[str, str]], grants: Grants, services: Any,
+                  controller_name: str, unsafe: Mapping[int, str], kind: str = "HTTPRoute") -> RouteResult:
+    """Attachments, rules and statuses of ``routes`` (oldest first); ``unsafe``: ``id(route)`` -> problems
+    of routes left out (they get ``Accepted: False``, ``UnsupportedValue``)."""
+    out = RouteResult()
+    next_rule = 1
+    for route in routes:
+        meta = route.get("metadata") or {}
+        namespace = str(meta.get("namespace") or "")
+        spec = route.get("spec") or {}
+        gen = generation_of(route)
+        rules_spec = list(spec.get("rules") or [])
+        refused = unsafe.get(id(route)) or _unsupported_filter(rules_spec)
+        parents: list[dict[str, Any]] = []
+        first_attachment = len(out.attachments)
+        seen: set[tuple[Any, ...]] = set()
+        any_attached = False
+        for ref in spec.get("parentRefs") or []:
+            key = _ref_key(ref, namespace)
+            if key[0] != GATEWAY_GROUP or key[1] != "Gateway" or key in seen:
+                continue
+            gateway = gateways.get((key[2], key[3]))
+            if gateway is None:
+                continue  # not a Gateway of this controller: another controller reports on it
+            seen.add(key)
+            if refused:
+                ok, reason, message = False, "UnsupportedValue", refused
+            else:
+                ok, reason, message = _attach_one(route, ref, gateway, namespace, namespace_labels, kind, out)
+            any_attached = any_attached or ok
+            parents.append({"parentRef": dict(ref), "controllerName": controller_name,
+                            "conditions": [condition("Accepted", ok, reason, message, gen)]})
+        if not parents:
+            continue
+        rules = []
+        if any_attached:
+            for index, rule in enumerate(rules_spec):
+                refs = [resolve_backend_ref(r, namespace, kind, grants, services)
+                        for r in rule.get("backendRefs") or []]
+                rules.append(Rule(next_rule, route, index, rule, refs))
+                next_rule += 1
+            out.rules.extend(rules)
+            for attachment in out.attachments[first_attachment:]:
+                attachment.rules = rules
+        broken = next((r for rule in rules for r in rule.refs if r.backend is None), None)
+        resolved = condition("ResolvedRefs", broken is None, broken.reason if broken else "ResolvedRefs",
+                             broken.message if broken else "all references resolved", gen)
+        for parent in parents:
+            parent["conditions"].append(dict(resolved))
+        others = [p for p in (route.get("status") or {}).get("parents") or []
+                  if isinstance(p, Mapping) and p.get("controllerName") != controller_name]
+        out.statuses.append((route, {"parents": parents + [dict(p) for p in others]}))
+    return out

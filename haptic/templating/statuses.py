@@ -1,0 +1,88 @@
+"""Statuses that templates declare for watched objects, and how they become status patches.
+
+A template calls ``set_status(obj, status)`` (e.g. the ``gateway`` library for GatewayClasses,
+Gateways and HTTPRoutes): the render result lists one ``ObjectStatus`` per object (the last call
+wins). The controller's status applier writes them once the config they describe is deployed,
+through ``status_patch``: the fields the template gives replace the object's (the others stay), and
+every condition keeps its ``lastTransitionTime`` while its ``status`` stays the same, so that an
+unchanged status is never written again. Pure data and functions: no I/O, no controller imports.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from haptic.templating.context import current_render
+from haptic.templating.errors import TemplateFailure
+from haptic.templating.notices import ObjectRef, object_ref
+
+# Keys that identify an item of a status list across writes (Gateway listeners, route parents, conditions).
+_ITEM_KEYS = ("type", "name", "parentRef")
+
+
+@dataclass(frozen=True)
+class ObjectStatus:
+    """The status a render wants one object to have (``status`` holds JSON values only)."""
+
+    ref: ObjectRef
+    status: Mapping[str, Any]
+    #: the object's API group/version and plural resource name, to address the write
+    api_version: str = ""
+
+    def __lt__(self, other: ObjectStatus) -> bool:
+        return self.ref < other.ref
+
+
+def _plain(value: Any, where: str) -> Any:
+    try:
+        return json.loads(json.dumps(value))
+    except (TypeError, ValueError) as exc:
+        raise TemplateFailure(f"set_status: {where} is not JSON: {exc}") from None
+
+
+def set_status(obj: Any, status: Any) -> str:
+    """Declares the status ``obj`` (a watched Kubernetes object) must have; renders nothing."""
+    ref = object_ref(obj)
+    if ref is None or not isinstance(obj, Mapping) or not obj.get("apiVersion"):
+        raise TemplateFailure("set_status: the object must be a Kubernetes object with apiVersion and kind")
+    if not isinstance(status, Mapping):
+        raise TemplateFailure("set_status: the status must be a mapping")
+    state = current_render()
+    state.statuses[ref.key] = ObjectStatus(ref, _plain(status, str(ref)), str(obj.get("apiVersion")))
+    return ""
+
+
+def _item_key(item: Any, index: int) -> Any:
+    if isinstance(item, Mapping):
+        for key in _ITEM_KEYS:
+            if key in item:
+                return (key, json.dumps(item[key], sort_keys=True))
+    return ("#", index)
+
+
+def _with_times(desired: Any, current: Any, now: str) -> Any:
+    if isinstance(desired, Mapping):
+        cur = current if isinstance(current, Mapping) else {}
+        out = {k: _with_times(v, cur.get(k), now) for k, v in desired.items()}
+        if "type" in out and "status" in out and "reason" in out:  # a condition
+            same = cur.get("status") == out["status"] and isinstance(cur.get("lastTransitionTime"), str)
+            out.setdefault("lastTransitionTime", cur["lastTransitionTime"] if same else now)
+        return out
+    if isinstance(desired, list):
+        previous = {_item_key(item, i): item for i, item in enumerate(current)} if isinstance(current, list) else {}
+        return [_with_times(item, previous.get(_item_key(item, i)), now) for i, item in enumerate(desired)]
+    return copy.deepcopy(desired)
+
+
+def status_patch(desired: Mapping[str, Any], current_status: Any, now: str) -> dict[str, Any] | None:
+    """The merge patch body (``{"status": ...}``) that gives the object ``desired``, or None when it already
+    has it. ``now``: the RFC 3339 time stamped on conditions that change status."""
+    current = current_status if isinstance(current_status, Mapping) else {}
+    wanted = _with_times(desired, current, now)
+    if all(current.get(k) == v for k, v in wanted.items()):
+        return None
+    return {"status": wanted}

@@ -1,0 +1,72 @@
+"""``haptic run`` keeps answering while a long render runs: probes, debug vars and Lease renewals go on."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from simulator.cluster_objects import SLOT_TEMPLATE, credentials_secret, template_config
+from simulator.kube import BackgroundServer, FakeKubeAPI
+from tests.integration.haptic.controller.test_run_command import _free_port, _get, _seed, _until
+
+# About 20 million loop iterations: seconds of CPU, well within the 30 s render timeout, rendering nothing.
+SLOW = "{% for i in range(20000) %}{% for j in range(1000) %}{% endfor %}{% endfor %}"
+
+
+def test_health_and_lease_renewals_continue_during_a_long_render(tmp_path: Path, haproxy_bin: str) -> None:
+    with BackgroundServer() as server:
+        server.call(_seed)
+        port = _free_port()
+        haptic = Path(sys.executable).parent / "haptic"
+        env = dict(os.environ, POD_NAMESPACE="haptic", POD_NAME="controller-a", LOG_LEVEL="INFO")
+        proc = subprocess.Popen(
+            [str(haptic), "run", "--server", server.url, "--debug-port", str(port), "--bind-address", "127.0.0.1",
+             "--haproxy-binary", haproxy_bin, "--shutdown-timeout", "10"],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path,
+        )
+        try:
+            base = f"http://127.0.0.1:{port}"
+            _until(lambda: _get(f"{base}/debug/vars/iterations")[1], "the debug server")
+
+            def create(obj: dict[str, Any]) -> None:
+                def go(api: FakeKubeAPI) -> None:
+                    kind = api.types.by_kind(obj["apiVersion"], obj["kind"])
+                    assert kind is not None
+                    api.create(kind, "haptic", obj)
+
+                server.call(go)
+
+            create(template_config(leader_election=True, template=SLOW + SLOT_TEMPLATE))
+            create(credentials_secret("admin", "s3cret-value"))
+            _until(lambda: _get(f"{base}/debug/vars/leader")[1].get("is_leader"), "leadership", timeout=60)
+
+            def renew_time() -> str:
+                lease = server.call(lambda api: api.get(api.resolve("coordination.k8s.io/v1", "leases"), "haptic",
+                                                        "haptic-leader"))
+                return str(lease["spec"].get("renewTime"))
+
+            # Polled until the first render is published: what answered before that answered during the render
+            # (the coordinator renders once leadership is won and the stores are synced).
+            during: list[tuple[int, str]] = []
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                health = _get(f"{base}/healthz")[0]
+                if _get(f"{base}/debug/vars/rendered")[1] is not None:
+                    break
+                during.append((health, renew_time()))
+                time.sleep(0.2)
+            else:
+                raise AssertionError("the render never finished")
+            assert len(during) >= 3, f"the loop answered only {len(during)} times during the render"
+            assert {status for status, _ in during} == {200}
+            renewals = {renewed for _, renewed in during}
+            assert len(renewals) >= 2, f"the Lease was not renewed during the render: {sorted(renewals)}"
+            assert proc.poll() is None
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.communicate()

@@ -1,0 +1,66 @@
+"""The shipped ``gateway`` library: alone and combined with the Ingress library, in either order."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from haptic.k8s.store import ResourceStore
+from haptic.names import LIBRARIES_ANNOTATION
+from haptic.templating.engine import RenderInputs, TemplateEngine, TemplateSet
+from haptic.templating.libraries import expand_libraries
+from tests.unit.haptic.templating.gateway.test_model import BASE, route
+
+
+def config(libraries: str) -> dict[str, Any]:
+    return {"apiVersion": "haproxy-haptic.org/v1alpha1", "kind": "HAProxyTemplateConfig",
+            "metadata": {"name": "c", "annotations": {LIBRARIES_ANNOTATION: libraries}}, "spec": {}}
+
+
+def engine_of(spec: dict[str, Any]) -> TemplateEngine:
+    return TemplateEngine(TemplateSet.from_spec(SimpleNamespace(
+        haproxy_config=spec["haproxyConfig"], template_snippets=spec["templateSnippets"],
+        maps=spec.get("maps") or {}, files={}, ssl_certificates={})))
+
+
+def stores(spec: dict[str, Any], objects: list[dict[str, Any]]) -> dict[str, ResourceStore]:
+    out = {}
+    for name, watched in spec["watchedResources"].items():
+        store = ResourceStore(name, watched["indexBy"], watched.get("fieldSelector"))
+        for obj in objects:
+            plural = obj["kind"].lower() + ("es" if obj["kind"].endswith("s") else "s")
+            if obj["apiVersion"] == watched["apiVersion"] and plural == watched["resources"]:
+                store.apply(obj)
+        out[name] = store
+    return out
+
+
+INGRESS = {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+           "metadata": {"name": "legacy", "namespace": "shop"},
+           "spec": {"ingressClassName": "haptic", "rules": [{"host": "legacy.test", "http": {"paths": [
+               {"path": "/", "pathType": "Prefix",
+                "backend": {"service": {"name": "web", "port": {"number": 80}}}}]}}]}}
+
+
+@pytest.mark.parametrize("libraries", ["ingress,gateway", "gateway,ingress"])
+def test_combined_with_the_ingress_library_in_either_order(libraries: str) -> None:
+    spec = expand_libraries(config(libraries))["spec"]
+    assert "ingress-select" in spec["templateSnippets"] and "gateway-select" in spec["templateSnippets"]
+    result = engine_of(spec).render(RenderInputs(stores=stores(spec, [*BASE, route("web"), INGRESS]),
+                                                 extra_context=spec["templatingSettings"]["extraContext"]))
+    assert "\nfrontend http\n" in result.config and "\nfrontend gw_8080\n" not in result.config
+    # the gateway's 8080 listener is refused: the Ingress library's http frontend binds 8080
+    gateway_status = next(s for s in result.statuses if s.ref.kind == "Gateway")
+    listener = gateway_status.status["listeners"][0]
+    assert {c["type"]: c["reason"] for c in listener["conditions"]}["Accepted"] == "PortUnavailable"
+    assert "backend ing_shop_legacy_web_80" in result.config and "backend gw_500" in result.config
+
+
+def test_alone_it_brings_its_own_skeleton() -> None:
+    spec = expand_libraries(config("gateway"))["spec"]
+    result = engine_of(spec).render(RenderInputs(stores=stores(spec, [*BASE, route("web")]),
+                                                 extra_context=spec["templatingSettings"]["extraContext"]))
+    assert "\nfrontend gw_8080\n" in result.config and "\nfrontend http\n" not in result.config
+    assert result.aux.maps["gw_8080-prefix.map"] == "shop.test/ 1\n"
