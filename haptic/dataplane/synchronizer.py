@@ -16,10 +16,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from haptic.core.control_characters import has_control_characters
 from haptic.dataplane.api_errors import DataplaneError, DataplaneHTTPError
 from haptic.dataplane.aux_files import AuxFiles
 from haptic.dataplane.aux_sync import AuxChange, apply_map_edits, delete_aux, plan_aux, write_aux
-from haptic.dataplane.client import DataplaneClient, WriteOutcome, has_control_characters
+from haptic.dataplane.client import DataplaneClient, WriteOutcome
 from haptic.dataplane.errors import ConfigParseError
 from haptic.dataplane.operations import Operation, SyncPlan
 from haptic.dataplane.parser import HAProxyConfig, parse_config, parse_config_reusing

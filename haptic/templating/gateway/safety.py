@@ -14,7 +14,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from haptic.templating.safety import CONTROL_CHARACTERS, is_hostname, is_ingress_path
+from haptic.core.control_characters import CONTROL_CHARACTERS
+from haptic.templating.safety import is_hostname, is_ingress_path
 
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?\Z")
 # Header and query parameter names go unquoted into sample fetch arguments (``req.fhdr(name)``), where
