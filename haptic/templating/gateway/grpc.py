@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from haptic.templating.safety import CONTROL_CHARACTERS
+from haptic.core.control_characters import CONTROL_CHARACTERS
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z_0-9]*\Z")
 _SERVICE = re.compile(r"^\.?[A-Za-z_][A-Za-z_0-9]*(\.[A-Za-z_][A-Za-z_0-9]*)*\Z")
