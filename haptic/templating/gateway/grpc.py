@@ -12,11 +12,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from haptic.core.control_characters import CONTROL_CHARACTERS
+from haptic.templating.gateway.safety import regex_problem
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z_0-9]*\Z")
 _SERVICE = re.compile(r"^\.?[A-Za-z_][A-Za-z_0-9]*(\.[A-Za-z_][A-Za-z_0-9]*)*\Z")
-_FORBIDDEN = re.compile(f"['{CONTROL_CHARACTERS}]")
 
 
 def _path_match(method: Mapping[str, Any]) -> dict[str, Any]:
@@ -44,13 +43,10 @@ def method_problems(route: Mapping[str, Any]) -> list[str]:
                 if method.get("type", "Exact") == "Exact":
                     if not (isinstance(value, str) and pattern.match(value)):
                         problems.append(f"{at} {value!r} is not a gRPC name")
-                elif not isinstance(value, str) or _FORBIDDEN.search(value):
-                    problems.append(f"{at} contains a quote or control characters")
                 else:
-                    try:
-                        re.compile(value)
-                    except re.error as exc:
-                        problems.append(f"{at} is not a regular expression: {exc}")
+                    problem = regex_problem(value, at, max_length=4096)
+                    if problem:
+                        problems.append(problem)
     return problems
 
 
