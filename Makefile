@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export PATH := $(CURDIR)/$(BIN):/usr/sbin:$(PATH)
 
-.PHONY: test test-local divergence demo lint typecheck unit integration scenarios crds bench tools clean e2e
+.PHONY: test test-local test-cluster-local divergence demo lint typecheck unit integration scenarios crds bench tools clean e2e
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -33,6 +33,11 @@ unit: $(STAMP)
 # for its wall time. Reports (JUnit, summary, traces) in build/local.
 test-local: $(STAMP) tools
 	$(BIN)/haptic-sim run scenarios --backend local --report build/local
+
+# Every promoted scenario (those opting in to local) on the cluster backend against a local stack taken as
+# the cluster; make test runs a selection of them.
+test-cluster-local: $(STAMP) tools
+	HAPTIC_CLUSTER_PROMOTED=all $(BIN)/pytest -q tests/integration/simulator/scenario/test_cluster_backend_on_local_stack.py
 
 # Every scenario on sim and on local, with the divergence report (verdicts side by side).
 divergence: $(STAMP) tools

@@ -1,6 +1,9 @@
-"""Render (and haproxy -c) figures for the Ingress library at 300 / 3,000 / 10,000 Ingresses.
+"""Render (and haproxy -c) figures for the Ingress library at 300 / 3,000 / 10,000 Ingresses, and for the
+Gateway API library at 300 / 3,000 / 10,000 HTTPRoutes.
 
-Each Ingress has one host and one path, its own Service and an EndpointSlice with 3 endpoints.
+Each Ingress has one host and one path, its own Service and an EndpointSlice with 3 endpoints. Each HTTPRoute
+likewise (one hostname, one PathPrefix rule, its own Service and slice), attached to one Gateway whose HTTP
+listener allows all namespaces; every tenth route adds a header match (an ACL line instead of a map entry).
 Prints render time (best of 3 after a warm-up; wall clock and process CPU time), haproxy -c time, and
 the peak RSS of the process (one fresh interpreter per size, so sizes do not add up; it includes the
 stores and the fixtures themselves).
@@ -74,17 +77,56 @@ def slice_(i: int) -> dict[str, Any]:
     }
 
 
-def build(n: int) -> tuple[TemplateEngine, RenderInputs]:
-    lib = load_library("ingress")
+def httproute(i: int) -> dict[str, Any]:
+    match: dict[str, Any] = {"path": {"type": "PathPrefix", "value": f"/p{i}"}}
+    if i % 10 == 0:
+        match["headers"] = [{"type": "Exact", "name": "X-Tenant", "value": f"t{i}"}]
+    return {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "HTTPRoute",
+        "metadata": {"namespace": f"ns{i % 50}", "name": f"app{i}", "generation": 1,
+                     "creationTimestamp": f"2026-01-01T00:{i // 60 % 60:02d}:{i % 60:02d}Z"},
+        "spec": {
+            "parentRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "namespace": "infra",
+                            "name": "public"}],
+            "hostnames": [f"app{i}.example.test"],
+            "rules": [{"matches": [match],
+                       "backendRefs": [{"group": "", "kind": "Service", "name": f"svc{i}", "port": 80, "weight": 1}]}],
+        },
+    }
+
+
+GATEWAY_OBJECTS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("gatewayclasses", {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
+                        "metadata": {"name": "haptic", "generation": 1},
+                        "spec": {"controllerName": "haproxy-haptic.org/gateway-controller"}}),
+    ("gateways", {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+                  "metadata": {"namespace": "infra", "name": "public", "generation": 1},
+                  "spec": {"gatewayClassName": "haptic", "listeners": [
+                      {"name": "http", "port": 8080, "protocol": "HTTP",
+                       "allowedRoutes": {"namespaces": {"from": "All"}}}]}}),
+)
+
+
+def build(n: int, library: str = "ingress") -> tuple[TemplateEngine, RenderInputs]:
+    lib = load_library(library)
+    if library == "gateway":
+        lib.pop("haproxyConfigIsFallback", None)
     engine = TemplateEngine(TemplateSet.from_spec(_Spec(lib)))
     stores = {
         name: ResourceStore(name, w["indexBy"], w.get("fieldSelector"), lib.get("watchedResourcesIgnoreFields", []))
         for name, w in lib["watchedResources"].items()
     }
     for i in range(n):
-        stores["ingresses"].apply(ingress(i))
+        if library == "gateway":
+            stores["httproutes"].apply(httproute(i))
+        else:
+            stores["ingresses"].apply(ingress(i))
         stores["services"].apply(service(i))
         stores["endpoints"].apply(slice_(i))
+    if library == "gateway":
+        for store, obj in GATEWAY_OBJECTS:
+            stores[store].apply(obj)
     return engine, RenderInputs(stores=stores, extra_context=lib["templatingSettings"]["extraContext"])
 
 
@@ -97,8 +139,8 @@ class _Spec:
         self.ssl_certificates = lib.get("sslCertificates", {})
 
 
-def measure(n: int) -> dict[str, Any]:
-    engine, inputs = build(n)
+def measure(n: int, library: str = "ingress") -> dict[str, Any]:
+    engine, inputs = build(n, library)
     engine.render(inputs)
     times, cpu = [], []
     for _ in range(3):
@@ -107,7 +149,7 @@ def measure(n: int) -> dict[str, Any]:
         times.append(time.perf_counter() - start)
         cpu.append(time.process_time() - start_cpu)
     figures: dict[str, Any] = {
-        "ingresses": n,
+        "objects": n,
         "render_ms": round(min(times) * 1000, 1),
         "render_cpu_ms": round(min(cpu) * 1000, 1),
     }
@@ -124,23 +166,26 @@ def measure(n: int) -> dict[str, Any]:
 
 def main() -> int:
     if len(sys.argv) > 1:
-        print(json.dumps(measure(int(sys.argv[1]))))
+        library = sys.argv[2] if len(sys.argv) > 2 else "ingress"
+        print(json.dumps(measure(int(sys.argv[1]), library)))
         return 0
     print(f"load average: {os.getloadavg()[0]:.2f} (wall times inflate on a busy machine; CPU time less so)")
-    print(
-        f"{'ingresses':>10} {'render ms':>10} {'render CPU ms':>14} {'haproxy -c ms':>14} {'valid':>6} "
-        f"{'peak RSS MiB':>13} {'cfg KiB':>8}"
-    )
-    for n in (300, 3000, 10000):
-        out = subprocess.run([sys.executable, __file__, str(n)], capture_output=True, text=True, env=os.environ)
-        if out.returncode != 0:
-            print(out.stderr)
-            return 1
-        f = json.loads(out.stdout)
+    for library, label in (("ingress", "ingresses"), ("gateway", "httproutes")):
         print(
-            f"{f['ingresses']:>10} {f['render_ms']:>10} {f['render_cpu_ms']:>14} {f.get('haproxy_c_ms', '-'):>14} "
-            f"{f.get('haproxy_valid', '-')!s:>6} {f['peak_rss_mib']:>13} {f['config_bytes'] // 1024:>8}"
+            f"{label:>10} {'render ms':>10} {'render CPU ms':>14} {'haproxy -c ms':>14} {'valid':>6} "
+            f"{'peak RSS MiB':>13} {'cfg KiB':>8}"
         )
+        for n in (300, 3000, 10000):
+            out = subprocess.run([sys.executable, __file__, str(n), library], capture_output=True, text=True,
+                                 env=os.environ)
+            if out.returncode != 0:
+                print(out.stderr)
+                return 1
+            f = json.loads(out.stdout)
+            print(
+                f"{f['objects']:>10} {f['render_ms']:>10} {f['render_cpu_ms']:>14} {f.get('haproxy_c_ms', '-'):>14} "
+                f"{f.get('haproxy_valid', '-')!s:>6} {f['peak_rss_mib']:>13} {f['config_bytes'] // 1024:>8}"
+            )
     return 0
 
 

@@ -65,7 +65,7 @@ from simulator.dataplane.instance import FakeDataplane, InstanceOptions
 from simulator.dataplane.local_version import local_api_version
 from simulator.kube import FakeKubeAPI, InProcessKubeClient
 from simulator.kube.admission import WebhookAdmission, admitted, enable_admission
-from simulator.kube.gateway_api import gateway_api_crds, wants_gateway_api
+from simulator.kube.gateway_api import serve_gateway_api_for
 from simulator.kube.resources import ResourceType
 
 JSON = dict[str, Any]
@@ -161,10 +161,7 @@ class Harness:
     # -- lifecycle -------------------------------------------------------------------------------
 
     async def start(self) -> Harness:
-        crds = list(all_crds().values())
-        if wants_gateway_api(self._config):
-            crds += gateway_api_crds().values()
-        for crd in crds:
+        for crd in all_crds().values():
             self.api.create(self.rt("apiextensions.k8s.io/v1", "CustomResourceDefinition"), None, crd)
         self.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": self.namespace}})
         self.apply(credentials_secret(self.username, self.password, namespace=self.namespace))
@@ -204,6 +201,9 @@ class Harness:
     def apply(self, obj: Mapping[str, Any]) -> JSON:
         """Create, or replace (spec and, when given, status) — like ``kubectl apply`` of a whole object."""
         body: JSON = json.loads(json.dumps(obj))
+        if body.get("kind") == "HAProxyTemplateConfig":
+            # A cluster running a Gateway API config has the Gateway API CRDs installed.
+            serve_gateway_api_for(self.api, body)
         rt = self.rt(body["apiVersion"], body["kind"])
         meta = body.setdefault("metadata", {})
         self._follow_credentials(body)
@@ -225,6 +225,9 @@ class Harness:
         """``apply`` as a client would do it: through admission, so an enabled webhook may refuse it
         (``ApiError`` with the API server's message, e.g. ``admission webhook "..." denied the request``)."""
         body: JSON = json.loads(json.dumps(obj))
+        if body.get("kind") == "HAProxyTemplateConfig":
+            # A cluster running a Gateway API config has the Gateway API CRDs installed.
+            serve_gateway_api_for(self.api, body)
         rt = self.rt(body["apiVersion"], body["kind"])
         meta = body.get("metadata") or {}
         namespace = meta.get("namespace") if rt.namespaced else None

@@ -209,7 +209,7 @@ class DataplaneSettings(CamelModel):
     general_storage_dir: NonEmptyStr = "/etc/haproxy/general"
     config_file: NonEmptyStr = "/etc/haproxy/haproxy.cfg"
     max_parallel: int = Field(default=0, ge=0)
-    """Concurrent Dataplane API operations per priority group; 0 means unlimited."""
+    """HAProxy pods written at once by a deployment; 0 means all at once."""
     raw_push_threshold: int = Field(default=DEFAULT_RAW_PUSH_THRESHOLD, ge=0)
     """Above this many planned operations the whole config is pushed raw; 0 means the default 100."""
 

@@ -1,4 +1,5 @@
-"""Core runtime: clock, id sources, events, event bus, component base and lifecycle registry.
+"""Core runtime: clock, id sources, events, event bus, component base and lifecycle registry, and the
+one definition of the control characters no rendered or sent value may hold (``control_characters``).
 
 Pure and domain-agnostic: knows nothing about Kubernetes or HAProxy. Its errors are in ``errors``
 (base ``CoreError``). Must not import any other ``haptic`` subpackage.

@@ -14,6 +14,7 @@ from typing import Literal
 from cryptography import x509
 from cryptography.x509.oid import NameOID
 
+from haptic.core.control_characters import has_control_characters
 from haptic.dataplane.api_errors import DataplaneError, DataplaneHTTPError
 from haptic.dataplane.aux_files import AuxFiles, parse_map_entries, sanitize_storage_name
 from haptic.dataplane.client import (
@@ -22,7 +23,6 @@ from haptic.dataplane.client import (
     STORAGE_SSL,
     DataplaneClient,
     addressable,
-    has_control_characters,
 )
 
 AuxAction = Literal["create", "update", "delete"]

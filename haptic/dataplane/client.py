@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import unicodedata
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -19,7 +18,9 @@ from urllib.parse import quote
 
 import httpx
 
+from haptic.core.control_characters import has_control_characters
 from haptic.core.logging import get_logger
+from haptic.core.tls import default_ssl_context
 from haptic.dataplane.api_errors import (
     AlreadyExistsError,
     AuthenticationError,
@@ -51,13 +52,6 @@ STORAGE_SSL = "ssl_certificates"
 _PATH_VALUE = re.compile(r'^[^\r\n<>*;$#&{}"]+$')
 
 _log = get_logger("haptic.dataplane.client")
-
-
-def has_control_characters(value: str) -> bool:
-    """True when ``value`` holds a character that ends a line or a command: every C0/C1 control
-    character (``\n``, ``\r``, ``\t``, ``\x85``...) and the Unicode line/paragraph separators
-    (``str.splitlines`` splits on all of them)."""
-    return any(unicodedata.category(ch) in ("Cc", "Zl", "Zp") for ch in value)
 
 
 def addressable(value: str) -> bool:
@@ -233,6 +227,7 @@ class DataplaneClient:
             auth=httpx.BasicAuth(username, password),
             timeout=httpx.Timeout(timeout),
             transport=transport,
+            verify=default_ssl_context(),
         )
 
     def __repr__(self) -> str:

@@ -27,6 +27,8 @@ class Operation:
     runtime: bool = False
     payload: dict[str, Any] | None = field(default=None, hash=False, compare=True)
     config_lines: tuple[str, ...] = field(default=(), repr=False)
+    #: for server updates, the v3 server model of the current server
+    previous: dict[str, Any] | None = field(default=None, hash=False, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -163,6 +163,7 @@ class _Planner:
         runtime: bool = False,
         payload: dict[str, Any] | None = None,
         lines: tuple[str, ...] = (),
+        previous: dict[str, Any] | None = None,
     ) -> None:
         if child_type is None:
             base = SECTION_PRIORITY.get(section.kind, 30)
@@ -180,6 +181,7 @@ class _Planner:
             runtime=runtime,
             payload=payload,
             config_lines=lines,
+            previous=previous,
         )
         self._ops.append((order, op))
 
@@ -248,6 +250,7 @@ class _Planner:
         existing: Directive | None = None,
     ) -> None:
         payload: dict[str, Any] | None = None
+        before: dict[str, Any] | None = None
         runtime = False
         if child_type == "server" and section.kind in _SERVER_MODEL_KINDS:
             if action != "delete":
@@ -260,7 +263,8 @@ class _Planner:
                 runtime = section.kind == "backend" and runtime_only_change(before, payload)
         description = _child_description(action, section, _CHILD_LABELS.get(child_type, child_type), name)
         lines = () if action == "delete" else (directive.text,)
-        self.emit(action, section, child_type, name, None, description, runtime=runtime, payload=payload, lines=lines)
+        self.emit(action, section, child_type, name, None, description, runtime=runtime, payload=payload, lines=lines,
+                  previous=before)
 
     # -- ACLs -------------------------------------------------------------------------------
 

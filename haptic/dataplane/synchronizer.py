@@ -16,10 +16,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from haptic.core.control_characters import has_control_characters
 from haptic.dataplane.api_errors import DataplaneError, DataplaneHTTPError
 from haptic.dataplane.aux_files import AuxFiles
 from haptic.dataplane.aux_sync import AuxChange, apply_map_edits, delete_aux, plan_aux, write_aux
-from haptic.dataplane.client import DataplaneClient, WriteOutcome, has_control_characters
+from haptic.dataplane.client import DataplaneClient, WriteOutcome
 from haptic.dataplane.errors import ConfigParseError
 from haptic.dataplane.operations import Operation, SyncPlan
 from haptic.dataplane.parser import HAProxyConfig, parse_config, parse_config_reusing
@@ -256,14 +257,37 @@ async def _runtime_servers(run: _Run, operations: tuple[Operation, ...], version
     client = run.client
     for op in operations:
         assert op.section_name is not None and op.child_name is not None and op.payload is not None
-        backend, name, payload = op.section_name, op.child_name, op.payload
-        done = await client.with_version(_server_write(client, backend, name, payload), version)
-        version = done.version + 1
-        if done.outcome.reload_scheduled:
-            run.reload(done.outcome.reload_id)
-        else:
+        backend, name = op.section_name, op.child_name
+        reloaded = False
+        for payload in safe_server_steps(op.previous, op.payload):
+            done = await client.with_version(_server_write(client, backend, name, payload), version)
+            version = done.version + 1
+            if done.outcome.reload_scheduled:
+                run.reload(done.outcome.reload_id)
+                reloaded = True
+        if not reloaded:
             run.runtime_updates += 1
     return version
+
+
+def safe_server_steps(current: dict[str, Any] | None, desired: dict[str, Any]) -> list[dict[str, Any]]:
+    """The server models to write, in order, so that HAProxy never routes to a half-changed server.
+
+    A slot that is emptied gets a new address (the placeholder) and maintenance in one update; applied
+    address first, HAProxy briefly sends requests to the placeholder, which refuses them, and retries
+    them for seconds (``retries`` with a turn-around of ``timeout connect`` or one second). So a
+    server going into maintenance goes first, at its old address; one leaving it moves first, still
+    in maintenance. Whatever order the Dataplane API applies one update's fields in.
+    """
+    if current is None or (current.get("address"), current.get("port")) == (desired.get("address"),
+                                                                            desired.get("port")):
+        return [desired]
+    was_down, goes_down = current.get("maintenance") == "enabled", desired.get("maintenance") == "enabled"
+    if goes_down and not was_down:
+        return [{**current, "maintenance": "enabled"}, desired]
+    if was_down and not goes_down:
+        return [{**desired, "maintenance": "enabled"}, desired]
+    return [desired]
 
 
 def _server_write(

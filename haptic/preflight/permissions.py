@@ -49,6 +49,10 @@ def _group(api_version: str) -> str:
     return api_version.rpartition("/")[0]
 
 
+#: the Gateway API resources whose status the ``gateway`` template library writes (set_status)
+_GATEWAY_STATUSES = ("gatewayclasses", "gateways", "httproutes", "grpcroutes")
+
+
 def required_permissions(spec: HAProxyTemplateConfigSpec, *, namespace: str, config_name: str,
                          secret_name: str, webhook: bool) -> list[Permission]:
     """The permissions of a controller in ``namespace`` running config ``config_name`` (sorted, no duplicates).
@@ -79,6 +83,9 @@ def required_permissions(spec: HAProxyTemplateConfigSpec, *, namespace: str, con
         cluster += [Permission(v, group, watched.resources, why=f"watchedResources.{key}") for v in _READ]
         if watched.resources == "ingresses" and group == "networking.k8s.io":
             cluster.append(Permission("patch", group, "ingresses", "status", why="Ingress status.loadBalancer"))
+        if group == "gateway.networking.k8s.io" and watched.resources in _GATEWAY_STATUSES:
+            cluster.append(Permission("patch", group, watched.resources, "status",
+                                      why="the Gateway API status the gateway library declares"))
     if webhook:
         cluster += [Permission(v, "admissionregistration.k8s.io", "validatingwebhookconfigurations",
                                name=WEBHOOK_CONFIGURATION_NAME, why="the validating webhook's registration")

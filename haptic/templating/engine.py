@@ -52,7 +52,7 @@ from haptic.templating.notices import ObjectNotice
 from haptic.templating.postprocess import RegexReplace, post_processor_from
 from haptic.templating.safety import parse_cidrs, parse_request_headers
 from haptic.templating.sandbox import HapticSandbox
-from haptic.templating.statuses import ObjectStatus, set_status
+from haptic.templating.statuses import ObjectStatus, set_status, set_statuses
 
 HAPROXY_CFG = "haproxy.cfg"
 DEFAULT_RENDER_TIMEOUT = 30.0
@@ -223,6 +223,7 @@ class TemplateEngine:
                 "route_ownership": route_ownership,
                 "gateway_model": gateway_model,
                 "set_status": set_status,
+                "set_statuses": set_statuses,
                 "request_headers": parse_request_headers,
                 "cidrs": parse_cidrs,
             }

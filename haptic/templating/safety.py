@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from haptic.core.control_characters import CONTROL, CONTROL_CHARACTERS
 from haptic.names import ANNOTATION_PREFIX
 from haptic.templating.notices import UNSAFE_INPUT, ObjectNotice, field_of_reason, object_ref
 
@@ -26,12 +27,7 @@ _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?\Z")
 # Paths go into map files keyed by host+path: whitespace, '#', quotes and backslashes would split or
 # comment the line; '%', '[' and ']' are kept out because HAProxy log-format expands them.
 _PATH = re.compile(r"^/[A-Za-z0-9\-._~!$&()*+,;=:@/]*\Z")
-# Control characters, C0 and C1, and the Unicode line and paragraph separators: everything
-# ``str.splitlines`` splits at (\n \r \v \f \x1c-\x1e \x85 U+2028 U+2029) and more. HAProxy splits lines
-# at \n only, but any reader of the config that splits like Python (or a log viewer) would see lines that
-# HAProxy does not, so none of them may appear in a value the templates write out.
-CONTROL_CHARACTERS = "\x00-\x1f\x7f-\x9f\u2028\u2029"
-_CONTROL = re.compile(f"[{CONTROL_CHARACTERS}]")
+# No control character (``haptic.core.control_characters``) may appear in a value the templates write out.
 _TOKEN_FORBIDDEN = re.compile(f"[\\s#\"'\\\\%\\[\\]{{}}`{CONTROL_CHARACTERS}]")
 _DURATION = re.compile(r"^[0-9]{1,9}(us|ms|s|m|h|d)?\Z")
 _HEADER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9\-]{0,127}\Z")
@@ -111,7 +107,7 @@ def _check_annotation(key: str, value: Any) -> str | None:
             return f"annotation {key}: {exc}"
         return None
     # Unknown annotations of ours have no effect, but a control character in any of them is a red flag.
-    return None if not _CONTROL.search(value) else f"annotation {key} contains control characters"
+    return None if not CONTROL.search(value) else f"annotation {key} contains control characters"
 
 
 def _ingress_backend_reasons(backend: Any, where: str) -> list[str]:

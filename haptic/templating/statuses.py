@@ -56,6 +56,27 @@ def set_status(obj: Any, status: Any) -> str:
     return ""
 
 
+def set_statuses(pairs: Any) -> str:
+    """``set_status`` for many objects at once: ``pairs`` is a list of ``[object, status]`` (what the
+    ``gateway`` library's model returns). One call instead of thousands keeps large renders fast."""
+    if not isinstance(pairs, list | tuple):
+        raise TemplateFailure("set_statuses: expects a list of [object, status] pairs")
+    state = current_render()
+    for pair in pairs:
+        if not isinstance(pair, list | tuple) or len(pair) != 2:
+            raise TemplateFailure("set_statuses: expects a list of [object, status] pairs")
+        obj, status = pair
+        ref = object_ref(obj)
+        if ref is None or not isinstance(obj, Mapping) or not obj.get("apiVersion") or not isinstance(status, dict):
+            raise TemplateFailure("set_statuses: each pair needs a Kubernetes object and a status mapping")
+        try:
+            json.dumps(status)
+        except (TypeError, ValueError) as exc:
+            raise TemplateFailure(f"set_statuses: the status of {ref} is not JSON: {exc}") from None
+        state.statuses[ref.key] = ObjectStatus(ref, status, str(obj.get("apiVersion")))
+    return ""
+
+
 def _item_key(item: Any, index: int) -> Any:
     if isinstance(item, Mapping):
         for key in _ITEM_KEYS:

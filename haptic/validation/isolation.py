@@ -142,6 +142,8 @@ def _guess(objects: Sequence[Mapping[str, Any]], changed: frozenset[tuple[str, s
             matches = _fields_in(obj, [problem.source], [problem.message])
             if matches:
                 top = max(matches)
+                if not top[0] and _key(obj) not in changed:
+                    continue  # an object that validated before is blamed only for a value HAProxy names
                 score = (top[0], top[1], int(_key(obj) in changed))
                 if best is None or score > best[0]:
                     best = (score, obj)

@@ -31,12 +31,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from haptic.config.models import HAProxyTemplateConfigSpec, WatchedResource
+from haptic.core.control_characters import has_control_characters
 from haptic.k8s.store import ResourceStore
 from haptic.k8s.store_overlay import OverlayStore
 from haptic.names import ANNOTATION_PREFIX
 from haptic.templating.context import StoreLike
 from haptic.templating.notices import ObjectNotice, object_ref
-from haptic.templating.safety import CONTROL_CHARACTERS, object_id
+from haptic.templating.safety import object_id
 
 ADMISSION_API_VERSION = "admission.k8s.io/v1"
 DEFAULT_TIMEOUT = 5.0
@@ -46,7 +47,6 @@ MAX_WARNING_LENGTH = 256
 DENIED_CODE = 403
 # Generated names get a random suffix from the API server only after admission; renders need a name.
 GENERATED_SUFFIX = "xxxxx"
-_CONTROL = re.compile(f"[{CONTROL_CHARACTERS}]")
 
 Result = Literal["allowed", "denied", "error"]
 Operation = Literal["CREATE", "UPDATE", "DELETE", "CONNECT"]
@@ -187,13 +187,13 @@ def _control_characters(obj: Mapping[str, Any]) -> list[str]:
     fields = []
     for key in ("name", "generateName", "namespace"):
         value = meta.get(key)
-        if isinstance(value, str) and _CONTROL.search(value):
+        if isinstance(value, str) and has_control_characters(value):
             fields.append(f"metadata.{key}")
     annotations = meta.get("annotations") or {}
     if isinstance(annotations, Mapping):
         for key in sorted(annotations):
             value = annotations[key]
-            if str(key).startswith(ANNOTATION_PREFIX) and isinstance(value, str) and _CONTROL.search(value):
+            if str(key).startswith(ANNOTATION_PREFIX) and isinstance(value, str) and has_control_characters(value):
                 fields.append(f"metadata.annotations[{key}]")
     return fields
 

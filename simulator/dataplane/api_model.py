@@ -10,10 +10,11 @@ character (a newline would end the command and start another one).
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
+
+from haptic.core.control_characters import first_control_character
 
 __all__ = [
     "PATH_VALUE",
@@ -69,14 +70,8 @@ SERVER_FIELDS: Final = frozenset({
 })
 
 
-def control_character(value: str) -> str | None:
-    """The first character of ``value`` that ends a line or a command (every C0/C1 control
-    character and the Unicode line/paragraph separators — all that ``str.splitlines`` splits on
-    among them), as ``U+XXXX``; None when there is none."""
-    for ch in value:
-        if unicodedata.category(ch) in ("Cc", "Zl", "Zp"):
-            return f"U+{ord(ch):04X}"
-    return None
+# The first character of a value that ends a line or a command, as ``U+XXXX`` (None when there is none).
+control_character = first_control_character
 
 
 def check_path_value(name: str, value: str) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 import celpy
@@ -39,7 +39,13 @@ from .field_errors import (
 
 Schema = Mapping[str, Any]
 _OLD_SELF = re.compile(r"\boldSelf\b")
-_ENV = celpy.Environment()
+
+
+@cache
+def _env() -> celpy.Environment:
+    # Building the environment compiles CEL's grammar (half a second): done when a first rule is compiled,
+    # not by every process that imports the fake API.
+    return celpy.Environment()
 
 
 # -- Kubernetes' CEL libraries (the parts operators use most) --------------------------------------------------
@@ -125,7 +131,8 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
 
 @lru_cache(maxsize=2048)
 def _program(expression: str) -> celpy.Runner:
-    return _ENV.program(_ENV.compile(expression), functions=FUNCTIONS)
+    env = _env()
+    return env.program(env.compile(expression), functions=FUNCTIONS)
 
 
 def compile_error(expression: str) -> str | None:
@@ -203,15 +210,6 @@ def _correlate(old: Any, schema: Schema, index: int, item: Any) -> Any:
         if isinstance(candidate, dict) and all(candidate.get(k) == item.get(k) for k in keys):
             return candidate
     return None
-
-
-def has_rules(schema: Any) -> bool:
-    """Whether any node of ``schema`` carries ``x-kubernetes-validations``."""
-    if isinstance(schema, Mapping):
-        return bool(schema.get("x-kubernetes-validations")) or any(has_rules(v) for v in schema.values())
-    if isinstance(schema, list):
-        return any(has_rules(v) for v in schema)
-    return False
 
 
 def check(value: Any, old: Any, schema: Schema) -> list[FieldError]:

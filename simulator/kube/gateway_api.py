@@ -486,3 +486,16 @@ def wants_gateway_api(config: Any) -> bool:
         return True
     watched = (config.get("spec") or {}).get("watchedResources") or {}
     return any(isinstance(w, dict) and str(w.get("apiVersion", "")).startswith(GROUP + "/") for w in watched.values())
+
+
+def serve_gateway_api_for(api: Any, config: Any) -> bool:
+    """Creates the Gateway API CRDs in the fake ``api`` (a ``FakeKubeAPI``) that it does not hold yet, when
+    ``config`` (a HAProxyTemplateConfig about to be applied) reads Gateway API objects. True when it did."""
+    if not wants_gateway_api(config):
+        return False
+    crd_type = api.types.resolve("apiextensions.k8s.io/v1", "customresourcedefinitions")
+    held = {str(o["metadata"]["name"]) for o in api.objects(crd_type)}
+    missing = [crd for name, crd in gateway_api_crds().items() if name not in held]
+    for crd in missing:
+        api.create(crd_type, None, crd)
+    return bool(missing)

@@ -4,8 +4,8 @@ client-go's typed clients post protobuf; this covers ConfigMap, Secret, Namespac
 (field numbers from k8s.io/api/core/v1/generated.proto) and the reviews and TokenRequests of
 ``kubectl auth`` and ``kubectl create token`` (authorization/v1 and authentication/v1) and the RBAC
 objects of ``kubectl create role|clusterrole|rolebinding|clusterrolebinding`` (rbac/v1), and, through
-field tables (``MESSAGES``), the Deployments, Jobs, CronJobs and Services of ``kubectl create
-deployment|job|cronjob|service`` with their pod templates. Any other kind, or a field the tables do not
+field tables (``MESSAGES``), what ``kubectl create deployment|job|cronjob|service|ingress|pdb`` and
+``kubectl autoscale`` send (pod templates included). Any other kind, or a field the tables do not
 know carrying a value, answers 415.
 """
 
@@ -288,10 +288,12 @@ class PField:
     repeated: bool = False
     pointer: bool = False  # a Go pointer: present means set, even to zero
     map_of: str = ""  # "string" or "quantity": a map field (entries: key 1, value 2)
+    inline: bool = False  # an embedded Go struct: in JSON its fields are the enclosing message's
 
 
-def _f(name: str, kind: str = "string", *, rep: bool = False, ptr: bool = False, map_of: str = "") -> PField:
-    return PField(name, kind, rep, ptr, map_of)
+def _f(name: str, kind: str = "string", *, rep: bool = False, ptr: bool = False, map_of: str = "",
+       inline: bool = False) -> PField:
+    return PField(name, kind, rep, ptr, map_of, inline)
 
 
 def _int_or_string(raw: bytes) -> Any:
@@ -314,8 +316,9 @@ _SPECIALS: dict[str, Callable[[bytes], Any]] = {
     "meta": _metadata, "selector": _label_selector, "intstr": _int_or_string, "quantity": _quantity,
 }
 _TEMPLATE = {1: _f("metadata", "meta"), 2: _f("spec", "PodSpec")}
-# Field numbers from k8s.io/api's generated.proto (apps/v1, batch/v1, core/v1): protobuf field numbers never
-# change, and a field a newer client sends that is missing here is refused, not lost.
+# Field numbers from k8s.io/api's generated.proto (apps, batch, core, networking, policy, autoscaling):
+# protobuf field numbers never change, and a field a newer client sends that is missing here is refused,
+# not lost.
 MESSAGES: dict[str, dict[int, PField]] = {
     "Deployment": {1: _f("metadata", "meta"), 2: _f("spec", "DeploymentSpec")},
     "DeploymentSpec": {
@@ -377,6 +380,34 @@ MESSAGES: dict[str, dict[int, PField]] = {
     },
     "ServicePort": {1: _f("name"), 2: _f("protocol"), 3: _f("port", "int"), 4: _f("targetPort", "intstr"),
                     5: _f("nodePort", "int"), 6: _f("appProtocol", ptr=True)},
+    # networking.k8s.io/v1
+    "Ingress": {1: _f("metadata", "meta"), 2: _f("spec", "IngressSpec")},
+    "IngressSpec": {1: _f("defaultBackend", "IngressBackend", ptr=True), 2: _f("tls", "IngressTLS", rep=True),
+                    3: _f("rules", "IngressRule", rep=True), 4: _f("ingressClassName", ptr=True)},
+    "IngressBackend": {3: _f("resource", "TypedLocalObjectReference", ptr=True),
+                       4: _f("service", "IngressServiceBackend", ptr=True)},
+    "IngressServiceBackend": {1: _f("name"), 2: _f("port", "ServiceBackendPort")},
+    "ServiceBackendPort": {1: _f("name"), 2: _f("number", "int")},
+    "TypedLocalObjectReference": {1: _f("apiGroup", ptr=True), 2: _f("kind"), 3: _f("name")},
+    "IngressRule": {1: _f("host"), 2: _f("ingressRuleValue", "IngressRuleValue", inline=True)},
+    "IngressRuleValue": {1: _f("http", "HTTPIngressRuleValue", ptr=True)},
+    "HTTPIngressRuleValue": {1: _f("paths", "HTTPIngressPath", rep=True)},
+    "HTTPIngressPath": {1: _f("path"), 2: _f("backend", "IngressBackend"), 3: _f("pathType", ptr=True)},
+    "IngressTLS": {1: _f("hosts", rep=True), 2: _f("secretName")},
+    "IngressClass": {1: _f("metadata", "meta"), 2: _f("spec", "IngressClassSpec")},
+    "IngressClassSpec": {1: _f("controller"), 2: _f("parameters", "IngressClassParametersReference", ptr=True)},
+    "IngressClassParametersReference": {1: _f("apiGroup", ptr=True), 2: _f("kind"), 3: _f("name"),
+                                        4: _f("scope", ptr=True), 5: _f("namespace", ptr=True)},
+    # policy/v1 and autoscaling/v1
+    "PodDisruptionBudget": {1: _f("metadata", "meta"), 2: _f("spec", "PodDisruptionBudgetSpec")},
+    "PodDisruptionBudgetSpec": {1: _f("minAvailable", "intstr", ptr=True), 2: _f("selector", "selector"),
+                                3: _f("maxUnavailable", "intstr", ptr=True),
+                                4: _f("unhealthyPodEvictionPolicy", ptr=True)},
+    "HorizontalPodAutoscaler": {1: _f("metadata", "meta"), 2: _f("spec", "HorizontalPodAutoscalerSpec")},
+    "HorizontalPodAutoscalerSpec": {1: _f("scaleTargetRef", "CrossVersionObjectReference"),
+                                    2: _f("minReplicas", "int", ptr=True), 3: _f("maxReplicas", "int"),
+                                    4: _f("targetCPUUtilizationPercentage", "int", ptr=True)},
+    "CrossVersionObjectReference": {1: _f("kind"), 2: _f("name"), 3: _f("apiVersion")},
 }
 # A top-level status is the server's to set: what a create sends there is dropped, as the store drops it.
 _STATUS = 3
@@ -437,7 +468,9 @@ def _decode_message(raw: bytes, name: str, top: bool = False) -> JSON:
             value = _scalar(field.kind, wire, item)
             if not value and not field.pointer and not field.repeated:
                 continue  # Go's zero value: unset (omitempty)
-        if field.repeated:
+        if field.inline:
+            out.update(value)
+        elif field.repeated:
             out.setdefault(field.name, []).append(value)
         else:
             out[field.name] = value
@@ -471,6 +504,10 @@ _DECODERS: dict[tuple[str, str], Callable[[bytes], JSON]] = {
     ("batch/v1", "Job"): _tabled("Job"),
     ("batch/v1", "CronJob"): _tabled("CronJob"),
     ("v1", "Service"): _tabled("Service"),
+    ("networking.k8s.io/v1", "Ingress"): _tabled("Ingress"),
+    ("networking.k8s.io/v1", "IngressClass"): _tabled("IngressClass"),
+    ("policy/v1", "PodDisruptionBudget"): _tabled("PodDisruptionBudget"),
+    ("autoscaling/v1", "HorizontalPodAutoscaler"): _tabled("HorizontalPodAutoscaler"),
 }
 
 

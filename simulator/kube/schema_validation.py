@@ -440,3 +440,28 @@ def walk(schema: Schema, value: Any, path: str = "") -> Iterator[tuple[Schema, A
         if isinstance(items, Mapping):
             for index, item in enumerate(value):
                 yield from walk(items, item, f"{path}[{index}]")
+
+
+# Whether a schema carries CEL rules, per schema object: a CRD generation's schema is walked once, not on
+# every write of its custom resources.
+_HAS_RULES: dict[int, tuple[Schema, bool]] = {}
+
+
+def has_cel_rules(schema: Schema) -> bool:
+    """Whether any node of ``schema`` carries ``x-kubernetes-validations``."""
+    hit = _HAS_RULES.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    if len(_HAS_RULES) > 4096:
+        _HAS_RULES.clear()
+    found = _any_rules(schema)
+    _HAS_RULES[id(schema)] = (schema, found)
+    return found
+
+
+def _any_rules(node: Any) -> bool:
+    if isinstance(node, Mapping):
+        return bool(node.get("x-kubernetes-validations")) or any(_any_rules(v) for v in node.values())
+    if isinstance(node, list):
+        return any(_any_rules(v) for v in node)
+    return False

@@ -13,7 +13,7 @@ from typing import Any
 
 from haptic.k8s.api import JSON
 
-from . import builtin_validation, cel_rules, field_validation, models, schema_validation
+from . import builtin_validation, field_validation, models, schema_validation
 from .field_errors import NOT_SUPPORTED, REQUIRED, TOO_LONG, TOO_MANY, TYPE_INVALID, invalid_value
 from .patching import json_copy
 from .resources import ResourceType
@@ -43,13 +43,16 @@ def check_write(rt: ResourceType, obj: JSON, old: JSON | None, operation: str, h
     field_validation.report_unknown(rt, unknown, how, operation, obj)
     schema_validation.apply_defaults(obj, schema)
     errors = schema_validation.validate(obj, schema)
-    if not cel_rules.has_rules(schema):
+    if not schema_validation.has_cel_rules(schema):
         pass
     elif any(e.type in _BLOCKING for e in errors):
         # CEL rules cannot be trusted on a value of the wrong shape: the API server skips them and says so.
         errors.append(invalid_value("<nil>", None, "some validation rules were not checked because the object "
                                                    "was invalid; correct the existing errors to complete validation"))
     else:
+        # cel-python (and CEL's grammar) load only once a CRD has rules: most processes never need them.
+        from . import cel_rules
+
         errors.extend(cel_rules.check(obj, old, schema))
     if errors:
         raise invalid(rt, str((obj.get("metadata") or {}).get("name") or ""), errors)

@@ -41,11 +41,12 @@ import httpx
 import zstandard
 
 from haptic.config.crds import all_crds
+from haptic.core.tls import default_ssl_context
 from haptic.dataplane import plan
 from haptic.k8s.api import JSON, NotFound
 from simulator.kube import FakeKubeAPI, KubeHTTPServer, write_kubeconfig
 from simulator.kube.admission import admitted, enable_admission
-from simulator.kube.gateway_api import gateway_api_crds, wants_gateway_api
+from simulator.kube.gateway_api import serve_gateway_api_for
 from simulator.local import objects
 from simulator.local.echo import EchoServer
 from simulator.local.network import LoopbackNetwork
@@ -184,10 +185,7 @@ class LocalStack:
         opts = self.options
         crd_type = self.kube.types.by_kind("apiextensions.k8s.io/v1", "CustomResourceDefinition")
         assert crd_type is not None
-        crds = list(all_crds().values())
-        if wants_gateway_api(self.template_config()):
-            crds += gateway_api_crds().values()
-        for crd in crds:
+        for crd in all_crds().values():
             self.kube.create(crd_type, None, crd)
         self.apply(objects.namespace(opts.namespace))
         self.apply(objects.credentials_secret(opts.secret_name, opts.namespace, opts.username, self.password))
@@ -328,6 +326,9 @@ class LocalStack:
     def apply(self, obj: JSON) -> JSON:
         """Creates ``obj`` (keeping its status) or replaces the stored one (and its status, if given)."""
         meta = obj.get("metadata") or {}
+        if obj.get("kind") == "HAProxyTemplateConfig":
+            # A cluster running a Gateway API config has the Gateway API CRDs installed.
+            serve_gateway_api_for(self.kube, obj)
         rt = self.kube.types.by_kind(str(obj.get("apiVersion")), str(obj.get("kind")))
         if rt is None:
             raise StackError(f"the fake API serves no {obj.get('kind')} in {obj.get('apiVersion')}")
@@ -452,7 +453,7 @@ class LocalStack:
     async def metrics(self, replica: int = 0) -> str:
         """The replica's Prometheus exposition (empty when it does not answer)."""
         try:
-            async with httpx.AsyncClient(timeout=5.0, trust_env=False) as client:
+            async with httpx.AsyncClient(timeout=5.0, trust_env=False, verify=default_ssl_context()) as client:
                 response = await client.get(f"http://127.0.0.1:{self.metrics_ports[replica]}/metrics")
         except httpx.HTTPError:
             return ""

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from haptic.core.tls import default_ssl_context
+
 _SECTION = re.compile(r"^(global|defaults|frontend|backend|listen|resolvers|peers|userlist|program|"
                       r"http-errors|ring|cache|mailers|crt-store|traces)\b[ \t]*(\S*)", re.MULTILINE)
 _PLAIN_BIND = re.compile(r"^[ \t]*bind[ \t]+(?:\*|0\.0\.0\.0|\[::\]|::)?:(\d+)(?P<rest>[^\n]*)$", re.MULTILINE)
@@ -87,18 +89,19 @@ async def probe(address: str, host: str, *, path: str = "/", count: int = 6, req
     report = TrafficReport(target=address, host=host, path=path, count=count)
     by_server: collections.Counter[str] = collections.Counter()
     statuses: collections.Counter[int] = collections.Counter()
-    for _ in range(count):
-        try:
-            async with httpx.AsyncClient(timeout=request_timeout, trust_env=False) as client:
+    # One client, a fresh connection per request all the same ("Connection: close").
+    async with httpx.AsyncClient(timeout=request_timeout, trust_env=False, verify=default_ssl_context()) as client:
+        for _ in range(count):
+            try:
                 response = await client.request(method, f"http://{address}{path}",
                                                 headers={**(headers or {}), "Host": host, "Connection": "close"})
-        except httpx.HTTPError as exc:
-            report.errors.append(f"{type(exc).__name__}: {exc}".strip())
-            continue
-        statuses[response.status_code] += 1
-        server = response.headers.get("x-echo-server")
-        if server:
-            by_server[server] += 1
+            except httpx.HTTPError as exc:
+                report.errors.append(f"{type(exc).__name__}: {exc}".strip())
+                continue
+            statuses[response.status_code] += 1
+            server = response.headers.get("x-echo-server")
+            if server:
+                by_server[server] += 1
     report.by_server = dict(by_server)
     report.statuses = dict(statuses)
     return report

@@ -319,24 +319,30 @@ class ClusterBackend:
             await self._poll_events()
 
     async def _poll_events(self) -> None:
+        # One batch from every replica, in time order: replica by replica, a follower's earlier events
+        # would land after the leader's later ones, and invariants read the trace in order.
+        batch: list[TraceRecord] = []
         for controller in self._controllers:
             for item in await controller.events():
-                self._add_event(controller, item)
+                record = self._event_record(controller, item)
+                if record is not None:
+                    batch.append(record)
+        self._records.extend(sorted(batch, key=lambda r: r.t))
 
-    def _add_event(self, controller: ControllerView, item: Mapping[str, Any]) -> None:
+    def _event_record(self, controller: ControllerView, item: Mapping[str, Any]) -> TraceRecord | None:
         details = dict(item.get("details") or {})
         event_id = f"{controller.base_url}/{details.get('event_id') or item.get('timestamp')}/{item.get('type')}"
         if event_id in self._seen:
-            return
+            return None
         self._seen.add(event_id)
         try:
             t = datetime.fromisoformat(str(item.get("timestamp"))).timestamp() - self._wall0
         except ValueError:
             t = self.now()
         if t < 0:
-            return  # the installation's history before this scenario started: not part of its trace
+            return None  # the installation's history before this scenario started: not part of its trace
         data = {k: v for k, v in details.items() if k not in _ENVELOPE}
-        self._records.append(TraceRecord(round(t, 6), f"controller-{controller.index}", str(item.get("type")), data))
+        return TraceRecord(round(t, 6), f"controller-{controller.index}", str(item.get("type")), data)
 
     async def _refresh(self) -> None:
         """Reads every pod, the published config and the replicas' events (the synchronous views show this)."""

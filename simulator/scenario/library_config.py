@@ -42,12 +42,22 @@ GATEWAY_HEADER = """\
 """
 
 
+COMBINED_HEADER = """\
+# The Ingress example config with both shipped template libraries (annotation "ingress,gateway"), expanded: Ingresses
+# on the Ingress library's 8080/8443, Gateway listeners on their own ports. Generated, do not edit:
+# python -m simulator.scenario.library_config ingress,gateway > scenarios/configs/ingress-gateway-library.yaml
+"""
+
+
 def scenario_library_config(example: str = "ingress") -> JSON:
+    """``ingress``, ``gateway`` or ``ingress,gateway`` (the Ingress example with both libraries)."""
     extra: JSON = {"maxconn": SCENARIO_MAXCONN}
     if example == "gateway":
         extra["serverSlots"] = 4
-    config = ingress_library_config(extra_context=extra, example=example,
-                                    slots=4 if example == "gateway" else 10)
+    config = ingress_library_config(extra_context=extra, example="ingress" if "," in example else example,
+                                    slots=4 if example == "gateway" else 10, expanded=False)
+    if "," in example:
+        config["metadata"]["annotations"]["haproxy-haptic.org/template-libraries"] = example
     return expand_template_libraries(config)
 
 
@@ -64,7 +74,8 @@ _Dumper.add_representer(str, _str)
 
 
 def render(example: str = "ingress") -> str:
-    return (GATEWAY_HEADER if example == "gateway" else HEADER) + yaml.dump(
+    header = {"gateway": GATEWAY_HEADER, "ingress,gateway": COMBINED_HEADER}.get(example, HEADER)
+    return header + yaml.dump(
         scenario_library_config(example), Dumper=_Dumper, sort_keys=False, width=120, allow_unicode=True)
 
 

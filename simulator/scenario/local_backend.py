@@ -316,6 +316,7 @@ class LocalBackend:
 
     async def _poll_replicas(self) -> list[str]:
         assert self.stack is not None and self._client is not None
+        batch: list[TraceRecord] = []
         unanswered: list[str] = []
         for index, process in enumerate(self.stack.controllers):
             if process is None or not process.running or process.process is None:
@@ -333,18 +334,20 @@ class LocalBackend:
                 unanswered.append(f"controller-{index}")
                 continue
             for item in items:
-                self._add_event(index, item)
+                batch.append(self._event_record(index, item))
                 self._after[key] = max(self._after.get(key, 0), int(item.get("seq") or 0))
+        # in time order: replica by replica, a follower's earlier events would land after the leader's later ones
+        self._records.extend(sorted(batch, key=lambda r: r.t))
         return unanswered
 
-    def _add_event(self, replica: int, item: Mapping[str, Any]) -> None:
+    def _event_record(self, replica: int, item: Mapping[str, Any]) -> TraceRecord:
         details = dict(item.get("details") or {})
         try:
             t = (datetime.fromisoformat(str(item.get("timestamp"))).timestamp() - self._wall0) / self.scale
         except ValueError:
             t = self.now()
         data = {k: v for k, v in details.items() if k not in _ENVELOPE}
-        self._records.append(TraceRecord(round(t, 6), f"controller-{replica}", str(item.get("type")), data))
+        return TraceRecord(round(t, 6), f"controller-{replica}", str(item.get("type")), data)
 
     async def stop(self) -> None:
         if self._poller is not None:

@@ -22,6 +22,7 @@ from haptic.k8s.api import KubeAPI
 from haptic.templating.engine import compile_templates
 from haptic.validation.haproxy_check import HAProxyValidator
 from haptic.validation.process import AsyncCommandRunner
+from haptic.validation.render_runner import InlineRenderRunner
 from simulator.cluster_objects import template_config
 from simulator.kube import FakeKubeAPI, InProcessKubeClient
 
@@ -41,6 +42,9 @@ def make_ctx(
     obj["spec"]["dataplane"].update(dataplane)
     loaded = load_config(obj)
     extra: dict[str, Any] = {} if check_runner is None else {"check_runner": check_runner}
+    # Renders inline, as in the simulator: these contexts run on virtual time, where a render thread's
+    # real seconds would race a fixed number of loop turns.
+    extra.update(render_runner=InlineRenderRunner(), webhook_render_runner=InlineRenderRunner())
     ports = ControllerPorts(kube=kube if kube is not None else object(),  # type: ignore[arg-type]
                             identity=ControllerIdentity(NAMESPACE, "c0"), clock=VirtualClock(),
                             ids=SequentialIds(), **extra)

@@ -28,3 +28,30 @@ async def fake() -> AsyncIterator[FakeDataplane]:
 async def client(fake: FakeDataplane) -> AsyncIterator[DataplaneClient]:
     async with client_for(fake) as c:
         yield c
+
+
+class SpyDriver:
+    """Records what would reach haproxy's admin socket."""
+
+    def __init__(self) -> None:
+        self.running = True
+        self.commands: list[str] = []
+
+    async def check(self, text: str) -> None:
+        return None
+
+    async def reload(self, text: str) -> None:
+        if not self.running:
+            raise OSError("master socket: connection refused")
+
+    async def runtime(self, commands: list[str]) -> str | None:
+        if not self.running:
+            return "admin socket: connection refused"
+        self.commands.extend(commands)
+        return None
+
+    def stop(self) -> None:
+        self.running = False
+
+    def close(self) -> None:
+        self.running = False

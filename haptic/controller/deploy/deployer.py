@@ -125,8 +125,17 @@ class Deployer(IterationComponent):
         except ConfigParseError:
             parsed = None  # the synchronizer reports it per pod
         forced = event.reason == TriggerReason.DRIFT_PREVENTION
-        results = await asyncio.gather(*(self._sync_pod(ep, event.haproxy_config, aux, parsed, forced)
-                                         for ep in endpoints))
+        limit = self.ctx.spec.dataplane.max_parallel
+        # dataplane.maxParallel: at most that many pods written at once (0: all at once, as the original's code)
+        gate = asyncio.Semaphore(limit) if limit > 0 else None
+
+        async def one(endpoint: DataplaneEndpoint) -> tuple[SyncResult, float]:
+            if gate is None:
+                return await self._sync_pod(endpoint, event.haproxy_config, aux, parsed, forced)
+            async with gate:
+                return await self._sync_pod(endpoint, event.haproxy_config, aux, parsed, forced)
+
+        results = await asyncio.gather(*(one(ep) for ep in endpoints))
         breakdown: Counter[str] = Counter()
         reloads = 0
         operations = 0

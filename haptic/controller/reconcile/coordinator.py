@@ -249,11 +249,13 @@ class RenderValidateCoordinator(IterationComponent):
             return failed
         for culprit in isolation.culprits:
             key = culprit.ref.key
-            # Held back only when it changed since the last good config; an unchanged culprit (an unused
-            # EndpointSlice with a bad port, then an Ingress using it) is in that config at the very version
-            # haproxy rejects now: rendering it "instead" would fail every render after this one.
-            old = (self._last_good or {}).get(key) if culprit.held_back else None
-            self.isolated[key] = (content_fingerprint(objects[key]), culprit, old)
+            fingerprint = content_fingerprint(objects[key])
+            old = (self._last_good or {}).get(key)
+            if old is not None and content_fingerprint(old) == fingerprint:
+                # Present, unchanged, in the last config that validated, but not rendered then (nothing used
+                # it yet): it is no good version of itself, so it is left out, not rendered in its own place.
+                old = None
+            self.isolated[key] = (fingerprint, culprit, old)
             self.logger.warning("excluding %s: %s", culprit.ref, culprit.message)
         return isolation.checked
 

@@ -20,7 +20,7 @@ from haptic.templating.gateway.refs import GATEWAY_GROUP, Grants
 from haptic.templating.gateway.safety import gateway_problems
 
 SUPPORTED_PROTOCOLS = ("HTTP", "HTTPS")
-ROUTE_KINDS = ("HTTPRoute",)
+ROUTE_KINDS = ("HTTPRoute", "GRPCRoute")
 
 
 @dataclass(frozen=True)
@@ -161,7 +161,7 @@ def build_gateways(gateways: Iterable[Any], class_names: set[str], grants: Grant
             gateway.listeners.append(listener)
             if invalid_kinds:
                 listener.problems["ResolvedRefs"] = (False, "InvalidRouteKinds",
-                                                     "allowedRoutes.kinds: only HTTPRoute is supported")
+                                                     "allowedRoutes.kinds: only HTTPRoute and GRPCRoute are supported")
             if listener.protocol not in SUPPORTED_PROTOCOLS:
                 listener.problems["Accepted"] = (False, "UnsupportedProtocol",
                                                  f"protocol {listener.protocol} is not supported (HTTP, HTTPS)")

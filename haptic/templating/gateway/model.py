@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from haptic.templating.gateway.conditions import age_key, condition, generation_of
+from haptic.templating.gateway.grpc import as_http_route, method_problems
 from haptic.templating.gateway.listeners import Gateway, build_gateways, gateway_status
 from haptic.templating.gateway.refs import Backend, Grants
 from haptic.templating.gateway.routes import attach_routes
@@ -17,6 +18,11 @@ from haptic.templating.safety import unsafe_reasons
 
 #: The ``spec.controllerName`` of the GatewayClasses this controller serves (``extraContext.gatewayControllerName``).
 CONTROLLER_NAME = "haproxy-haptic.org/gateway-controller"
+
+
+# The problems of the routes of the last render, by identity: store objects are replaced, never mutated, so
+# the same object has the same verdict (the entry holds it: its id cannot be reused), as in reject_unsafe.
+_VERDICTS: dict[str, dict[int, tuple[Any, list[str]]]] = {}
 
 
 def _list(resources: Mapping[str, Any], name: str) -> list[Any]:
@@ -91,13 +97,25 @@ def gateway_model(resources: Mapping[str, Any], extra: Mapping[str, Any], path_r
     by_key: dict[tuple[str, str], Gateway] = {g.key: g for g in gateways if g.problem is None}
     labels = {str(ns["metadata"]["name"]): (ns["metadata"].get("labels") or {})
               for ns in _list(resources, "namespaces")}
-    routes = sorted(_list(resources, "httproutes"), key=age_key)
+    # Routes the controller isolates (their lines failed haproxy -c) are hidden by the engine's stores.
+    grpc_problems: dict[int, list[str]] = {}
+    grpc_routes = []
+    for original in _list(resources, "grpcroutes"):
+        converted = as_http_route(original)
+        grpc_problems[id(converted)] = method_problems(original)
+        grpc_routes.append(converted)
+    routes = sorted([*_list(resources, "httproutes"), *grpc_routes], key=age_key)
     unsafe_routes: dict[int, str] = {}
+    previous, verdicts = _VERDICTS.get("routes", {}), {}
     for route in routes:
-        found = route_problems(route)
+        hit = previous.get(id(route))
+        found = hit[1] if hit is not None and hit[0] is route else \
+            grpc_problems.get(id(route), []) + route_problems(route)
+        verdicts[id(route)] = (route, found)
         if found:
             unsafe_routes[id(route)] = "; ".join(found)
             excluded.append([route, "UnsafeInput", "; ".join(found), found[0].split(" ", 1)[0]])
+    _VERDICTS["routes"] = verdicts
     attached = attach_routes(routes, by_key, labels, grants, services, controller, unsafe_routes)
     addresses = _addresses(pods)
     statuses.extend((g.obj, gateway_status(g, addresses)) for g in gateways)
@@ -147,7 +165,7 @@ def gateway_model(resources: Mapping[str, Any], extra: Mapping[str, Any], path_r
     return {
         "controllerName": controller,
         "frontends": out_frontends,
-        "backends": [{"name": b.name, "namespace": b.namespace, "service": b.service, "port": b.port}
+        "backends": [{"name": b.name, "namespace": b.namespace, "service": b.service, "port": b.port, "h2c": b.h2c}
                      for _, b in sorted(backends.items())],
         "errorBackend": ERROR_BACKEND,
         "pems": pems,

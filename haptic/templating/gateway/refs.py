@@ -47,6 +47,8 @@ class Backend:
     namespace: str
     service: str
     port: int
+    #: HTTP/2 without TLS to the servers (GRPCRoute backends)
+    h2c: bool = False
 
 
 @dataclass(frozen=True)
@@ -59,8 +61,8 @@ class ResolvedRef:
     message: str = ""
 
 
-def backend_name(namespace: str, service: str, port: int) -> str:
-    return f"gw_{namespace}_{service}_{port}"
+def backend_name(namespace: str, service: str, port: int, h2c: bool = False) -> str:
+    return f"gw_{'h2c_' if h2c else ''}{namespace}_{service}_{port}"
 
 
 def resolve_backend_ref(ref: Mapping[str, Any], route_namespace: str, route_kind: str, grants: Grants,
@@ -85,4 +87,5 @@ def resolve_backend_ref(ref: Mapping[str, Any], route_namespace: str, route_kind
     ports = [p.get("port") for p in (service.get("spec") or {}).get("ports") or [] if isinstance(p, Mapping)]
     if not isinstance(port, int) or port not in ports:
         return ResolvedRef(None, weight, "BackendNotFound", f"backendRef {where}: the Service has no port {port}")
-    return ResolvedRef(Backend(backend_name(namespace, name, port), namespace, name, port), weight)
+    h2c = route_kind == "GRPCRoute"
+    return ResolvedRef(Backend(backend_name(namespace, name, port, h2c), namespace, name, port, h2c), weight)

@@ -104,12 +104,13 @@ def _attach_one(route: Any, ref: Mapping[str, Any], gateway: Gateway, namespace:
 
 def attach_routes(routes: list[Any], gateways: Mapping[tuple[str, str], Gateway],
                   namespace_labels: Mapping[str, Mapping[str, str]], grants: Grants, services: Any,
-                  controller_name: str, unsafe: Mapping[int, str], kind: str = "HTTPRoute") -> RouteResult:
+                  controller_name: str, unsafe: Mapping[int, str], first_rule: int = 1) -> RouteResult:
     """Attachments, rules and statuses of ``routes`` (oldest first); ``unsafe``: ``id(route)`` -> problems
     of routes left out (they get ``Accepted: False``, ``UnsupportedValue``)."""
     out = RouteResult()
-    next_rule = 1
+    next_rule = first_rule
     for route in routes:
+        kind = str(route.get("kind") or "HTTPRoute")
         meta = route.get("metadata") or {}
         namespace = str(meta.get("namespace") or "")
         spec = route.get("spec") or {}

@@ -14,7 +14,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from haptic.templating.safety import CONTROL_CHARACTERS, is_hostname, is_ingress_path
+from haptic.core.control_characters import CONTROL_CHARACTERS
+from haptic.templating.safety import is_hostname, is_ingress_path
 
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?\Z")
 # Header and query parameter names go unquoted into sample fetch arguments (``req.fhdr(name)``), where
@@ -36,6 +37,17 @@ def log_format(value: str) -> str:
 
 def _free_text(value: Any, max_length: int = 4096) -> bool:
     return isinstance(value, str) and 0 < len(value) <= max_length and not _FREE_TEXT_FORBIDDEN.search(value)
+
+
+def regex_problem(value: Any, where: str, max_length: int = 1024) -> str | None:
+    """Why ``value`` cannot be a route's regular expression (``where`` names the field), or None."""
+    if not _free_text(value, max_length):
+        return f"{where} contains a quote or control characters"
+    try:
+        re.compile(value)
+    except re.error as exc:
+        return f"{where} is not a regular expression: {exc}"
+    return None
 
 
 def _dns(value: Any) -> bool:
@@ -108,13 +120,9 @@ def _match_problems(match: Any, where: str) -> list[str]:
         if not is_ingress_path(value):
             problems.append(f"{where}.path.value {value!r} contains unsafe characters")
     elif kind == "RegularExpression":
-        if not _free_text(value, 1024):
-            problems.append(f"{where}.path.value contains a quote or control characters")
-        else:
-            try:
-                re.compile(value)
-            except re.error as exc:
-                problems.append(f"{where}.path.value is not a regular expression: {exc}")
+        problem = regex_problem(value, f"{where}.path.value")
+        if problem:
+            problems.append(problem)
     else:
         problems.append(f"{where}.path.type {kind!r} is unknown")
     problems += _name_value(match.get("headers"), f"{where}.headers")

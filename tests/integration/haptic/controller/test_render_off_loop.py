@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from simulator.cluster_objects import SLOT_TEMPLATE, credentials_secret, template_config
-from simulator.kube import BackgroundServer, FakeKubeAPI
-from tests.integration.haptic.controller.test_run_command import _free_port, _get, _seed, _until
+from simulator.kube import BackgroundServer
+from tests.integration.haptic.controller.test_run_command import _create, _free_port, _get, _seed, _until
 
 # About 20 million loop iterations: seconds of CPU, well within the 30 s render timeout, rendering nothing.
 SLOW = "{% for i in range(20000) %}{% for j in range(1000) %}{% endfor %}{% endfor %}"
@@ -33,12 +33,7 @@ def test_health_and_lease_renewals_continue_during_a_long_render(tmp_path: Path,
             _until(lambda: _get(f"{base}/debug/vars/iterations")[1], "the debug server")
 
             def create(obj: dict[str, Any]) -> None:
-                def go(api: FakeKubeAPI) -> None:
-                    kind = api.types.by_kind(obj["apiVersion"], obj["kind"])
-                    assert kind is not None
-                    api.create(kind, "haptic", obj)
-
-                server.call(go)
+                _create(server, obj)
 
             create(template_config(leader_election=True, template=SLOW + SLOT_TEMPLATE))
             create(credentials_secret("admin", "s3cret-value"))

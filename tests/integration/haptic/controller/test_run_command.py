@@ -35,6 +35,17 @@ def _get(url: str) -> tuple[int, Any]:
         return err.code, json.loads(err.read())
 
 
+def _create(server: BackgroundServer, obj: dict[str, Any]) -> None:
+    """Creates ``obj`` in the haptic namespace of the fake API ``server`` runs."""
+
+    def go(api: FakeKubeAPI) -> None:
+        kind = api.types.by_kind(obj["apiVersion"], obj["kind"])
+        assert kind is not None
+        api.create(kind, "haptic", obj)
+
+    server.call(go)
+
+
 def _until(predicate: Any, what: str, timeout: float = 30.0) -> Any:
     deadline = time.monotonic() + timeout
     last: Any = None
@@ -98,12 +109,7 @@ def test_run_serves_health_metrics_through_reinit_and_stops_gracefully(tmp_path:
             assert _text(f"{metrics_base}/metrics")[0] == 200
 
             def create(obj: dict[str, Any]) -> None:
-                def go(api: FakeKubeAPI) -> None:
-                    kind = api.types.by_kind(obj["apiVersion"], obj["kind"])
-                    assert kind is not None
-                    api.create(kind, "haptic", obj)
-
-                server.call(go)
+                _create(server, obj)
 
             create(template_config(leader_election=True))
             create(credentials_secret("admin", "s3cret-value"))

@@ -271,6 +271,17 @@ def test_imperative_create_sends_protobuf_that_is_understood(kubectl: Kubectl) -
     assert service["spec"]["ports"] == [{"name": "80-8080", "protocol": "TCP", "port": 80, "targetPort": 8080,
                                          "nodePort": 30080}]
     assert (service["spec"]["type"], service["spec"]["selector"]) == ("NodePort", {"app": "web"})
-    # A kind without a decoder still says what to send instead.
-    refused = kubectl("create", "ingress", "web", "--rule=a.example/=web:80", check=False)
-    assert refused.returncode != 0 and "Ingress" in refused.stderr and "JSON or YAML" in refused.stderr
+    kubectl("create", "ingress", "web", "--class=haptic", "--rule=a.example/=web:80",
+            "--rule=b.example/api*=api:http,tls=cert")
+    ingress = kubectl.stored("networking.k8s.io/v1", "ingresses", "default", "web")["spec"]
+    assert ingress["ingressClassName"] == "haptic"
+    assert ingress["tls"] == [{"hosts": ["b.example"], "secretName": "cert"}]
+    assert ingress["rules"][1] == {"host": "b.example", "http": {"paths": [{  # IngressRuleValue is inlined
+        "path": "/api", "pathType": "Prefix", "backend": {"service": {"name": "api", "port": {"name": "http"}}}}]}}
+    kubectl("create", "pdb", "web", "--selector=app=web", "--min-available=50%")
+    assert kubectl.stored("policy/v1", "poddisruptionbudgets", "default", "web")["spec"] == {
+        "minAvailable": "50%", "selector": {"matchLabels": {"app": "web"}}}
+    kubectl("autoscale", "deployment", "web", "--min=1", "--max=3", "--cpu-percent=50")
+    hpa = kubectl.stored("autoscaling/v2", "horizontalpodautoscalers", "default", "web")["spec"]  # stored as v2
+    assert (hpa["minReplicas"], hpa["maxReplicas"], hpa["scaleTargetRef"]["name"]) == (1, 3, "web")
+    assert hpa["metrics"][0]["resource"]["target"] == {"type": "Utilization", "averageUtilization": 50}

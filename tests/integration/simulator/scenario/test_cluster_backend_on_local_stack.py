@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import os
 from collections.abc import AsyncIterator
 
 import pytest
@@ -33,6 +34,10 @@ SELECTED = ("basics/first-deployment", "basics/add-ingress", "scaling/within-slo
 
 
 def promoted() -> list[ScenarioCell]:
+    """The selection, or every promoted scenario with ``HAPTIC_CLUSTER_PROMOTED=all`` (make test-cluster-local)."""
+    if os.environ.get("HAPTIC_CLUSTER_PROMOTED") == "all":
+        every = [c for path in sorted((REPO / "scenarios").rglob("*.yaml")) for c in _cells(path)]
+        return [c for c in every if "local" in default_backends(c)]
     cells = [c for name in SELECTED for c in _cells(REPO / "scenarios" / f"{name}.yaml")
              if "size=" not in c.id or c.id.endswith("[size=9]")]  # one matrix cell is enough here
     assert all("local" in default_backends(c) for c in cells)  # still promoted
@@ -81,7 +86,9 @@ async def test_promoted_scenarios_pass_on_the_cluster_backend(stack: LocalStack)
     passed = sorted(i for i, r in results.items() if r.status == "passed")
     assert {"first-deployment", "add-ingress", "webhook-rejects-hostile-ingress",
             "invalid-render-keeps-last-good"} <= set(passed)
-    assert [i for i in passed if i.startswith("within-slots-runtime-only")] == ["within-slots-runtime-only[size=9]"]
+    sizes = (3, 6, 9) if os.environ.get("HAPTIC_CLUSTER_PROMOTED") == "all" else (9,)
+    assert [i for i in passed if i.startswith("within-slots-runtime-only")] == [
+        f"within-slots-runtime-only[size={n}]" for n in sizes]
     unavailable = {i: r.message for i, r in results.items() if r.status == "unavailable"}
     assert "dataplane_5xx" in unavailable["dataplane-5xx"] and "fake Dataplane API" in unavailable["dataplane-5xx"]
     assert "2 controller replica(s)" in unavailable["leader-failover"]  # this installation runs one

@@ -14,6 +14,7 @@ from haptic.dataplane import api_errors as errors
 from haptic.dataplane.client import STORAGE_MAPS, DataplaneClient
 from simulator.dataplane.inprocess import client_for, transport_for
 from simulator.dataplane.instance import FakeDataplane, InstanceOptions
+from tests.support.dataplane import SpyDriver
 
 pytestmark = pytest.mark.looptime
 
@@ -35,33 +36,6 @@ backend web
 KEY = "shop.example.com/api/v1/health"
 # Every character str.splitlines splits on, plus the other C0/C1 controls a command must not hold.
 CONTROL = ["\n", "\r", "\r\n", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029", "\t", "\x00", "\x7f"]
-
-
-class _SpyDriver:
-    """Records what would reach haproxy's admin socket."""
-
-    def __init__(self) -> None:
-        self.running = True
-        self.commands: list[str] = []
-
-    async def check(self, text: str) -> None:
-        return None
-
-    async def reload(self, text: str) -> None:
-        if not self.running:
-            raise OSError("master socket: connection refused")
-
-    async def runtime(self, commands: list[str]) -> str | None:
-        if not self.running:
-            return "admin socket: connection refused"
-        self.commands.extend(commands)
-        return None
-
-    def stop(self) -> None:
-        self.running = False
-
-    def close(self) -> None:
-        self.running = False
 
 
 async def _loaded(fake: FakeDataplane, c: DataplaneClient) -> None:
@@ -95,7 +69,7 @@ async def test_encoded_slash_stays_in_its_parameter_and_is_decoded_once() -> Non
 
 @pytest.mark.parametrize("bad", CONTROL)
 async def test_control_characters_are_refused_before_the_socket(bad: str) -> None:
-    driver = _SpyDriver()
+    driver = SpyDriver()
     fake = FakeDataplane(InstanceOptions(reload_delay=0.5), driver=driver)  # type: ignore[arg-type]
     async with client_for(fake) as c:
         await _loaded(fake, c)
@@ -126,7 +100,7 @@ async def test_map_path_parameters_follow_the_specification_pattern() -> None:
 
 
 async def test_runtime_endpoints_fail_while_haproxy_is_not_running() -> None:
-    driver = _SpyDriver()
+    driver = SpyDriver()
     fake = FakeDataplane(InstanceOptions(reload_delay=0.5), driver=driver)  # type: ignore[arg-type]
     async with client_for(fake) as c:
         await _loaded(fake, c)

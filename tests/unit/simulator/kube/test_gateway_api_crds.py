@@ -9,7 +9,7 @@ import pytest
 
 from haptic.k8s.api import ApiError
 from simulator.kube import FakeKubeAPI
-from simulator.kube.gateway_api import gateway_api_crds, wants_gateway_api
+from simulator.kube.gateway_api import gateway_api_crds, serve_gateway_api_for, wants_gateway_api
 from simulator.kube.resources import ResourceType
 
 G = "gateway.networking.k8s.io/v1"
@@ -98,3 +98,12 @@ def test_simulated_clusters_serve_them_for_configs_that_read_them() -> None:
     assert wants_gateway_api(gateway)
     assert wants_gateway_api({"spec": {"watchedResources": {"r": {"apiVersion": G}}}})
     assert not wants_gateway_api({"metadata": {"annotations": {"haproxy-haptic.org/template-libraries": "ingress"}}})
+
+
+def test_serving_them_for_a_config_is_idempotent() -> None:
+    fake = FakeKubeAPI()
+    config = {"metadata": {"annotations": {"haproxy-haptic.org/template-libraries": "gateway"}}}
+    assert serve_gateway_api_for(fake, config)
+    assert not serve_gateway_api_for(fake, config)
+    assert rt(fake, "GatewayClass").schema is not None, "the CRD's schema replaces the schemaless built-in entry"
+    assert not serve_gateway_api_for(FakeKubeAPI(), {"metadata": {}})

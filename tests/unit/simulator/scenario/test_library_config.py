@@ -28,3 +28,10 @@ def test_the_committed_gateway_config_is_the_generated_one() -> None:
     committed = REPO / "scenarios" / "configs" / "gateway-library.yaml"
     assert committed.read_text(encoding="utf-8") == render("gateway"), \
         "regenerate: python -m simulator.scenario.library_config gateway > scenarios/configs/gateway-library.yaml"
+
+
+def test_the_committed_combined_config_is_the_generated_one() -> None:
+    committed = REPO / "scenarios" / "configs" / "ingress-gateway-library.yaml"
+    assert committed.read_text(encoding="utf-8") == render("ingress,gateway"), \
+        "regenerate: python -m simulator.scenario.library_config ingress,gateway > " \
+        "scenarios/configs/ingress-gateway-library.yaml"

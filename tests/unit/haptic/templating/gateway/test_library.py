@@ -64,3 +64,14 @@ def test_alone_it_brings_its_own_skeleton() -> None:
                                                  extra_context=spec["templatingSettings"]["extraContext"]))
     assert "\nfrontend gw_8080\n" in result.config and "\nfrontend http\n" not in result.config
     assert result.aux.maps["gw_8080-prefix.map"] == "shop.test/ 1\n"
+
+
+def test_routes_the_controller_isolates_are_left_out() -> None:
+    spec = expand_libraries(config("gateway"))["spec"]
+    inputs = RenderInputs(stores=stores(spec, [*BASE, route("web")]),
+                          extra_context=spec["templatingSettings"]["extraContext"],
+                          skip=frozenset({("HTTPRoute", "shop", "web")}))
+    result = engine_of(spec).render(inputs)
+    assert "backend gw_shop_web_80" not in result.config
+    assert "backend gw_shop_web_80" in engine_of(spec).render(
+        RenderInputs(stores=inputs.stores, extra_context=inputs.extra_context)).config

@@ -47,11 +47,10 @@ def service(name: str, namespace: str = "shop") -> dict[str, Any]:
 
 
 def model(*objects: dict[str, Any], reserved: dict[int, str] | None = None) -> dict[str, Any]:
-    stores: dict[str, list[dict[str, Any]]] = {k: [] for k in (
-        "gatewayclasses", "gateways", "httproutes", "referencegrants", "namespaces", "services", "secrets")}
     plural = {"GatewayClass": "gatewayclasses", "Gateway": "gateways", "HTTPRoute": "httproutes",
-              "ReferenceGrant": "referencegrants", "Namespace": "namespaces", "Service": "services",
-              "Secret": "secrets"}
+              "GRPCRoute": "grpcroutes", "ReferenceGrant": "referencegrants", "Namespace": "namespaces",
+              "Service": "services", "Secret": "secrets"}
+    stores: dict[str, list[dict[str, Any]]] = {k: [] for k in plural.values()}
     for obj in objects:
         stores[plural[obj["kind"]]].append(copy.deepcopy(obj))
     resources = {name: ListStore(items) for name, items in stores.items()}
@@ -83,7 +82,8 @@ def test_gateway_and_route_statuses_carry_generations_and_attached_routes() -> N
     assert conditions(gw) == {"Accepted": ("True", "Accepted"), "Programmed": ("True", "Programmed")}
     assert {c["observedGeneration"] for c in gw["conditions"]} == {2}
     assert gw["listeners"][0]["attachedRoutes"] == 1
-    assert gw["listeners"][0]["supportedKinds"] == [{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute"}]
+    assert gw["listeners"][0]["supportedKinds"] == [{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute"},
+                                                    {"group": "gateway.networking.k8s.io", "kind": "GRPCRoute"}]
     parent = status_of(result, "HTTPRoute", "web")["parents"][0]
     assert parent["controllerName"] == CONTROLLER_NAME
     assert conditions(parent) == {"Accepted": ("True", "Accepted"), "ResolvedRefs": ("True", "ResolvedRefs")}
@@ -245,3 +245,33 @@ def test_other_controllers_parent_statuses_are_kept() -> None:
     obj["status"] = {"parents": [theirs]}
     parents = status_of(model(*BASE, obj), "HTTPRoute", "web")["parents"]
     assert [p["controllerName"] for p in parents] == [CONTROLLER_NAME, "example.com/other"]
+
+
+def grpc_route(name: str, *matches: dict[str, Any], created: str = "2026-01-02T00:00:00Z") -> dict[str, Any]:
+    obj = route(name, {"matches": list(matches), "backendRefs": [backend("api")]}, created=created)
+    obj["kind"] = "GRPCRoute"
+    return obj
+
+
+def test_grpc_routes_match_service_and_method_paths_and_use_h2c_backends() -> None:
+    result = model(*BASE, grpc_route("rpc", {"method": {"service": "shop.Cart", "method": "Add"}},
+                                     {"method": {"service": "shop.Orders"}},
+                                     {"method": {"method": "Watch"}, "headers": [{"name": "X-Env", "value": "a"}]},
+                                     {"method": {"type": "RegularExpression", "service": "shop\\..*"}}))
+    fe = result["frontends"][0]
+    assert fe["maps"]["gw_8080-exact.map"] == "shop.test/shop.Cart/Add 1\n"
+    assert "shop.test/shop.Orders/ " in fe["maps"]["gw_8080-prefix.map"]
+    acl = [line for line in fe["lines"] if "-m int gt" in line]
+    assert "path -m reg '^(?:/(?:shop\\..*)/(?:[^/]+))$'" in acl[0]
+    assert "path -m reg '^(?:/[^/]+/Watch)$'" in acl[1] and "req.fhdr(X-Env)" in acl[1]
+    assert result["backends"] == [{"name": "gw_h2c_shop_api_80", "namespace": "shop", "service": "api", "port": 80,
+                                   "h2c": True}]
+    parent = status_of(result, "GRPCRoute", "rpc")["parents"][0]
+    assert conditions(parent) == {"Accepted": ("True", "Accepted"), "ResolvedRefs": ("True", "ResolvedRefs")}
+
+
+def test_grpc_names_that_are_not_grpc_names_refuse_the_route() -> None:
+    result = model(*BASE, grpc_route("rpc", {"method": {"service": "shop Cart'", "method": "Add"}}))
+    assert conditions(status_of(result, "GRPCRoute", "rpc")["parents"][0])["Accepted"] == (
+        "False", "UnsupportedValue")
+    assert result["excluded"][0][3] == "spec.rules[0].matches[0].method.service"
