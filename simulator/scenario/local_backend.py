@@ -73,6 +73,9 @@ T = TypeVar("T")
 
 
 
+#: output lines of an exited controller shown in the failure
+_EXIT_LINES = 5
+
 #: the fastest scale: below it the controller's scaled intervals get shorter than its real work takes
 MIN_SCALE = LOCAL_MIN_SCALE
 #: config durations scaled with the clock (``deploymentTimeout`` bounds real work: not scaled)
@@ -468,8 +471,11 @@ class LocalBackend:
         while True:
             if self._crashed():
                 codes = [c.returncode for c in stack.controllers if c]
-                self._note("local.controllers.exited", codes=codes)
-                return SettleResult(False, f"every controller replica exited (exit codes {codes})")
+                # what the processes said last is all there is to know why (the trace ends before it)
+                final = [line[:300] for c in stack.controllers if c for line in list(c.lines)[-_EXIT_LINES:]]
+                self._note("local.controllers.exited", codes=codes, last_output=final)
+                said = "; last output: " + " | ".join(final) if final else ""
+                return SettleResult(False, f"every controller replica exited (exit codes {codes}){said}")
             await self.poll_events()
             state = (stack.published_config(), tuple(p.fake.version for p in stack.pods),
                      sum(c.line_count for c in stack.controllers if c is not None), len(self._records))
