@@ -16,6 +16,19 @@ from simulator.dataplane.instance import FakeDataplane, InstanceOptions
 
 RELOAD_DELAY = 1.0
 
+#: the head of the small configs the Dataplane tests push: global, defaults and ``frontend fe`` on :8080
+#: (a test appends the frontend's routing lines and its backends)
+FRONTEND_FE = """global
+    daemon
+
+defaults
+    mode http
+    timeout client 5s
+
+frontend fe
+    bind :8080
+"""
+
 
 @pytest.fixture
 async def fake() -> AsyncIterator[FakeDataplane]:

@@ -12,20 +12,11 @@ from haptic.dataplane.aux_files import AuxFiles
 from haptic.dataplane.synchronizer import VersionCache, safe_server_steps, sync
 from simulator.dataplane.inprocess import client_for
 from simulator.dataplane.instance import FakeDataplane, InstanceOptions
-from tests.support.dataplane import SpyDriver
+from tests.support.dataplane import FRONTEND_FE, SpyDriver
 
 pytestmark = pytest.mark.looptime
 
-CONFIG = """global
-    daemon
-
-defaults
-    mode http
-    timeout client 5s
-
-frontend fe
-    bind :8080
-    default_backend web
+CONFIG = FRONTEND_FE + """    default_backend web
 
 backend web
     server SRV_1 10.0.0.1:80

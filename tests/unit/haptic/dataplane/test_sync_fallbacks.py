@@ -11,19 +11,11 @@ from haptic.dataplane.aux_sync import map_edits
 from haptic.dataplane.client import DataplaneClient
 from haptic.dataplane.synchronizer import VersionCache, sync
 from simulator.dataplane.instance import FakeDataplane
+from tests.support.dataplane import FRONTEND_FE
 
 pytestmark = pytest.mark.looptime
 
-CONFIG = """global
-    daemon
-
-defaults
-    mode http
-    timeout client 5s
-
-frontend fe
-    bind :8080
-    use_backend %[req.hdr(host),concat(,txn.path),map(MAP,web)]
+CONFIG = FRONTEND_FE + """    use_backend %[req.hdr(host),concat(,txn.path),map(MAP,web)]
 
 backend web
     server s1 10.0.0.1:80 weight 10

@@ -10,19 +10,11 @@ from haptic.dataplane.synchronizer import SyncOptions, VersionCache, sync
 from simulator.dataplane.inprocess import client_for
 from simulator.dataplane.instance import FakeDataplane, InstanceOptions
 from tests.support.certs import make_pem
+from tests.support.dataplane import FRONTEND_FE
 
 pytestmark = pytest.mark.looptime
 
-BASE = """global
-    daemon
-
-defaults
-    mode http
-    timeout client 5s
-
-frontend fe
-    bind :8080
-    use_backend %(map_backend)s
+BASE = FRONTEND_FE + """    use_backend %(map_backend)s
     default_backend web
 
 backend web

@@ -28,6 +28,7 @@ from simulator.dataplane.api_model import SERVER_FIELDS
 from simulator.dataplane.app import create_app
 from simulator.dataplane.instance import FakeDataplane, InstanceOptions
 from tests.support.certs import make_pem
+from tests.support.dataplane import FRONTEND_FE
 
 pytestmark = pytest.mark.looptime
 
@@ -215,16 +216,7 @@ class Recorder(httpx.AsyncBaseTransport):
         return httpx.Response(response.status_code, headers=response.headers, content=body, request=request)
 
 
-CONFIG = """global
-    daemon
-
-defaults
-    mode http
-    timeout client 5s
-
-frontend fe
-    bind :8080
-    use_backend %[req.hdr(host),concat(,txn.path),map(/etc/haproxy/maps/path.map,web)]
+CONFIG = FRONTEND_FE + """    use_backend %[req.hdr(host),concat(,txn.path),map(/etc/haproxy/maps/path.map,web)]
 
 frontend tls
     bind :8443 ssl crt-list /etc/haproxy/general/crt-list.txt

@@ -14,21 +14,12 @@ from haptic.dataplane import api_errors as errors
 from haptic.dataplane.client import STORAGE_MAPS, DataplaneClient
 from simulator.dataplane.inprocess import client_for, transport_for
 from simulator.dataplane.instance import FakeDataplane, InstanceOptions
-from tests.support.dataplane import SpyDriver
+from tests.support.dataplane import FRONTEND_FE, SpyDriver
 
 pytestmark = pytest.mark.looptime
 
 MAP = "/etc/haproxy/maps/path.map"
-CONFIG = f"""global
-    daemon
-
-defaults
-    mode http
-    timeout client 5s
-
-frontend fe
-    bind :8080
-    use_backend %[req.hdr(host),concat(,txn.path),map({MAP},web)]
+CONFIG = FRONTEND_FE + f"""    use_backend %[req.hdr(host),concat(,txn.path),map({MAP},web)]
 
 backend web
     server s1 10.0.0.1:80 weight 10

@@ -14,17 +14,9 @@ from simulator.dataplane.app import create_app
 from simulator.dataplane.inprocess import client_for, transport_for
 from simulator.dataplane.instance import FakeDataplane, InstanceOptions
 from tests.support.certs import make_pem
+from tests.support.dataplane import FRONTEND_FE
 
-CONFIG = """global
-    daemon
-
-defaults
-    mode http
-    timeout client 5s
-
-frontend fe
-    bind :8080
-    use_backend web if { hdr(host) -m str -f /usr/share/haproxy/hosts.lst }
+CONFIG = FRONTEND_FE + """    use_backend web if { hdr(host) -m str -f /usr/share/haproxy/hosts.lst }
     default_backend web
 
 backend web

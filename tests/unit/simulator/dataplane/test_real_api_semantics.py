@@ -12,20 +12,12 @@ from haptic.dataplane.client import STORAGE_MAPS, STORAGE_SSL, DataplaneClient
 from simulator.dataplane.inprocess import client_for, transport_for
 from simulator.dataplane.instance import FakeDataplane, InstanceOptions
 from tests.support.certs import make_pem
+from tests.support.dataplane import FRONTEND_FE
 
 pytestmark = pytest.mark.looptime
 
 CFG = "/services/haproxy/configuration"
-CONFIG = """global
-    daemon
-
-defaults
-    mode http
-    timeout client 5s
-
-frontend fe
-    bind :8080
-    default_backend web
+CONFIG = FRONTEND_FE + """    default_backend web
 
 backend web
     server s1 10.0.0.1:80 weight 10
