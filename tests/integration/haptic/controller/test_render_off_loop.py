@@ -13,8 +13,13 @@ from simulator.cluster_objects import SLOT_TEMPLATE, credentials_secret, templat
 from simulator.kube import BackgroundServer
 from tests.integration.haptic.controller.test_run_command import _create, _free_port, _get, _seed, _until
 
-# About 20 million loop iterations: seconds of CPU, well within the 30 s render timeout, rendering nothing.
-SLOW = "{% for i in range(20000) %}{% for j in range(1000) %}{% endfor %}{% endfor %}"
+# About 60 million loop iterations: about 3 s of CPU on this machine, well within the 30 s render timeout,
+# rendering nothing.
+SLOW = "{% for i in range(60000) %}{% for j in range(1000) %}{% endfor %}{% endfor %}"
+# Renewals every 200 ms, so a render of a second or more on any machine spans several of them (with the
+# 2 s default a fast machine's render fitted between two renewals and the test proved nothing).
+FAST_RENEWALS = {"controller": {"leaderElection": {"enabled": True, "leaseDuration": "3s", "renewDeadline": "2s",
+                                                   "retryPeriod": "200ms"}}}
 
 
 def test_health_and_lease_renewals_continue_during_a_long_render(tmp_path: Path, haproxy_bin: str) -> None:
@@ -35,7 +40,7 @@ def test_health_and_lease_renewals_continue_during_a_long_render(tmp_path: Path,
             def create(obj: dict[str, Any]) -> None:
                 _create(server, obj)
 
-            create(template_config(leader_election=True, template=SLOW + SLOT_TEMPLATE))
+            create(template_config(template=SLOW + SLOT_TEMPLATE, extra_spec=FAST_RENEWALS))
             create(credentials_secret("admin", "s3cret-value"))
             _until(lambda: _get(f"{base}/debug/vars/leader")[1].get("is_leader"), "leadership", timeout=60)
 
@@ -56,7 +61,7 @@ def test_health_and_lease_renewals_continue_during_a_long_render(tmp_path: Path,
                 time.sleep(0.2)
             else:
                 raise AssertionError("the render never finished")
-            assert len(during) >= 3, f"the loop answered only {len(during)} times during the render"
+            assert len(during) >= 5, f"the loop answered only {len(during)} times during the render"
             assert {status for status, _ in during} == {200}
             renewals = {renewed for _, renewed in during}
             assert len(renewals) >= 2, f"the Lease was not renewed during the render: {sorted(renewals)}"
