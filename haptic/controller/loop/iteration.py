@@ -38,11 +38,14 @@ from haptic.controller.publish.object_status import ObjectStatusApplier
 from haptic.controller.publish.publisher import ConfigPublisher
 from haptic.controller.publish.status_writer import ConfigStatusWriter
 from haptic.controller.reconcile.coordinator import RenderValidateCoordinator
+from haptic.controller.reconcile.http_content import HttpContentRefresher
 from haptic.controller.reconcile.reconciler import DEFAULT_DEBOUNCE, Reconciler
 from haptic.controller.watch.config_loader import ConfigLoader, ConfigWatcher, CredentialsLoader, SecretWatcher
 from haptic.controller.watch.index_tracker import IndexSynchronizationTracker
 from haptic.controller.watch.watcher import ResourceWatcher
 from haptic.core import Component, Event, EventBus, LifecycleRegistry
+from haptic.httpstore.fetcher import make_client
+from haptic.httpstore.store import HttpStore
 from haptic.k8s.leaderelection import ElectionConfig, LeaderElector
 from haptic.names import HAPROXY_PODS
 from haptic.templating.engine import compile_templates
@@ -122,6 +125,7 @@ class Iteration:
             validator=HAProxyValidator(ports.haproxy_binary, structural=True), metrics=metrics,
             stores=spec.make_stores(),
             current_config=current_config, capabilities=dict(capabilities or {}),
+            http=HttpStore(make_client(ports.http_transport), ports.clock),
         )
         self.ctx.validator.dirs = self.ctx.dirs
         self.registry = LifecycleRegistry()
@@ -139,6 +143,8 @@ class Iteration:
         self.config_watcher = ConfigWatcher(bus, ctx)
         self.secret_watcher = SecretWatcher(bus, ctx, ports.identity.secret_name)
         self.coordinator = RenderValidateCoordinator(bus, ctx)
+        self.http_refresher = HttpContentRefresher(bus, ctx)
+        self.coordinator.http_gate.report_to(self.http_refresher.report)
         self.scheduler = DeploymentScheduler(bus, ctx)
         self.deployer = Deployer(bus, ctx)
         self.drift = DriftMonitor(bus, ctx)
@@ -154,8 +160,9 @@ class Iteration:
         ]
         for component in all_replica:
             self.registry.register(component)
-        for component in (self.coordinator, self.scheduler, self.deployer, self.drift, self.publisher,
-                          self.status_writer, self.ingress_status, self.object_status, self.object_events):
+        for component in (self.coordinator, self.http_refresher, self.scheduler, self.deployer, self.drift,
+                          self.publisher, self.status_writer, self.ingress_status, self.object_status,
+                          self.object_events):
             self.registry.register(component, leader_only=True)
         # Started by hand after the bus is released (it must not lead before the initial sync).
         elector = _elector(ctx)
@@ -196,6 +203,8 @@ class Iteration:
             queued = component.subscription.queued if component.subscription is not None else 0
             if component.current_event is not None or queued:
                 found.append(f"{component.name} busy ({queued} event(s) queued)")
+        if self.is_leader and self.http_refresher.refreshing:
+            found.append("http.fetch content being refreshed")
         if self.is_leader:
             held = self.scheduler.held_back()
             if held:
