@@ -91,6 +91,15 @@ class HttpStore:
     def view(self, *, proposal: bool) -> StoreView:
         return StoreView(self, proposal=proposal, now=self.clock.monotonic())
 
+    def lookup(self, request: FetchRequest) -> Lookup:
+        """Accepted content only, never a fetch (webhook dry-runs): a URL not fetched yet has no content."""
+        entry = self.entries.get(request.url)
+        if entry is None:
+            return Lookup(error="not fetched by the controller yet")
+        if entry.accepted is not None:
+            return Lookup(content=entry.accepted)
+        return Lookup(error=entry.error or "no content validated yet")
+
     def secrets(self) -> tuple[str, ...]:
         """Every credential the store holds, for redaction."""
         return tuple(s for e in self.entries.values() if e.request.auth is not None for s in e.request.auth.secrets())

@@ -173,3 +173,14 @@ async def test_unused_urls_are_evicted() -> None:
     await store.clock.sleep(30)
     assert [c.kind for c in store.evict_unused(120.0)] == ["evicted"]
     assert store.entries == {}
+
+
+async def test_the_store_itself_reads_accepted_content_only_and_never_asks_for_a_fetch() -> None:
+    source = Source()
+    store = store_for(source)
+    assert store.lookup(request()).error == "not fetched by the controller yet"
+    await store.fetch_missing([request()])
+    assert store.lookup(request()).content is None  # pending only
+    store.promote({URL: source.content})
+    assert store.lookup(request()).content == "10.0.0.0/8\n"
+    assert len(source.requests) == 1
