@@ -512,6 +512,17 @@ class WebhookValidationError(Event):
     error: str
 
 
+@dataclass(frozen=True, slots=True)
+class CrdChanged(Event):
+    """A CustomResourceDefinition backing watched ``resources`` was installed, removed or changed."""
+
+    type: ClassVar[str] = "crd.changed"
+    crd: str
+    change: str
+    served: tuple[str, ...] = ()
+    resources: tuple[str, ...] = ()
+
+
 # -- HTTP content (``http.fetch``) ----------------------------------------------------------------
 
 
