@@ -47,8 +47,10 @@ class Annotation:
     parse: Parser | None = None
     #: where the parsed value goes in the settings ("a.b": settings["a"]["b"]); default: the name, '-' → '_'
     key: str = ""
-    #: ignoring the annotation (or its difference) changes which backend answers, or whether one does
+    #: ignoring the annotation (or refusing its value) changes which backend answers, or whether one does
     routing: bool = False
+    #: the documented difference itself changes which backend answers (e.g. use-regex's scope)
+    routing_difference: bool = False
     #: the value legitimately spans lines (header lists, snippets): control characters do not exclude the Ingress
     multiline: bool = False
 
@@ -140,7 +142,8 @@ def read_annotations(ingress: Any, dialect: Dialect) -> Reading:
                                             "ignored", entry.routing, invalid=True))
             continue
         _store(reading.settings, entry.setting, parsed)
-        reading.findings.append(Finding(key, entry.support, entry.differences, entry.routing))
+        routing = entry.routing_difference and entry.support == "differences"
+        reading.findings.append(Finding(key, entry.support, entry.differences, routing))
     dialect.finish(reading.settings, {k: v for k, v in mine.items() if isinstance(v, str)})
     return reading
 

@@ -41,7 +41,7 @@ ANNOTATIONS: tuple[Annotation, ...] = (
     Annotation("use-regex", "`true`/`false`", "non-Exact paths become case-insensitive `map_reg` entries "
                "`(?i)^<host>(?:<path>)`, tried after Exact and before Prefix paths, longest first", "differences",
                "applies to the Ingress's own paths only (ingress-nginx: every path of the host, across Ingresses)",
-               v.boolean, routing=True),
+               v.boolean, routing=True, routing_difference=True),
     Annotation("ssl-redirect", "`true` (default when the Ingress has TLS)/`false`",
                "`http-request redirect scheme https code 308 unless { ssl_fc }`", parse=v.boolean),
     Annotation("force-ssl-redirect", "`true`/`false`", "the same redirect, also without TLS on the Ingress",
@@ -125,7 +125,7 @@ ANNOTATIONS: tuple[Annotation, ...] = (
                parse=v.name, key="canary.cookie", routing=True),
     Annotation("canary-weight", "0..total", "`rand(<total>) -m int lt <weight>` → canary", "differences",
                "the main backend is the one of the same Ingress service (all its paths follow the canary)",
-               v.integer(0, 1000000), key="canary.weight", routing=True),
+               v.integer(0, 1000000), key="canary.weight", routing=True, routing_difference=True),
     Annotation("canary-weight-total", "an integer (default 100)", "the range of `rand`",
                parse=v.integer(1, 1000000), key="canary.total"),
     Annotation("canary-by-header-pattern", "a regex", "nothing", "ignored", "not supported: use "
@@ -218,6 +218,7 @@ def _finish(s: dict[str, Any], raw: Mapping[str, str]) -> None:
     if rate.get("rps") or rate.get("rpm"):
         period, limit = ("1s", rate["rps"]) if rate.get("rps") else ("1m", rate["rpm"])
         s["rate"] = {"limit": limit * rate.get("burst", 5), "period": period, "status": 503,
+                     "expire": "60s" if period == "1s" else "2m",
                      "exempt": rate.get("exempt", [])}
     if s.get("conn_limit"):
         s["conn_limit"] = {"limit": s["conn_limit"], "status": 503}

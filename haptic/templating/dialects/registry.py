@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from haptic.templating.dialects import Dialect
+from haptic.templating.dialects.haproxytech import HAPROXYTECH
 from haptic.templating.dialects.nginx import NGINX
 
-DIALECTS: dict[str, Dialect] = {d.name: d for d in (NGINX,)}
+DIALECTS: dict[str, Dialect] = {d.name: d for d in (NGINX, HAPROXYTECH)}
 
 
 def dialect(name: str) -> Dialect:
