@@ -64,6 +64,7 @@ class ConfigPublisher(IterationComponent):
         self.pods: dict[str, dict[str, Any]] = {}
         self.validation_error: str | None = None
         self.meta: dict[str, Any] = {}
+        self.conditions: dict[str, JSON] = {}
         self._dirty = False
         self.writes = 0
 
@@ -93,6 +94,11 @@ class ConfigPublisher(IterationComponent):
         elif isinstance(event, ConfigAppliedToPod):
             entry = self.pods.setdefault(event.pod_name, {"podName": event.pod_name, "consecutiveErrors": 0})
             now = _time(self.clock.now())
+            sync = event.sync
+            entry.update({"syncDuration": f"{sync.sync_duration_s:.3f}s",
+                          "versionConflictRetries": sync.version_conflict_retries,
+                          "fallbackUsed": sync.fallback_used,
+                          "lastOperationSummary": dict(sync.operation_counts) or None})
             if event.sync.error:
                 entry["lastError"] = event.sync.error
                 entry["lastErrorAt"] = now
@@ -144,11 +150,37 @@ class ConfigPublisher(IterationComponent):
         self.publish(ConfigPublished(runtime_config_name=name, runtime_config_namespace=namespace,
                                      map_file_count=len(aux.maps), secret_count=len(aux.certificates)))
 
+    def _conditions(self, pods: list[dict[str, Any]]) -> list[JSON]:
+        """``Synced``: every pod runs the published config; ``Valid``: the latest render passed validation.
+        A condition's ``lastTransitionTime`` moves only when its status does."""
+        failing = sorted(p["podName"] for p in pods if int(p.get("consecutiveErrors") or 0) > 0)
+        behind = sorted(p["podName"] for p in pods if p.get("checksum") != self.published_checksum)
+        if not pods:
+            synced = ("False", "NoPods", "no HAProxy pod has been deployed to yet")
+        elif failing:
+            synced = ("False", "DeploymentFailed", f"deployment failing on {', '.join(failing)}")
+        elif behind:
+            synced = ("False", "Pending", f"not yet on the published config: {', '.join(behind)}")
+        else:
+            synced = ("True", "AllPodsSynced", f"{len(pods)} pod(s) run the published config")
+        valid = (("False", "ValidationFailed", (self.validation_error or "").splitlines()[0][:300])
+                 if self.validation_error else ("True", "Validated", "the latest render passed validation"))
+        now = _time(self.clock.now())
+        conditions: list[JSON] = []
+        for kind, (status, reason, message) in (("Synced", synced), ("Valid", valid)):
+            previous = self.conditions.get(kind)
+            since = previous["lastTransitionTime"] if previous and previous["status"] == status else now
+            condition = {"type": kind, "status": status, "reason": reason, "message": message,
+                         "lastTransitionTime": since, "observedGeneration": self.ctx.generation}
+            self.conditions[kind] = condition
+            conditions.append(condition)
+        return conditions
+
     async def _write_status(self) -> None:
         self._dirty = False
         pods = [{k: v for k, v in self.pods[n].items() if v is not None} for n in sorted(self.pods)]
         status: JSON = {"deployedToPods": pods, "metadata": self.meta, "validationError": self.validation_error,
-                        "observedGeneration": self.ctx.generation}
+                        "observedGeneration": self.ctx.generation, "conditions": self._conditions(pods)}
         try:
             await self.ctx.ports.kube.patch(HAPROXY_CFGS, self.ctx.runtime_config_name, {"status": status}, "merge",
                                             namespace=self.ctx.namespace, subresource="status")

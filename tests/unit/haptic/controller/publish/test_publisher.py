@@ -104,3 +104,39 @@ async def test_pod_deployments_and_errors_land_in_the_status() -> None:
     assert pods["haproxy-1"]["consecutiveErrors"] == 1
     assert "checksum" not in pods["haproxy-1"]
     await publisher.stop()
+
+
+async def test_pod_status_carries_the_sync_figures_and_the_conditions_follow_the_pods() -> None:
+    bus, publisher, kube = await start_publisher()
+    name = publisher.ctx.runtime_config_name
+    bus.publish(ValidationCompleted(content_checksum="c1", haproxy_config=CONFIG, auxiliary_files=AuxFiles()))
+    await settle()
+    summary = {"totalAPIOperations": 3, "serversModified": 2, "backendsAdded": 1}
+    bus.publish(ConfigAppliedToPod(pod_name="haproxy-0", pod_namespace=NAMESPACE, checksum="c1",
+                                   sync=SyncMetadata(sync_duration_s=0.25, version_conflict_retries=2,
+                                                     fallback_used=True, operation_counts=summary)))
+    bus.publish(ConfigAppliedToPod(pod_name="haproxy-1", pod_namespace=NAMESPACE, checksum="c1",
+                                   sync=SyncMetadata(error="connection refused")))
+    await settle()
+    status = (await published(kube, name))["status"]
+    pod = next(p for p in status["deployedToPods"] if p["podName"] == "haproxy-0")
+    assert (pod["syncDuration"], pod["versionConflictRetries"], pod["fallbackUsed"]) == ("0.250s", 2, True)
+    written = pod["lastOperationSummary"]
+    assert {k: v for k, v in written.items() if v} == summary  # the CRD's defaults fill in the zeros
+    conditions = {c["type"]: c for c in status["conditions"]}
+    assert (conditions["Synced"]["status"], conditions["Synced"]["reason"]) == ("False", "DeploymentFailed")
+    assert "haproxy-1" in conditions["Synced"]["message"]
+    assert conditions["Valid"]["status"] == "True"
+    failed_since = conditions["Synced"]["lastTransitionTime"]
+
+    await asyncio.sleep(30)
+    bus.publish(ConfigAppliedToPod(pod_name="haproxy-1", pod_namespace=NAMESPACE, checksum="c1",
+                                   sync=SyncMetadata()))
+    bus.publish(ValidationFailed(errors=("line 3: unknown keyword 'bogus'", "more"), content_checksum="c2"))
+    await settle()
+    conditions = {c["type"]: c for c in (await published(kube, name))["status"]["conditions"]}
+    assert (conditions["Synced"]["status"], conditions["Synced"]["reason"]) == ("True", "AllPodsSynced")
+    assert conditions["Synced"]["lastTransitionTime"] != failed_since
+    assert (conditions["Valid"]["status"], conditions["Valid"]["message"]) == (
+        "False", "line 3: unknown keyword 'bogus'")
+    await publisher.stop()
