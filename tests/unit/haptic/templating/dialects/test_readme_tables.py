@@ -30,12 +30,17 @@ def test_every_annotation_is_documented_and_parsed_when_rendered(dialect: Dialec
 
 
 def test_the_issue_s_annotations_are_all_in_the_nginx_table() -> None:
-    wanted = """rewrite-target use-regex ssl-redirect force-ssl-redirect permanent-redirect permanent-redirect-code
-    temporal-redirect app-root backend-protocol whitelist-source-range denylist-source-range enable-cors
-    cors-allow-origin cors-allow-methods cors-allow-headers cors-expose-headers cors-max-age proxy-body-size
-    proxy-connect-timeout proxy-read-timeout proxy-send-timeout upstream-vhost x-forwarded-prefix server-alias
-    affinity session-cookie-name session-cookie-path session-cookie-max-age canary canary-weight canary-by-header
-    canary-by-header-value canary-by-cookie auth-type auth-secret auth-realm limit-rps limit-connections
-    custom-http-errors default-backend service-upstream configuration-snippet server-snippet auth-snippet""".split()
+    wanted = [
+        "rewrite-target", "use-regex", "ssl-redirect", "force-ssl-redirect", "permanent-redirect",
+        "permanent-redirect-code", "temporal-redirect", "app-root", "backend-protocol",
+        "whitelist-source-range", "denylist-source-range", "enable-cors", "cors-allow-origin",
+        "cors-allow-methods", "cors-allow-headers", "cors-expose-headers", "cors-max-age", "proxy-body-size",
+        "proxy-connect-timeout", "proxy-read-timeout", "proxy-send-timeout", "upstream-vhost",
+        "x-forwarded-prefix", "server-alias", "affinity", "session-cookie-name", "session-cookie-path",
+        "session-cookie-max-age", "canary", "canary-weight", "canary-by-header", "canary-by-header-value",
+        "canary-by-cookie", "auth-type", "auth-secret", "auth-realm", "limit-rps", "limit-connections",
+        "custom-http-errors", "default-backend", "service-upstream", "configuration-snippet", "server-snippet",
+        "auth-snippet",
+    ]
     known = {a.name for a in DIALECTS["nginx"].annotations}
     assert [name for name in wanted if name not in known] == []
