@@ -9,7 +9,7 @@ from __future__ import annotations
 from haptic.config.haproxycfg import runtime_config_name
 from haptic.config.models import HAProxyTemplateConfigSpec
 from haptic.controller.context import HAPROXY_CFGS, PODS, TEMPLATE_CONFIGS
-from haptic.controller.publish.publisher import decode_content
+from haptic.controller.publish.content import decode_content
 from haptic.k8s.api import JSON, KubeAPI, NotFound, ResourceRef, Selectors
 from haptic.names import HAPROXY_PODS
 

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from haptic.config.crds import all_crds
-from haptic.controller.publish.publisher import encode_content
+from haptic.controller.publish.content import encode_content
 from simulator.cluster_objects import endpoint_slice, ingress, ingress_library_config, service
 from simulator.kube import BackgroundServer, FakeKubeAPI
 from tests.support.paths import REPO
