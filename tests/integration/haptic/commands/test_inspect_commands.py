@@ -173,7 +173,8 @@ def test_diff_reads_the_published_files_and_shows_their_changes(tmp_path: Path) 
     config_file = tmp_path / "config.yaml"
     config_file.write_text(yaml.safe_dump(ingress_library_config()))
     fixtures = tmp_path / "fixtures.yaml"
-    fixtures.write_text(yaml.safe_dump({"services": [service("web")], "endpoints": [endpoint_slice("web", ["10.0.0.1"])],
+    fixtures.write_text(yaml.safe_dump({"services": [service("web")],
+                                        "endpoints": [endpoint_slice("web", ["10.0.0.1"])],
                                         "ingresses": [ingress("web", "web.example.test", "web")]}))
     out = tmp_path / "out"
     rendered = haptic("render", "-f", str(config_file), "--fixtures", str(fixtures), "-o", str(out))
