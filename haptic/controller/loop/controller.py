@@ -27,6 +27,7 @@ from haptic.controller.ports import ControllerPorts
 from haptic.controller.publish.publisher import decode_content
 from haptic.controller.publish.status_writer import write_invalid_status
 from haptic.controller.watch.config_loader import config_version, secret_fingerprint, validate_config_object
+from haptic.controller.watch.config_tests import validation_test_failures
 from haptic.core import ComponentHealth, Event, HealthReport, Status, cancel_and_wait
 from haptic.k8s.api import JSON, ApiError, NotFound, ResourceRef
 from haptic.validation.local_haproxy import detect_local_haproxy
@@ -65,6 +66,8 @@ class Controller:
         self._stop = asyncio.Event()
         self._invalid_written: tuple[str, str] | None = None
         self.capabilities: dict[str, Any] | None = None
+        #: (config generation, its failing validationTests) of the last config tested
+        self._tested: tuple[str, list[str]] | None = None
 
     # -- control ---------------------------------------------------------------------------------
 
@@ -158,6 +161,12 @@ class Controller:
                           f"{'; '.join(errors)})")
             await self._mark_invalid(obj, version, errors)
             return None
+        failures = await self._test_failures(config, version)
+        if failures:
+            self._waiting(f"a HAProxyTemplateConfig {namespace}/{name} whose validationTests pass (generation "
+                          f"{version}: {'; '.join(failures)})")
+            await self._mark_invalid(obj, version, failures)
+            return None
         secret = await self._get_or_wait(SECRETS, "credentials Secret", secret_name, namespace)
         if secret is None:
             return None
@@ -167,6 +176,17 @@ class Controller:
             self._waiting(f"valid credentials in Secret {namespace}/{secret_name} ({exc})")
             return None
         return config, version, credentials, secret_fingerprint(secret)
+
+    async def _test_failures(self, config: HAProxyTemplateConfig, version: str) -> list[str]:
+        """The config's failing validationTests, run once per generation (the loop polls every few seconds)."""
+        if self._tested is not None and self._tested[0] == version:
+            return self._tested[1]
+        if self.capabilities is None:
+            self.capabilities = await detect_local_haproxy(self.ports.haproxy_binary, self.ports.check_runner)
+            self.log.info("local HAProxy %s", self.capabilities.get("haproxy_version"))
+        failures = await validation_test_failures(config.spec, self.ports, self.capabilities)
+        self._tested = (version, failures)
+        return failures
 
     async def _mark_invalid(self, obj: JSON, version: str, errors: list[str]) -> None:
         key = (version, "; ".join(errors))
