@@ -266,7 +266,8 @@ class Harness:
             with contextlib.suppress(Exception):
                 self.api.delete(rt, None, _WEBHOOK_NAME)
             return
-        self.apply(build_webhook_configuration(resources, "", name=_WEBHOOK_NAME, url=_WEBHOOK_URL))
+        self.apply(build_webhook_configuration(resources, "", name=_WEBHOOK_NAME, url=_WEBHOOK_URL,
+                                               config_namespace=self.namespace))
 
     async def _review(self, body: JSON) -> JSON:
         live = [r for r in self.replicas if r.alive]
