@@ -26,6 +26,7 @@ from haptic.controller.deploy.scheduler import DeploymentScheduler
 from haptic.controller.events import ConfigValidated, CrdChanged
 from haptic.controller.loop.leader_election import LeaderElection
 from haptic.controller.loop.observed_bus import ObservedBus
+from haptic.controller.loop.progress import with_progress
 from haptic.controller.metrics import ControllerMetrics
 from haptic.controller.observe.commentator import EventCommentator
 from haptic.controller.observe.event_ring import EventRing
@@ -44,7 +45,7 @@ from haptic.controller.watch.config_loader import ConfigLoader, ConfigWatcher, C
 from haptic.controller.watch.crd_watch import CrdWatcher
 from haptic.controller.watch.index_tracker import IndexSynchronizationTracker
 from haptic.controller.watch.watcher import ResourceWatcher
-from haptic.core import Component, Event, EventBus, LifecycleRegistry
+from haptic.core import Component, Event, EventBus, LifecycleRegistry, Status
 from haptic.httpstore.fetcher import make_client
 from haptic.httpstore.store import HttpStore
 from haptic.k8s.leaderelection import ElectionConfig, LeaderElector
@@ -280,9 +281,16 @@ class Iteration:
             except Exception:
                 self.logger.exception("releasing leadership failed")
         await self.leader.abandon()
-        await self.registry.stop()
+        await with_progress(self.registry.stop(), self.ports.clock, self.logger, "stopping the iteration",
+                            self.still_running)
         if self.ctx.http is not None:
             await self.ctx.http.client.aclose()
+
+    def still_running(self) -> str:
+        """The components not stopped yet (for progress lines while stopping)."""
+        running = [name for name, status in self.registry.statuses().items()
+                   if status in (Status.RUNNING, Status.STARTING)]
+        return ", ".join(sorted(running))
 
     def resource_count(self, name: str = HAPROXY_PODS) -> int:
         return len(self.ctx.stores[name])
