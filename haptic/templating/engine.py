@@ -38,6 +38,7 @@ from haptic.templating.context import (
     StoreView,
 )
 from haptic.templating.current_config import CurrentBackend, CurrentConfig, CurrentServer, coerce_current_config
+from haptic.templating.dialect_helpers import auth_problems, canary_rules, htpasswd_users, with_dialect
 from haptic.templating.errors import (
     SandboxViolation,
     TemplateCompileError,
@@ -229,8 +230,12 @@ class TemplateEngine:
                 "set_statuses": set_statuses,
                 "request_headers": parse_request_headers,
                 "cidrs": parse_cidrs,
+                "canary_rules": canary_rules,
+                "htpasswd_users": htpasswd_users,
+                "auth_problems": auth_problems,
             }
         )
+        self.env.filters["with_dialect"] = with_dialect
         self.env.trusted_types = frozenset(
             {StoreView, SharedState, PathResolver, FileRegistry, ServerSlots, ServerSlot, Endpoint, HttpFetcher}
             | {CurrentConfig, CurrentBackend, CurrentServer}

@@ -25,7 +25,7 @@ from haptic.controller.metrics import ControllerMetrics
 from haptic.controller.observe.debug_providers import DebugProviders
 from haptic.controller.observe.event_ring import EventRing
 from haptic.controller.ports import ControllerPorts
-from haptic.controller.publish.publisher import decode_content
+from haptic.controller.publish.content import decode_content
 from haptic.controller.publish.status_writer import write_invalid_status
 from haptic.controller.watch.config_loader import config_version, secret_fingerprint, validate_config_object
 from haptic.controller.watch.config_tests import validation_test_failures
