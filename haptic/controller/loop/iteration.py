@@ -32,7 +32,6 @@ from haptic.controller.observe.event_ring import EventRing
 from haptic.controller.observe.metrics_component import MetricsComponent
 from haptic.controller.observe.state_cache import StateCache
 from haptic.controller.ports import ControllerPorts
-from haptic.controller.publish.ingress_status import IngressStatusWriter
 from haptic.controller.publish.object_events import ObjectEventRecorder
 from haptic.controller.publish.object_status import ObjectStatusApplier
 from haptic.controller.publish.publisher import ConfigPublisher
@@ -144,7 +143,6 @@ class Iteration:
         self.drift = DriftMonitor(bus, ctx)
         self.publisher = ConfigPublisher(bus, ctx)
         self.status_writer = ConfigStatusWriter(bus, ctx)
-        self.ingress_status = IngressStatusWriter(bus, ctx)
         self.object_status = ObjectStatusApplier(bus, ctx)
         self.object_events = ObjectEventRecorder(bus, ctx)
         all_replica: list[Component] = [
@@ -155,7 +153,7 @@ class Iteration:
         for component in all_replica:
             self.registry.register(component)
         for component in (self.coordinator, self.scheduler, self.deployer, self.drift, self.publisher,
-                          self.status_writer, self.ingress_status, self.object_status, self.object_events):
+                          self.status_writer, self.object_status, self.object_events):
             self.registry.register(component, leader_only=True)
         # Started by hand after the bus is released (it must not lead before the initial sync).
         elector = _elector(ctx)

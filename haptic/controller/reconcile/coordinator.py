@@ -116,6 +116,7 @@ class RenderValidateCoordinator(IterationComponent):
             skip=self._still_isolated(self._objects()),
             previous={key: old for key, (_, _, old) in self.isolated.items() if old is not None},
             wall_time=self.clock.wall(),
+            publish_address=self.ctx.ports.publish_address,
         )
 
     def render(self) -> RenderResult:

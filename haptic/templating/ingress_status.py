@@ -1,0 +1,70 @@
+"""The statuses the ``ingress`` library declares (``set_statuses``) for the Ingresses it serves.
+
+``set_ingress_statuses(ingresses, addresses, port)`` declares for each Ingress (the library's class-filtered list,
+the ones it leaves out included) ``status.loadBalancer.ingress``: one point per address (``ip``, or
+``hostname`` for a name). An Ingress this render leaves out (an ``exclude`` notice: a host another
+namespace owns, hostile fields; or per-object isolation after ``haproxy -c`` rejected its lines) carries
+the reason as its port status error, the one error field an Ingress status has:
+``ports: [{port, protocol: TCP, error: haproxy-haptic.org/<Reason>}]``. Rendered again, the error goes.
+
+``published_addresses(pods, publish_address)``: what load balancer address statuses publish: the
+configured address, or else the IPs of the HAProxy pods that run (sorted).
+Pure functions over the current render's notices; no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from haptic.names import ANNOTATION_PREFIX
+from haptic.templating.context import current_render
+from haptic.templating.notices import REJECTED_BY_HAPROXY, object_ref
+from haptic.templating.statuses import ObjectStatus
+
+
+def published_addresses(pods: Iterable[Any], publish_address: Any = "") -> list[str]:
+    """``publish_address`` when set, else the IPs of the running, not terminating HAProxy pods."""
+    if publish_address:
+        return [str(publish_address)]
+    ips = set()
+    for pod in pods:
+        status = pod.get("status") or {}
+        if status.get("podIP") and status.get("phase") == "Running" \
+                and not (pod.get("metadata") or {}).get("deletionTimestamp"):
+            ips.add(str(status["podIP"]))
+    return sorted(ips)
+
+
+def _point(address: str) -> dict[str, Any]:
+    # A name (its last label is not numeric) is a hostname; IPv4 and IPv6 addresses are IPs.
+    named = not any(ch.isdigit() for ch in address.split(".")[-1]) and ":" not in address
+    return {"hostname": address} if named else {"ip": address}
+
+
+def set_ingress_statuses(ingresses: Iterable[Any], addresses: Iterable[Any], port: Any = 8080) -> str:
+    """``set_status`` of each Ingress (none without addresses: nothing to publish yet); renders nothing.
+    Declared directly (not through ``set_statuses``): thousands of Ingresses share two status values."""
+    points = [_point(str(a)) for a in addresses]
+    if not points:
+        return ""
+    state = current_render()
+    reasons: dict[tuple[str, str, str], str] = {}
+    for notice in state.notices.values():
+        if notice.excluded:
+            reasons.setdefault(notice.ref.key, notice.reason)
+    for key in state.skip:
+        reasons.setdefault(key, REJECTED_BY_HAPROXY)
+    number = port if isinstance(port, int) and 0 < port < 65536 else 8080
+    routed = {"loadBalancer": {"ingress": points}}
+    for ing in ingresses:
+        ref = object_ref(ing)
+        if ref is None or not isinstance(ing, Mapping):
+            continue
+        reason = reasons.get(ref.key)
+        status = routed
+        if reason is not None:
+            error = {"port": number, "protocol": "TCP", "error": f"{ANNOTATION_PREFIX}{reason}"}
+            status = {"loadBalancer": {"ingress": [{**p, "ports": [error]} for p in points]}}
+        state.statuses[ref.key] = ObjectStatus(ref, status, str(ing.get("apiVersion") or "networking.k8s.io/v1"))
+    return ""
