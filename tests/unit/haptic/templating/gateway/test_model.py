@@ -46,7 +46,8 @@ def service(name: str, namespace: str = "shop") -> dict[str, Any]:
             "spec": {"ports": [{"name": "http", "port": 80}]}}
 
 
-def model(*objects: dict[str, Any], reserved: dict[int, str] | None = None) -> dict[str, Any]:
+def model(*objects: dict[str, Any], reserved: dict[int, str] | None = None,
+          isolated: tuple[dict[str, Any], ...] = ()) -> dict[str, Any]:
     plural = {"GatewayClass": "gatewayclasses", "Gateway": "gateways", "HTTPRoute": "httproutes",
               "GRPCRoute": "grpcroutes", "ReferenceGrant": "referencegrants", "Namespace": "namespaces",
               "Service": "services", "Secret": "secrets"}
@@ -54,7 +55,8 @@ def model(*objects: dict[str, Any], reserved: dict[int, str] | None = None) -> d
     for obj in objects:
         stores[plural[obj["kind"]]].append(copy.deepcopy(obj))
     resources = {name: ListStore(items) for name, items in stores.items()}
-    return gateway_model(resources, {}, PathResolver(StorageDirs()), reserved or {8404: "frontend stats"})
+    return gateway_model(resources, {}, PathResolver(StorageDirs()), reserved or {8404: "frontend stats"},
+                         isolated=isolated)
 
 
 def status_of(result: dict[str, Any], kind: str, name: str) -> dict[str, Any]:
@@ -237,6 +239,26 @@ def test_unsupported_filters_and_hostile_values_refuse_the_route() -> None:
     assert result["frontends"] == [{"name": "gw_8080", "port": 8080, "tls": False,
                                     "lines": ["default_backend haptic_default"], "maps": {}, "certificates": [],
                                     "crtList": ""}]
+
+
+def test_routes_isolation_leaves_out_or_holds_back_are_not_accepted() -> None:
+    # The engine's stores hide a route left out and show the last valid version of one held back; the
+    # current versions come as ``isolated`` (controller.isolated). set_statuses keeps the last status per object.
+    new = route("new", hostnames=["new.test"])
+    old = route("changed", hostnames=["changed.test"])
+    changed = copy.deepcopy(old)
+    changed["metadata"]["generation"] = 4
+    result = model(*BASE, old, isolated=(new, changed, service("web")))
+    last = {obj["metadata"]["name"]: status for obj, status in result["statuses"] if obj["kind"] == "HTTPRoute"}
+    for name, gen, why in (("new", 3, "it is left out"), ("changed", 4, "its last valid version stays deployed")):
+        (accepted, resolved) = last[name]["parents"][0]["conditions"]
+        assert (accepted["status"], accepted["reason"], accepted["observedGeneration"]) == (
+            "False", "UnsupportedValue", gen)
+        assert "haproxy -c rejected" in accepted["message"] and why in accepted["message"]
+        assert resolved["type"] == "ResolvedRefs"
+    assert "changed.test" in str(result["frontends"]) and "new.test" not in str(result["frontends"])
+    listener = status_of(result, "Gateway", "gw")["listeners"][0]
+    assert listener["attachedRoutes"] == 1, "only the served version counts"
 
 
 def test_other_controllers_parent_statuses_are_kept() -> None:
