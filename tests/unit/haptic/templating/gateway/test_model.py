@@ -227,11 +227,17 @@ def test_listener_conflicts_and_reserved_ports() -> None:
 def test_unsupported_filters_and_hostile_values_refuse_the_route() -> None:
     mirror = route("mirror", {"filters": [{"type": "RequestMirror", "requestMirror": {"backendRef": backend("web")}}],
                               "backendRefs": [backend("web")]})
+    custom = route("custom", {"filters": [{"type": "ExtensionRef", "extensionRef": {
+        "group": "example.com", "kind": "Auth", "name": "a"}}], "backendRefs": [backend("web")]})
     hostile = route("hostile", {"filters": [{"type": "RequestHeaderModifier", "requestHeaderModifier": {
         "set": [{"name": "X-A", "value": "a\n    http-request deny"}]}}], "backendRefs": [backend("web")]},
         hostnames=["evil.test"])
-    result = model(*BASE, mirror, hostile)
-    for name in ("mirror", "hostile"):
+    result = model(*BASE, mirror, custom, hostile)
+    # Its only rule dropped (HAProxy cannot mirror), the route is not accepted; the spec's reason for filters.
+    accepted = status_of(result, "HTTPRoute", "mirror")["parents"][0]["conditions"][0]
+    assert (accepted["status"], accepted["reason"]) == ("False", "IncompatibleFilters")
+    assert accepted["message"].startswith("Dropped Rule(s) 0: spec.rules[0].filters[0]: RequestMirror")
+    for name in ("custom", "hostile"):
         assert conditions(status_of(result, "HTTPRoute", name)["parents"][0])["Accepted"] == (
             "False", "UnsupportedValue")
     assert [e[0]["metadata"]["name"] for e in result["excluded"]] == ["hostile"]
@@ -239,6 +245,22 @@ def test_unsupported_filters_and_hostile_values_refuse_the_route() -> None:
     assert result["frontends"] == [{"name": "gw_8080", "port": 8080, "tls": False,
                                     "lines": ["default_backend haptic_default"], "maps": {}, "certificates": [],
                                     "crtList": ""}]
+
+
+def test_a_rule_with_request_mirror_is_dropped_and_the_route_partially_invalid() -> None:
+    mirrored = {"matches": [{"path": {"type": "PathPrefix", "value": "/shadow"}}],
+                "filters": [{"type": "RequestMirror", "requestMirror": {"backendRef": backend("api")}}],
+                "backendRefs": [backend("api")]}
+    plain = {"matches": [{"path": {"type": "PathPrefix", "value": "/"}}], "backendRefs": [backend("web")]}
+    result = model(*BASE, route("web", mirrored, plain))
+    found = conditions(status_of(result, "HTTPRoute", "web")["parents"][0])
+    assert found == {"Accepted": ("True", "Accepted"), "ResolvedRefs": ("True", "ResolvedRefs"),
+                     "PartiallyInvalid": ("True", "UnsupportedValue")}
+    partial = status_of(result, "HTTPRoute", "web")["parents"][0]["conditions"][2]
+    assert partial["message"].startswith("Dropped Rule(s) 0: spec.rules[0].filters[0]: RequestMirror")
+    assert [b["service"] for b in result["backends"]] == ["web"], "the dropped rule's backend is not rendered"
+    assert "/shadow" not in str(result["frontends"])
+    assert "PartiallyInvalid" not in conditions(status_of(model(*BASE, route("ok")), "HTTPRoute", "ok")["parents"][0])
 
 
 def test_routes_isolation_leaves_out_or_holds_back_are_not_accepted() -> None:
