@@ -19,6 +19,15 @@ import yaml
 from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema
 
+from haptic.config.aux_resources import (
+    CRT_LIST_FILES,
+    GENERAL_FILES,
+    MAP_FILES,
+    AuxFileStatus,
+    CRTListFileSpec,
+    GeneralFileSpec,
+    MapFileSpec,
+)
 from haptic.config.durations import format_duration
 from haptic.config.haproxycfg import HAProxyCfgSpec, HAProxyCfgStatus
 from haptic.config.models import HAProxyTemplateConfigSpec, HAProxyTemplateConfigStatus
@@ -79,6 +88,27 @@ CRDS: tuple[CRDInfo, ...] = (
             {"name": "Size", "type": "integer", "jsonPath": ".status.metadata.totalSize"},
             _AGE,
         ),
+    ),
+    *(
+        CRDInfo(
+            kind=kind.kind,
+            plural=kind.plural,
+            singular=kind.kind.lower(),
+            short_names=(short,),
+            spec_model=model,
+            status_model=AuxFileStatus,
+            description=f"One {what} of the configuration published in the HAProxyCfg that owns it.",
+            printer_columns=(
+                {"name": "File", "type": "string", "jsonPath": f".spec.{kind.name_field}"},
+                {"name": "Checksum", "type": "string", "jsonPath": ".spec.checksum"},
+                _AGE,
+            ),
+        )
+        for kind, short, model, what in (
+            (MAP_FILES, "hpmap", MapFileSpec, "HAProxy map file"),
+            (GENERAL_FILES, "hpgf", GeneralFileSpec, "general file (error pages, Lua, ...)"),
+            (CRT_LIST_FILES, "hpcl", CRTListFileSpec, "crt-list"),
+        )
     ),
 )
 

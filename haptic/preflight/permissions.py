@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from haptic.config.aux_resources import AUX_KINDS
 from haptic.config.haproxycfg import runtime_config_name
 from haptic.config.models import HAProxyTemplateConfigSpec
 
@@ -72,6 +73,8 @@ def required_permissions(spec: HAProxyTemplateConfigSpec, *, namespace: str, con
         *(Permission(v, CONFIG_GROUP, "haproxycfgs", namespace=namespace, name=cfg, why="the published config")
           for v in ("get", "create", "patch")),
         Permission("patch", CONFIG_GROUP, "haproxycfgs", "status", namespace, cfg, "the deployment status"),
+        *(Permission(v, CONFIG_GROUP, kind.plural, namespace=namespace, why="the published auxiliary files")
+          for kind in AUX_KINDS for v in ("list", "create", "patch", "delete")),
         *(Permission(v, "", "pods", namespace=namespace, why="HAProxy pod discovery (podSelector)") for v in _READ),
     ]
     if spec.controller.leader_election.enabled:

@@ -245,6 +245,11 @@ class TemplateEngine:
         self._compiled = {name: self._compile(name) for name in sorted(sources)}
         self._current_cache: tuple[Any, CurrentConfig | None] | None = None
 
+    @property
+    def template_names(self) -> tuple[str, ...]:
+        """Every compiled template: snippets, ``haproxy.cfg``, ``map:<name>``, ``file:<name>``, ``cert:<name>``."""
+        return tuple(sorted(self._sources))
+
     # -- compile ----------------------------------------------------------------------------------
 
     def _compile(self, name: str) -> Any:

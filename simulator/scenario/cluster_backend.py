@@ -47,7 +47,7 @@ import zstandard
 
 from haptic.config.models import PodSelector
 from haptic.dataplane import plan
-from haptic.k8s.api import JSON, ApiError, NotFound, ResourceRef, Selectors
+from haptic.k8s.api import JSON, ApiError, NotFound, ResourceRef, Selectors, default_plural
 from simulator.local.echo import EchoServer
 from simulator.local.network import LoopbackNetwork
 
@@ -93,10 +93,7 @@ _ECHO_PORT = 8080
 _POLL = 0.25
 
 
-def plural(kind: str) -> str:
-    """The resource name of a kind, as the API server's default RESTMapper guesses it."""
-    lower = kind.lower()
-    return lower + ("es" if lower.endswith(("s", "x", "ch", "sh")) else "s")
+plural = default_plural
 
 
 def ref_of(api_version: str, kind: str) -> ResourceRef:

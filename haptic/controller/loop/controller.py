@@ -24,7 +24,7 @@ from haptic.controller.metrics import ControllerMetrics
 from haptic.controller.observe.debug_providers import DebugProviders
 from haptic.controller.observe.event_ring import EventRing
 from haptic.controller.ports import ControllerPorts
-from haptic.controller.publish.publisher import decode_content
+from haptic.controller.publish.content import decode_content
 from haptic.controller.publish.status_writer import write_invalid_status
 from haptic.controller.watch.config_loader import config_version, secret_fingerprint, validate_config_object
 from haptic.core import ComponentHealth, Event, HealthReport, Status, cancel_and_wait

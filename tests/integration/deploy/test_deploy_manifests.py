@@ -16,6 +16,7 @@ import httpx
 import pytest
 import yaml
 
+from haptic.config.crds import all_crds
 from simulator.kube import BackgroundServer, FakeKubeAPI, write_kubeconfig
 from simulator.kube.gateway_api import gateway_api_crds
 from simulator.local.pod import translate_for_pod
@@ -50,7 +51,7 @@ def test_kustomize_builds_every_object(kubectl_bin: str) -> None:
     kinds = sorted(f"{d['kind']}/{d['metadata']['name']}" for d in built)
     assert "HAProxyTemplateConfig/haptic-config" in kinds
     assert "Deployment/haptic-controller" in kinds and "Deployment/haproxy" in kinds
-    assert len([k for k in kinds if k.startswith("CustomResourceDefinition/")]) == 2
+    assert len([k for k in kinds if k.startswith("CustomResourceDefinition/")]) == len(all_crds())
     config_maps = [d for d in built if d["kind"] == "ConfigMap"]
     assert len(config_maps) == 1 and config_maps[0]["metadata"]["name"].startswith("haproxy-dataplaneapi-")
     haproxy = next(d for d in built if d["kind"] == "Deployment" and d["metadata"]["name"] == "haproxy")

@@ -153,3 +153,20 @@ def test_run_serves_health_metrics_through_reinit_and_stops_gracefully(tmp_path:
         assert output.count("serving http://127.0.0.1:") == 2, "one debug and one metrics server for the process"
         assert output.rstrip().splitlines()[-1].endswith("logger=haptic.run msg=stopped"), output[-500:]
         assert "s3cret-value" not in output
+
+
+def test_a_taken_debug_port_is_one_clear_line_and_exit_1(tmp_path: Path) -> None:
+    haptic = Path(sys.executable).parent / "haptic"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = int(taken.getsockname()[1])
+        env = dict(os.environ, POD_NAMESPACE="haptic", POD_NAME="controller-a")
+        done = subprocess.run(
+            [str(haptic), "run", "--server", "http://127.0.0.1:1", "--debug-port", str(port), "--metrics-port", "0",
+             "--bind-address", "127.0.0.1"],
+            env=env, capture_output=True, text=True, cwd=tmp_path, timeout=60,
+        )
+    assert done.returncode == 1
+    assert f"debug-server cannot listen on 127.0.0.1:{port}: Address already in use" in done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
