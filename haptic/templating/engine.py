@@ -20,6 +20,7 @@ from jinja2.exceptions import SecurityError
 from jinja2.runtime import Context
 
 from haptic.dataplane.aux_files import AuxFiles
+from haptic.templating.addresses import published_addresses
 from haptic.templating.context import (
     CURRENT_RENDER,
     EMPTY_STORE,
@@ -48,7 +49,7 @@ from haptic.templating.filters import FILTERS, GLOBALS, TESTS
 from haptic.templating.functions import FUNCTION_FILTERS, FUNCTIONS
 from haptic.templating.gateway import gateway_model
 from haptic.templating.ingress_helpers import ingress_paths, route_ownership
-from haptic.templating.ingress_status import published_addresses, set_ingress_statuses
+from haptic.templating.ingress_status import set_ingress_statuses
 from haptic.templating.notices import ObjectNotice, object_ref
 from haptic.templating.postprocess import RegexReplace, post_processor_from
 from haptic.templating.safety import parse_cidrs, parse_request_headers

@@ -1,14 +1,13 @@
-"""The statuses the ``ingress`` library declares (``set_statuses``) for the Ingresses it serves.
+"""The statuses the ``ingress`` library declares (``set_ingress_statuses``) for the Ingresses it serves.
 
-``set_ingress_statuses(ingresses, addresses, port)`` declares for each Ingress (the library's class-filtered list,
+``set_ingress_statuses(ingresses, addresses, port)`` declares for each Ingress (the class-filtered list,
 the ones it leaves out included) ``status.loadBalancer.ingress``: one point per address (``ip``, or
 ``hostname`` for a name). An Ingress this render leaves out (an ``exclude`` notice: a host another
 namespace owns, hostile fields; or per-object isolation after ``haproxy -c`` rejected its lines) carries
 the reason as its port status error, the one error field an Ingress status has:
 ``ports: [{port, protocol: TCP, error: haproxy-haptic.org/<Reason>}]``. Rendered again, the error goes.
 
-``published_addresses(pods, publish_address)``: what load balancer address statuses publish: the
-configured address, or else the IPs of the HAProxy pods that run (sorted).
+The addresses come from ``haptic.templating.addresses.published_addresses``.
 Pure functions over the current render's notices; no I/O.
 """
 
@@ -18,28 +17,14 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from haptic.names import ANNOTATION_PREFIX
+from haptic.templating.addresses import is_hostname
 from haptic.templating.context import current_render
 from haptic.templating.notices import REJECTED_BY_HAPROXY, object_ref
 from haptic.templating.statuses import ObjectStatus
 
 
-def published_addresses(pods: Iterable[Any], publish_address: Any = "") -> list[str]:
-    """``publish_address`` when set, else the IPs of the running, not terminating HAProxy pods."""
-    if publish_address:
-        return [str(publish_address)]
-    ips = set()
-    for pod in pods:
-        status = pod.get("status") or {}
-        if status.get("podIP") and status.get("phase") == "Running" \
-                and not (pod.get("metadata") or {}).get("deletionTimestamp"):
-            ips.add(str(status["podIP"]))
-    return sorted(ips)
-
-
 def _point(address: str) -> dict[str, Any]:
-    # A name (its last label is not numeric) is a hostname; IPv4 and IPv6 addresses are IPs.
-    named = not any(ch.isdigit() for ch in address.split(".")[-1]) and ":" not in address
-    return {"hostname": address} if named else {"ip": address}
+    return {"hostname": address} if is_hostname(address) else {"ip": address}
 
 
 def set_ingress_statuses(ingresses: Iterable[Any], addresses: Iterable[Any], port: Any = 8080) -> str:

@@ -7,6 +7,7 @@ import binascii
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from haptic.templating.addresses import is_hostname
 from haptic.templating.gateway.conditions import age_key, condition, generation_of
 from haptic.templating.gateway.grpc import as_http_route, method_problems
 from haptic.templating.gateway.listeners import Gateway, build_gateways, gateway_status
@@ -47,9 +48,12 @@ def _pem(secret: Mapping[str, Any]) -> str:
     return f"{crt}\n{key}\n"
 
 
-def _addresses(pods: Iterable[Any]) -> list[dict[str, str]]:
-    ips = sorted({str((p.get("status") or {}).get("podIP")) for p in pods if (p.get("status") or {}).get("podIP")})
-    return [{"type": "IPAddress", "value": ip} for ip in ips]
+def _addresses(addresses: Iterable[Any]) -> list[dict[str, str]]:
+    out = []
+    for address in addresses:
+        text = str(address)
+        out.append({"type": "Hostname" if is_hostname(text) else "IPAddress", "value": text})
+    return out
 
 
 def _class_statuses(classes: list[Any]) -> tuple[set[str], list[tuple[Any, dict[str, Any]]]]:
@@ -85,14 +89,15 @@ def _route_key(route: Mapping[str, Any]) -> tuple[str, str, str]:
 
 
 def gateway_model(resources: Mapping[str, Any], extra: Mapping[str, Any], path_resolver: Any,
-                  reserved_ports: Mapping[Any, Any] | None = None, pods: Iterable[Any] = (),
+                  reserved_ports: Mapping[Any, Any] | None = None, addresses: Iterable[Any] = (),
                   isolated: Iterable[Any] = ()) -> dict[str, Any]:
     """The Gateway API objects of the render's stores as frontends, backends, certificates and statuses.
 
     ``resources``: the render's stores (``gatewayclasses``, ``gateways``, ``httproutes``, ``referencegrants``,
     ``namespaces``, ``services``, ``secrets``); ``extra``: extraContext (``gatewayControllerName``);
     ``path_resolver``: the render's ``pathResolver``; ``reserved_ports``: port -> what else binds it;
-    ``pods``: the HAProxy pods (their IPs are the Gateways' ``status.addresses``); ``isolated``: the objects
+    ``addresses``: what the Gateways' ``status.addresses`` publish (``published_addresses``: the publish
+    address, or the running HAProxy pods' IPs); ``isolated``: the objects
     per-object isolation leaves out (``controller.isolated``): their routes get ``Accepted`` False.
 
     Returns ``frontends`` (``name``, ``port``, ``tls``, ``lines``, ``maps``, ``certificates``: [file, sni]),
@@ -138,8 +143,8 @@ def gateway_model(resources: Mapping[str, Any], extra: Mapping[str, Any], path_r
             excluded.append([route, "UnsafeInput", "; ".join(found), found[0].split(" ", 1)[0]])
     _VERDICTS["routes"] = verdicts
     attached = attach_routes(routes, by_key, labels, grants, services, controller, unsafe_routes)
-    addresses = _addresses(pods)
-    statuses.extend((g.obj, gateway_status(g, addresses)) for g in gateways)
+    published = _addresses(addresses)
+    statuses.extend((g.obj, gateway_status(g, published)) for g in gateways)
     statuses.extend(attached.statuses)
     left_out, why = _isolated_routes(isolated, routes)
     if left_out:

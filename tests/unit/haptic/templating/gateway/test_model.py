@@ -47,7 +47,7 @@ def service(name: str, namespace: str = "shop") -> dict[str, Any]:
 
 
 def model(*objects: dict[str, Any], reserved: dict[int, str] | None = None,
-          isolated: tuple[dict[str, Any], ...] = ()) -> dict[str, Any]:
+          isolated: tuple[dict[str, Any], ...] = (), addresses: tuple[str, ...] = ()) -> dict[str, Any]:
     plural = {"GatewayClass": "gatewayclasses", "Gateway": "gateways", "HTTPRoute": "httproutes",
               "GRPCRoute": "grpcroutes", "ReferenceGrant": "referencegrants", "Namespace": "namespaces",
               "Service": "services", "Secret": "secrets"}
@@ -56,7 +56,7 @@ def model(*objects: dict[str, Any], reserved: dict[int, str] | None = None,
         stores[plural[obj["kind"]]].append(copy.deepcopy(obj))
     resources = {name: ListStore(items) for name, items in stores.items()}
     return gateway_model(resources, {}, PathResolver(StorageDirs()), reserved or {8404: "frontend stats"},
-                         isolated=isolated)
+                         addresses, isolated=isolated)
 
 
 def status_of(result: dict[str, Any], kind: str, name: str) -> dict[str, Any]:
@@ -281,6 +281,13 @@ def test_routes_isolation_leaves_out_or_holds_back_are_not_accepted() -> None:
     assert "changed.test" in str(result["frontends"]) and "new.test" not in str(result["frontends"])
     listener = status_of(result, "Gateway", "gw")["listeners"][0]
     assert listener["attachedRoutes"] == 1, "only the served version counts"
+
+
+def test_gateway_addresses_are_the_published_ones_typed() -> None:
+    status = status_of(model(*BASE, addresses=("10.0.0.10", "lb.example.test", "fd00::1")), "Gateway", "gw")
+    assert status["addresses"] == [{"type": "IPAddress", "value": "10.0.0.10"},
+                                   {"type": "Hostname", "value": "lb.example.test"},
+                                   {"type": "IPAddress", "value": "fd00::1"}]
 
 
 def test_other_controllers_parent_statuses_are_kept() -> None:
