@@ -13,14 +13,18 @@ Pure functions over the current render's notices; no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from haptic.names import ANNOTATION_PREFIX
 from haptic.templating.addresses import is_hostname
 from haptic.templating.context import current_render
-from haptic.templating.notices import REJECTED_BY_HAPROXY, object_ref
+from haptic.templating.notices import REJECTED_BY_HAPROXY, ObjectRef, object_ref
 from haptic.templating.statuses import ObjectStatus
+
+# The references of the last render's Ingresses, by identity: store objects are replaced, never mutated, so
+# the same object has the same reference (the entry holds it: its id cannot be reused), as in reject_unsafe.
+_REFS: dict[str, dict[int, tuple[Any, ObjectRef]]] = {}
 
 
 def _point(address: str) -> dict[str, Any]:
@@ -42,14 +46,22 @@ def set_ingress_statuses(ingresses: Iterable[Any], addresses: Iterable[Any], por
         reasons.setdefault(key, REJECTED_BY_HAPROXY)
     number = port if isinstance(port, int) and 0 < port < 65536 else 8080
     routed = {"loadBalancer": {"ingress": points}}
+    previous, refs = _REFS.get("refs", {}), {}
     for ing in ingresses:
-        ref = object_ref(ing)
-        if ref is None or not isinstance(ing, Mapping):
-            continue
+        hit = previous.get(id(ing))
+        if hit is not None and hit[0] is ing:
+            ref = hit[1]
+        else:
+            found = object_ref(ing)
+            if found is None:
+                continue
+            ref = found
+        refs[id(ing)] = (ing, ref)
         reason = reasons.get(ref.key)
         status = routed
         if reason is not None:
             error = {"port": number, "protocol": "TCP", "error": f"{ANNOTATION_PREFIX}{reason}"}
             status = {"loadBalancer": {"ingress": [{**p, "ports": [error]} for p in points]}}
-        state.statuses[ref.key] = ObjectStatus(ref, status, str(ing.get("apiVersion") or "networking.k8s.io/v1"))
+        state.statuses[ref.key] = ObjectStatus(ref, status, ref.api_version or "networking.k8s.io/v1")
+    _REFS["refs"] = refs
     return ""
