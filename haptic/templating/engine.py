@@ -39,6 +39,7 @@ from haptic.templating.context import (
     StoreView,
 )
 from haptic.templating.current_config import CurrentBackend, CurrentConfig, CurrentServer, coerce_current_config
+from haptic.templating.dialect_helpers import auth_problems, canary_rules, htpasswd_users, with_dialect
 from haptic.templating.errors import (
     SandboxViolation,
     TemplateCompileError,
@@ -48,6 +49,7 @@ from haptic.templating.errors import (
 from haptic.templating.filters import FILTERS, GLOBALS, TESTS
 from haptic.templating.functions import FUNCTION_FILTERS, FUNCTIONS
 from haptic.templating.gateway import gateway_model
+from haptic.templating.http_fetch import HttpFetcher, HttpSource
 from haptic.templating.ingress_helpers import ingress_paths, route_ownership
 from haptic.templating.ingress_status import set_ingress_statuses
 from haptic.templating.notices import ObjectNotice, object_ref
@@ -135,6 +137,8 @@ class RenderInputs:
     compact_slots: bool = False
     #: the load balancer address statuses publish (``--publish-address``; ``""``: the HAProxy pods' IPs)
     publish_address: str = ""
+    #: what ``http.fetch`` reads (None: templates calling it fail, e.g. in a webhook dry-run)
+    http: HttpSource | None = None
 
 
 @dataclass(frozen=True)
@@ -232,10 +236,14 @@ class TemplateEngine:
                 "published_addresses": published_addresses,
                 "request_headers": parse_request_headers,
                 "cidrs": parse_cidrs,
+                "canary_rules": canary_rules,
+                "htpasswd_users": htpasswd_users,
+                "auth_problems": auth_problems,
             }
         )
+        self.env.filters["with_dialect"] = with_dialect
         self.env.trusted_types = frozenset(
-            {StoreView, SharedState, PathResolver, FileRegistry, ServerSlots, ServerSlot, Endpoint}
+            {StoreView, SharedState, PathResolver, FileRegistry, ServerSlots, ServerSlot, Endpoint, HttpFetcher}
             | {CurrentConfig, CurrentBackend, CurrentServer}
         )
         self.env.trusted_functions = frozenset(
@@ -317,6 +325,7 @@ class TemplateEngine:
                 "base_dir": inputs.dirs.base_dir,
             },
             "shared": SharedState(),
+            "http": HttpFetcher(inputs.http),
             "server_slots": ServerSlots(current, self._slot_memo, compact=inputs.compact_slots, now=inputs.wall_time,
                                         low_since=self._slot_low_since),
         }
@@ -341,11 +350,16 @@ class TemplateEngine:
             certs = {
                 n: self._render_one(f"cert:{n}", t, context) for n, t in sorted(self.templates.certificates.items())
             }
+        except TemplatingError:
+            # Content not fetched yet renders as "": what failed may be a template reading it.
+            context["http"].raise_if_missing()
+            raise
         finally:
             CURRENT_RENDER.reset(token)
             self.env.clear_deadline()
             if gc_was_enabled:
                 gc.enable()
+        context["http"].raise_if_missing()
         slots = context["server_slots"]
         shrinkable = False
         if isinstance(slots, ServerSlots):
