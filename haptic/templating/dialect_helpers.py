@@ -95,6 +95,9 @@ def _view(ingress: Any, found: Dialect) -> dict[str, Any]:
         spec["rules"] = rules + [{**rule, "host": alias} for alias in aliases for rule in rules if rule.get("host")]
         view["spec"] = spec
     settings["routes"] = _routes(view, settings)
+    if settings.get("default_backend"):
+        meta = view.get("metadata") or {}
+        settings["fallback"] = f"ing_{meta.get('namespace')}_{meta.get('name')}_default_{settings['default_backend']}"
     view["dialect"] = settings
     return view
 
