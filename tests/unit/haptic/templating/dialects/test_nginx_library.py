@@ -15,7 +15,9 @@ from tests.unit.haptic.templating.dialects.library_render import (
     library_spec,
     opaque_secret,
     render,
+    render_stores,
     service,
+    stores_of,
 )
 
 P = "nginx.ingress.kubernetes.io/"
@@ -209,3 +211,12 @@ def test_dialect_libraries_bring_their_bases_first() -> None:
     assert "extends" not in SPEC
     with pytest.raises(LibraryError):
         with_bases(["no-such-library"])
+
+
+def test_unchanged_ingresses_keep_their_view_and_are_reported_again_on_every_render(engine: TemplateEngine) -> None:
+    stores = stores_of(SPEC, ingress("bad", {P + "server-snippet": "x", P + "use-regex": "maybe"}), *service("web"))
+    first, second = render_stores(SPEC, engine, stores), render_stores(SPEC, engine, stores)
+    assert first.config == second.config
+    assert sorted(n.reason for n in second.notices) == ["AnnotationInvalid", "AnnotationRefused"]
+    stores["ingresses"].apply(ingress("bad", {P + "use-regex": "maybe"}))
+    assert [n.reason for n in render_stores(SPEC, engine, stores).notices] == ["AnnotationInvalid"]
