@@ -1,41 +1,41 @@
 """Reconciliation cost on the simulator with many Ingresses (prints figures; asserts nothing).
 
-    python bench/reconcile.py [--ingresses 3000] [--haproxy /usr/sbin/haproxy] [--slot-template]
+    python bench/reconcile.py [--sizes 300,3000,10000] [--haproxy /usr/sbin/haproxy] [--slot-template]
 
 Runs the shipped example config (the Ingress template library: Services, EndpointSlices, maps,
-10 server slots per backend); ``--slot-template`` runs the simulator's small slot template instead.
+10 server slots per backend; ``--slot-template``: the simulator's small slot template) with 2 pods, each
+size in a fresh interpreter, and prints per size:
 
-Measured as CPU time of this process (controller and simulator share it; the simulator's share is
-included, so the figures are upper bounds for the controller):
-1. one EndpointSlice change -> runtime update on 2 pods (target < 500 ms),
-2. one new Ingress -> deployed to 2 pods, ``haproxy -c`` included (target < 1.5 s; the haproxy child's
-   CPU is added from ``RUSAGE_CHILDREN``),
-3. resident memory (max RSS of the process, target < 300 MiB).
+1. startup: every object applied, to the first completed deployment (wall, virtual time; target < 2 s at 3,000),
+2. one EndpointSlice change -> runtime update on 2 pods: CPU of the process (target < 30 ms at 3,000),
+3. one new Ingress -> deployed to 2 pods: CPU, of which ``haproxy -c`` (the child's CPU from
+   ``RUSAGE_CHILDREN``) and the fake Dataplane APIs (CPU inside their ASGI apps); own = the rest,
+4. max RSS of the process (controller and simulator together; ``controller_memory.py`` measures the
+   controller alone).
+
+Then ``ratio endpoint_change_10000_over_300`` (target <= 2.0) and ``ratio new_ingress_own_cpu_over_haproxy_c``
+at 3,000 (target < 1.0). The fake Kubernetes API's share (watch delivery) stays in the controller's figures.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
+import os
 import resource
 import shutil
+import subprocess
+import sys
 import time
+from typing import Any
+
+from _meter import children_cpu, cpu, meter_pods
 
 from haptic.core import VirtualClock
 from simulator.cluster_objects import endpoint_slice, ingress, service
 from simulator.harness import Harness
-
-
-def _children_cpu() -> float:
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return children.ru_utime + children.ru_stime
-
-
-def _cpu() -> float:
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 async def _until_deployed(h: Harness, count: int, limit: float = 120.0) -> None:
@@ -47,9 +47,9 @@ async def _until_deployed(h: Harness, count: int, limit: float = 120.0) -> None:
         raise RuntimeError("no deployment")
 
 
-async def bench(n: int, haproxy: str, library: bool) -> None:
+async def bench(n: int, haproxy: str, library: bool) -> dict[str, Any]:
     h = await Harness(pods=2, haproxy_binary=haproxy, ingress_library=library).start()
-    print(f"config: {'Ingress library (examples/ingress)' if library else 'small slot template'}")
+    meter = meter_pods(h)
     services = max(1, n // 10)
     for s in range(services):
         h.apply(service(f"svc-{s}"))
@@ -57,43 +57,80 @@ async def bench(n: int, haproxy: str, library: bool) -> None:
     for i in range(n):
         h.apply(ingress(f"ing-{i:05d}", f"h{i}.example", f"svc-{i % services}"))
     t0 = time.perf_counter()
+    await _until_deployed(h, 0)
+    startup = time.perf_counter() - t0
     await h.settle()
-    print(f"startup with {n} Ingresses to first deployment: {time.perf_counter() - t0:.2f} s wall")
     before = [h.counters(p) for p in (0, 1)]
 
     done = len(h.events("deployment.completed"))
-    cpu, child = _cpu(), _children_cpu()
+    meter.reset()
+    start = cpu()
     h.apply(endpoint_slice("svc-0", ["10.0.0.1", "10.0.0.2", "10.0.0.3"]))
     await _until_deployed(h, done)
-    slice_cpu, slice_child = _cpu() - cpu, _children_cpu() - child
+    slice_cpu, slice_fake = cpu() - start, meter.cpu
     after = [h.counters(p) for p in (0, 1)]
     reloads = sum(a["reloads"] - b["reloads"] for a, b in zip(after, before, strict=True))
     runtime = sum(a["runtime_server_updates"] - b["runtime_server_updates"] for a, b in zip(after, before, strict=True))
-    print(f"EndpointSlice change -> runtime update on 2 pods: {slice_cpu * 1000:.0f} ms CPU, of which haproxy -c "
-          f"{slice_child * 1000:.0f} ms (target < 500 ms; reloads {reloads}, runtime server updates {runtime})")
 
     await h.settle()
     done = len(h.events("deployment.completed"))
-    cpu, child = _cpu(), _children_cpu()
+    meter.reset()
+    start, child = cpu(), children_cpu()
     h.apply(ingress("ing-new", "new.example", "svc-1"))
     await _until_deployed(h, done)
-    ingress_cpu, ingress_child = _cpu() - cpu, _children_cpu() - child
-    print(f"new Ingress -> deployed to 2 pods: {ingress_cpu * 1000:.0f} ms CPU, of which haproxy -c "
-          f"{ingress_child * 1000:.0f} ms (target < 1500 ms; the fake Dataplanes' share is included)")
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"max resident memory (controller + simulator in one process): {rss:.0f} MiB (target < 300 MiB)")
+    ingress_cpu, ingress_child, ingress_fake = cpu() - start, children_cpu() - child, meter.cpu
     await h.stop()
+    return {
+        "ingresses": n, "startup_s": startup,
+        "endpoint_change_ms": slice_cpu * 1000, "endpoint_change_fake_ms": slice_fake * 1000,
+        "endpoint_change_reloads": reloads, "endpoint_change_runtime_updates": runtime,
+        "new_ingress_ms": ingress_cpu * 1000, "new_ingress_haproxy_c_ms": ingress_child * 1000,
+        "new_ingress_fake_ms": ingress_fake * 1000,
+        "new_ingress_own_ms": (ingress_cpu - ingress_child - ingress_fake) * 1000,
+        "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ingresses", type=int, default=3000)
+    parser.add_argument("--sizes", default="300,3000,10000", help="Ingress counts, comma-separated")
     parser.add_argument("--haproxy", default=shutil.which("haproxy") or "/usr/sbin/haproxy")
     parser.add_argument("--slot-template", action="store_true", help="the small slot template, not the library")
+    parser.add_argument("--one", type=int, help=argparse.SUPPRESS)  # one size, JSON out (the child run)
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
-    VirtualClock.run(bench(args.ingresses, args.haproxy, not args.slot_template))
+    if args.one is not None:
+        print(json.dumps(VirtualClock.run(bench(args.one, args.haproxy, not args.slot_template))))
+        return 0
+    print(f"config: {'small slot template' if args.slot_template else 'Ingress library'}; 2 pods; "
+          f"load average {os.getloadavg()[0]:.2f}")
+    print(f"{'ingresses':>9} {'startup s':>9} {'endpoint ms':>11} {'(fake)':>7} {'new ing ms':>10} "
+          f"{'haproxy -c':>10} {'fake':>6} {'own':>6} {'RSS MiB':>8}")
+    rows: dict[int, dict[str, Any]] = {}
+    for n in (int(s) for s in args.sizes.split(",")):
+        command = [sys.executable, __file__, "--one", str(n), "--haproxy", args.haproxy]
+        out = subprocess.run(command + (["--slot-template"] if args.slot_template else []), capture_output=True,
+                             text=True, check=False)
+        if out.returncode != 0:
+            print(out.stderr)
+            return 1
+        r = rows[n] = json.loads(out.stdout.strip().splitlines()[-1])
+        print(f"{n:>9} {r['startup_s']:>9.2f} {r['endpoint_change_ms']:>11.0f} {r['endpoint_change_fake_ms']:>7.0f} "
+              f"{r['new_ingress_ms']:>10.0f} {r['new_ingress_haproxy_c_ms']:>10.0f} {r['new_ingress_fake_ms']:>6.0f} "
+              f"{r['new_ingress_own_ms']:>6.0f} {r['rss_mib']:>8.0f}")
+        if r["endpoint_change_reloads"]:
+            print(f"  note: the EndpointSlice change reloaded {r['endpoint_change_reloads']} pod(s)")
+    if 3000 in rows:
+        r = rows[3000]
+        print(f"endpoint change at 3000 Ingresses: {r['endpoint_change_ms']:.0f} ms CPU (target < 30 ms)")
+        print(f"startup at 3000 Ingresses: {r['startup_s']:.2f} s wall (target < 2 s)")
+        own = r["new_ingress_own_ms"] / max(r["new_ingress_haproxy_c_ms"], 1e-9)
+        print(f"ratio new_ingress_own_cpu_over_haproxy_c: {own:.2f} (target < 1.0)")
+    if 300 in rows and 10000 in rows:
+        ratio = rows[10000]["endpoint_change_ms"] / max(rows[300]["endpoint_change_ms"], 1e-9)
+        print(f"ratio endpoint_change_10000_over_300: {ratio:.2f} (target <= 2.0)")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

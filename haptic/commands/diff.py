@@ -15,6 +15,7 @@ import asyncio
 import difflib
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from haptic.dataplane.errors import ConfigParseError
 from haptic.dataplane.planner import plan
 from haptic.k8s.api import JSON, ApiError, default_plural
 from haptic.names import HAPROXY_PODS
+from haptic.templating.engine import RenderResult
 from haptic.templating.errors import TemplatingError
 from haptic.templating.libraries import LibraryError, expand_libraries
 from haptic.validation.config_file import compile_config, read_config_file
@@ -88,22 +90,33 @@ def _applied(spec_resources: Mapping[str, Any], fixtures: Fixtures, objects: Seq
     return merge_fixtures(fixtures, extra)
 
 
-async def _from_cluster(args: argparse.Namespace, need_config: bool, need_objects: bool,
-                        need_deployed: bool) -> tuple[JSON | None, Fixtures | None, str | None, Any]:
-    from haptic.live.cluster_reads import read_published_config, read_template_config, read_watched_objects
+@dataclass
+class _Sides:
+    config: HAProxyTemplateConfig | None = None
+    fixtures: Fixtures | None = None
+    deployed: str | None = None
+    #: the published maps, files and crt-lists (``{"maps": {name: text}, ...}``); None when not read
+    deployed_files: dict[str, dict[str, str]] | None = None
+
+
+async def _from_cluster(args: argparse.Namespace, sides: _Sides) -> None:
+    from haptic.live.cluster_reads import (
+        read_published_config,
+        read_published_files,
+        read_template_config,
+        read_watched_objects,
+    )
     from haptic.live.kube_client import connect
 
     async with await connect(kubeconfig=args.kubeconfig, context=args.context, host=args.server) as kube:
-        stored = await read_template_config(kube, args.namespace, args.config_name) if need_config else None
-        deployed = await read_published_config(kube, args.namespace, args.config_name) if need_deployed else None
-
-        async def objects(config: HAProxyTemplateConfig) -> Fixtures:
-            listed = await read_watched_objects(kube, config.spec, args.namespace)
-            return {name: list(items) for name, items in listed.items()}
-
-        config = _load(stored) if stored is not None else read_config_file(args.file)
-        fixtures = await objects(config) if need_objects else None
-        return stored, fixtures, deployed, config
+        if sides.config is None:
+            sides.config = _load(await read_template_config(kube, args.namespace, args.config_name))
+        if sides.deployed is None:
+            sides.deployed = await read_published_config(kube, args.namespace, args.config_name)
+            sides.deployed_files = await read_published_files(kube, args.namespace, args.config_name)
+        if sides.fixtures is None:
+            listed = await read_watched_objects(kube, sides.config.spec, args.namespace)
+            sides.fixtures = {name: list(items) for name, items in listed.items()}
 
 
 def _load(document: JSON) -> HAProxyTemplateConfig:
@@ -123,20 +136,16 @@ def _fixtures_file(path: Path) -> Fixtures:
     return {str(name): list(items or []) for name, items in loaded.items()}
 
 
-def _compute(args: argparse.Namespace) -> tuple[str, str]:
-    need_cluster = args.file is None or args.fixtures is None or args.deployed is None
-    config: HAProxyTemplateConfig | None = read_config_file(args.file) if args.file is not None else None
-    fixtures = _fixtures_file(args.fixtures) if args.fixtures is not None else None
-    deployed = args.deployed.read_text() if args.deployed is not None else None
-    if need_cluster:
-        _, listed, published, cluster_config = asyncio.run(
-            _from_cluster(args, config is None, fixtures is None, deployed is None))
-        config = config or cluster_config
-        fixtures = fixtures if fixtures is not None else listed
-        deployed = deployed if deployed is not None else published
-    assert config is not None and fixtures is not None and deployed is not None
+def _compute(args: argparse.Namespace) -> tuple[_Sides, RenderResult]:
+    sides = _Sides(config=read_config_file(args.file) if args.file is not None else None,
+                   fixtures=_fixtures_file(args.fixtures) if args.fixtures is not None else None,
+                   deployed=args.deployed.read_text() if args.deployed is not None else None)
+    if sides.config is None or sides.fixtures is None or sides.deployed is None:
+        asyncio.run(_from_cluster(args, sides))
+    config, deployed = sides.config, sides.deployed
+    assert config is not None and sides.fixtures is not None and deployed is not None
     objects = [obj for path in args.apply for obj in _yaml_objects(path)]
-    fixtures = _applied(config.spec.watched_resources, fixtures, objects)
+    fixtures = _applied(config.spec.watched_resources, sides.fixtures, objects)
     engine = compile_config(config, object_name=f"HAProxyTemplateConfig {args.config_name}")
     stores, pods = build_stores(config.spec, {k: v for k, v in fixtures.items()
                                               if k in config.spec.watched_resources or k == HAPROXY_PODS})
@@ -144,23 +153,43 @@ def _compute(args: argparse.Namespace) -> tuple[str, str]:
                                          wall_time=real_wall_time()))
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    return deployed, result.config
+    return sides, result
+
+
+def _file_diffs(deployed: dict[str, dict[str, str]], rendered: RenderResult) -> list[str]:
+    """Unified diffs of the maps, general files and crt-lists that differ from the published ones."""
+    out: list[str] = []
+    for group, label in (("maps", "maps"), ("files", "files"), ("crt_lists", "crt-lists")):
+        old, new = deployed.get(group, {}), getattr(rendered.aux, group)
+        for name in sorted(set(old) | set(new)):
+            if old.get(name) != new.get(name):
+                out.extend(difflib.unified_diff(
+                    (old.get(name) or "").splitlines(keepends=True), (new.get(name) or "").splitlines(keepends=True),
+                    f"deployed/{label}/{name}" if name in old else "/dev/null",
+                    f"rendered/{label}/{name}" if name in new else "/dev/null"))
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        deployed, rendered = _compute(args)
+        sides, result = _compute(args)
     except (ConfigError, DiffError, FixtureError, OSError, ApiError, LookupError) as exc:
         print(f"haptic diff: {exc}", file=sys.stderr)
         return 2
     except TemplatingError as exc:
         print(f"haptic diff: rendering failed: {exc}", file=sys.stderr)
         return 2
-    if deployed == rendered:
-        print("no change: the render equals the deployed haproxy.cfg")
+    deployed, rendered = sides.deployed or "", result.config
+    files = _file_diffs(sides.deployed_files, result) if sides.deployed_files is not None else []
+    if deployed == rendered and not files:
+        print("no change: the render equals the deployed configuration")
         return 0
     sys.stdout.writelines(difflib.unified_diff(deployed.splitlines(keepends=True), rendered.splitlines(keepends=True),
                                                "deployed/haproxy.cfg", "rendered/haproxy.cfg"))
+    sys.stdout.writelines(files)
+    if deployed == rendered:
+        print("\nhaproxy.cfg unchanged: the files above are updated through the runtime API or uploaded")
+        return 1
     try:
         sync = plan(deployed, rendered)
     except ConfigParseError as exc:

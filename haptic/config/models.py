@@ -410,7 +410,7 @@ class ValidationTest(CamelModel):
     fixtures: dict[str, list[dict[str, Any]]]
     """Resource name (as in ``watchedResources``, or ``haproxy-pods``) -> objects."""
     http_resources: list[HttpResourceFixture] = Field(default_factory=list)
-    """Refused when non-empty: templates have no ``http.Fetch`` yet, so there is nothing to mock."""
+    """What ``http.fetch`` returns in this test, per URL (merged over ``_global``'s); unmocked URLs fail."""
     current_config: str | None = None
     """A deployed haproxy.cfg, for tests of slot preservation."""
     extra_context: dict[str, Any] | None = None
@@ -420,10 +420,10 @@ class ValidationTest(CamelModel):
     @field_validator("http_resources")
     @classmethod
     def _http_resources(cls, value: list[HttpResourceFixture]) -> list[HttpResourceFixture]:
-        if value:
-            raise _not_supported_yet(
-                "httpResources", "templates cannot fetch HTTP content (no http.Fetch) in this controller"
-            )
+        urls = [r.url for r in value]
+        duplicates = sorted({u for u in urls if urls.count(u) > 1})
+        if duplicates:
+            raise ValueError(f"httpResources: URL(s) given twice: {', '.join(duplicates)}")
         return value
 
 

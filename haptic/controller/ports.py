@@ -60,6 +60,8 @@ class ControllerPorts:
     render_runner: RenderRunner = field(default_factory=ThreadRenderRunner)
     #: Where the webhook's dry-run renders (its own, so that reviews never wait for the coordinator's render).
     webhook_render_runner: RenderRunner = field(default_factory=lambda: ThreadRenderRunner(name="haptic-webhook"))
+    #: How templates' ``http.fetch`` reaches its URLs; None: TCP (the simulator: its fake HTTP source).
+    http_transport: httpx.AsyncBaseTransport | None = None
     haproxy_binary: str = "haproxy"
     #: HTTP timeout of one Dataplane API request.
     dataplane_timeout: float = 30.0

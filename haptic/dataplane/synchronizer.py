@@ -60,6 +60,34 @@ class VersionCache:
         self.version, self.parsed, self.aux_checksum = None, None, None
 
 
+@dataclass
+class SharedPlans:
+    """What one deployment computes once for all its pods: the current configs read (parsed once per
+    distinct text) and the plans (once per pair of parsed configs). Pods on the same version hold the same
+    parsed config in their ``VersionCache``, so a fleet on one version costs one plan, not one per pod."""
+
+    computed: int = 0  # plans computed (the rest were shared)
+    _parsed: dict[str, HAProxyConfig] = field(default_factory=dict, repr=False)
+    _plans: dict[tuple[int, int], tuple[HAProxyConfig, HAProxyConfig, SyncPlan]] = field(default_factory=dict,
+                                                                                          repr=False)
+
+    def parse_current(self, text: str, desired: HAProxyConfig) -> HAProxyConfig:
+        parsed = self._parsed.get(text)
+        if parsed is None:
+            parsed = self._parsed[text] = parse_config_reusing(text, desired)
+        return parsed
+
+    def plan(self, current: HAProxyConfig, desired: HAProxyConfig) -> SyncPlan:
+        # Keyed by identity; the entry keeps both configs alive, so an id is never reused while it is stored.
+        known = self._plans.get((id(current), id(desired)))
+        if known is not None:
+            return known[2]
+        plan = plan_parsed(current, desired)
+        self.computed += 1
+        self._plans[(id(current), id(desired))] = (current, desired, plan)
+        return plan
+
+
 @dataclass(frozen=True)
 class SyncResult:
     ok: bool
@@ -151,9 +179,11 @@ async def sync(
     cache: VersionCache | None = None,
     options: SyncOptions | None = None,
     parsed_desired: HAProxyConfig | None = None,
+    shared: SharedPlans | None = None,
 ) -> SyncResult:
     """Brings one instance to ``desired_config`` plus ``aux``. ``parsed_desired`` skips re-parsing
-    a config the caller already parsed (the same config goes to every instance)."""
+    a config the caller already parsed (the same config goes to every instance); ``shared`` lets the
+    instances of one deployment share current configs read and plans."""
     opts = options or SyncOptions()
     checksum = aux.checksum()
     run = _Run(client, opts, client.now(), client.stats.connection_retries + client.stats.conflict_retries)
@@ -170,13 +200,17 @@ async def sync(
             raw = await client.get_raw_config()
             version = raw.version
             try:
-                current = parse_config_reusing(raw.text, desired)
+                current = (shared.parse_current(raw.text, desired) if shared is not None
+                           else parse_config_reusing(raw.text, desired))
             except ConfigParseError as exc:
                 # What is there cannot be planned against; a raw push replaces it whole.
                 run.warnings.append(f"current configuration unparseable, pushing raw: {exc}")
                 run.fallbacks.append(f"current configuration unparseable: {exc}")
         planning = client.now()
-        plan = plan_parsed(current, desired) if current is not None else None
+        if current is None:
+            plan = None
+        else:
+            plan = shared.plan(current, desired) if shared is not None else plan_parsed(current, desired)
         run.plan_duration = client.now() - planning
         cached_aux = (
             cache is not None

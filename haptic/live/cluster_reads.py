@@ -6,12 +6,27 @@ Lists, never watches: a command answers once and exits.
 
 from __future__ import annotations
 
+from haptic.config.aux_resources import CRT_LIST_FILES, GENERAL_FILES, MAP_FILES, RUNTIME_CONFIG_LABEL
 from haptic.config.haproxycfg import runtime_config_name
 from haptic.config.models import HAProxyTemplateConfigSpec
 from haptic.controller.context import HAPROXY_CFGS, PODS, TEMPLATE_CONFIGS
 from haptic.controller.publish.content import decode_content
 from haptic.k8s.api import JSON, KubeAPI, NotFound, ResourceRef, Selectors
-from haptic.names import HAPROXY_PODS
+from haptic.names import GROUP_VERSION, HAPROXY_PODS
+
+
+async def read_published_files(kube: KubeAPI, namespace: str, config_name: str) -> dict[str, dict[str, str]]:
+    """The maps, general files and crt-lists published beside the HAProxyCfg: ``{"maps": {name: text}, ...}``."""
+    selector = Selectors(label_selector=f"{RUNTIME_CONFIG_LABEL}={runtime_config_name(config_name)}")
+    files: dict[str, dict[str, str]] = {}
+    for kind, group in ((MAP_FILES, "maps"), (GENERAL_FILES, "files"), (CRT_LIST_FILES, "crt_lists")):
+        found = files.setdefault(group, {})
+        for item in await _list_all(kube, ResourceRef(GROUP_VERSION, kind.plural, True, kind.kind), namespace,
+                                    selector):
+            spec = item.get("spec") or {}
+            found[str(spec.get(kind.name_field) or "")] = decode_content(str(spec.get(kind.content_field) or ""),
+                                                                         bool(spec.get("compressed")))
+    return files
 
 
 class NotPublished(LookupError):

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from haptic.config.aux_resources import AUX_KINDS
 from haptic.config.haproxycfg import runtime_config_name
 from haptic.config.models import HAProxyTemplateConfigSpec
+from haptic.k8s.builtin_groups import is_builtin_group
 
 CONFIG_GROUP = "haproxy-haptic.org"
 #: The ValidatingWebhookConfiguration the controller applies (``haptic.webhook.configuration``).
@@ -89,6 +90,9 @@ def required_permissions(spec: HAProxyTemplateConfigSpec, *, namespace: str, con
         if group == "gateway.networking.k8s.io" and watched.resources in _GATEWAY_STATUSES:
             cluster.append(Permission("patch", group, watched.resources, "status",
                                       why="the Gateway API status the gateway library declares"))
+    if any(not is_builtin_group(_group(w.api_version)) for w in spec.watched_resources.values()):
+        cluster += [Permission(v, "apiextensions.k8s.io", "customresourcedefinitions",
+                               why="reinitializing when a CRD of a watched resource changes") for v in _READ]
     if webhook:
         cluster += [Permission(v, "admissionregistration.k8s.io", "validatingwebhookconfigurations",
                                name=WEBHOOK_CONFIGURATION_NAME, why="the validating webhook's registration")

@@ -48,6 +48,7 @@ from haptic.templating.errors import (
 from haptic.templating.filters import FILTERS, GLOBALS, TESTS
 from haptic.templating.functions import FUNCTION_FILTERS, FUNCTIONS
 from haptic.templating.gateway import gateway_model
+from haptic.templating.http_fetch import HttpFetcher, HttpSource
 from haptic.templating.ingress_helpers import ingress_paths, route_ownership
 from haptic.templating.notices import ObjectNotice
 from haptic.templating.postprocess import RegexReplace, post_processor_from
@@ -132,6 +133,8 @@ class RenderInputs:
     """Seconds since the epoch from the caller's clock: what ``now()`` returns (None: ``now()`` fails)."""
     #: give shrinkable backends' surplus server slots back (the config reloads anyway; see ``ServerSlots``)
     compact_slots: bool = False
+    #: what ``http.fetch`` reads (None: templates calling it fail, e.g. in a webhook dry-run)
+    http: HttpSource | None = None
 
 
 @dataclass(frozen=True)
@@ -234,7 +237,7 @@ class TemplateEngine:
         )
         self.env.filters["with_dialect"] = with_dialect
         self.env.trusted_types = frozenset(
-            {StoreView, SharedState, PathResolver, FileRegistry, ServerSlots, ServerSlot, Endpoint}
+            {StoreView, SharedState, PathResolver, FileRegistry, ServerSlots, ServerSlot, Endpoint, HttpFetcher}
             | {CurrentConfig, CurrentBackend, CurrentServer}
         )
         self.env.trusted_functions = frozenset(
@@ -315,6 +318,7 @@ class TemplateEngine:
                 "base_dir": inputs.dirs.base_dir,
             },
             "shared": SharedState(),
+            "http": HttpFetcher(inputs.http),
             "server_slots": ServerSlots(current, self._slot_memo, compact=inputs.compact_slots, now=inputs.wall_time,
                                         low_since=self._slot_low_since),
         }
@@ -339,11 +343,16 @@ class TemplateEngine:
             certs = {
                 n: self._render_one(f"cert:{n}", t, context) for n, t in sorted(self.templates.certificates.items())
             }
+        except TemplatingError:
+            # Content not fetched yet renders as "": what failed may be a template reading it.
+            context["http"].raise_if_missing()
+            raise
         finally:
             CURRENT_RENDER.reset(token)
             self.env.clear_deadline()
             if gc_was_enabled:
                 gc.enable()
+        context["http"].raise_if_missing()
         slots = context["server_slots"]
         shrinkable = False
         if isinstance(slots, ServerSlots):

@@ -25,6 +25,7 @@ from haptic.names import HAPROXY_PODS
 from haptic.templating.context import StorageDirs, StoreLike
 from haptic.templating.engine import RenderInputs, TemplateEngine, TemplateSet
 from haptic.templating.errors import TemplatingError
+from haptic.templating.http_fetch import HttpSource
 from haptic.validation.haproxy_check import ConfigProblem, HAProxyValidator
 from haptic.validation.process import AsyncCommandRunner, AsyncSubprocessRunner
 from haptic.validation.render_check import render_and_validate
@@ -73,8 +74,11 @@ class DryRunCheck:
         capabilities: Mapping[str, Any] | None = None,
         wall_clock: Callable[[], float] | None = None,
         render_runner: RenderRunner | None = None,
+        http: HttpSource | None = None,
     ) -> None:
         self.spec = spec
+        #: what ``http.fetch`` reads in a dry-run: the controller's accepted content (never fetches)
+        self.http = http
         self.render_runner: RenderRunner = render_runner or InlineRenderRunner()
         # The controller's wall clock, for ``now()`` in templates (a render without it fails on ``now()``).
         self.wall_clock = wall_clock
@@ -97,6 +101,7 @@ class DryRunCheck:
         capabilities: Mapping[str, Any] | None = None,
         wall_clock: Callable[[], float] | None = None,
         render_runner: RenderRunner | None = None,
+        http: HttpSource | None = None,
     ) -> DryRunCheck:
         """Compiles the templates twice (webhook renders and validationTests never share an engine)."""
         dirs = StorageDirs.from_spec(spec.dataplane)
@@ -112,7 +117,7 @@ class DryRunCheck:
                 capabilities=capabilities,
             )
         return cls(spec, engine, validator, runner=runner, tests=tests, capabilities=capabilities,
-                   wall_clock=wall_clock, render_runner=render_runner)
+                   wall_clock=wall_clock, render_runner=render_runner, http=http)
 
     def start_tests(self) -> None:
         """Starts the validationTests now (optional: the first review starts them otherwise)."""
@@ -144,6 +149,7 @@ class DryRunCheck:
             capabilities=self.capabilities,
             dirs=StorageDirs.from_spec(self.spec.dataplane),
             wall_time=None if self.wall_clock is None else self.wall_clock(),
+            http=self.http,
         )
         try:
             checked = await render_and_validate(self.engine, inputs, self.validator, runner=self.runner,
@@ -203,6 +209,7 @@ def admission_validator(
     runner: AsyncCommandRunner | None = None,
     wall_clock: Callable[[], float] | None = None,
     render_runner: RenderRunner | None = None,
+    http: HttpSource | None = None,
 ) -> AdmissionValidator:
     """The validator for one configuration over its live stores, with the standard dry-run check.
 
@@ -211,7 +218,7 @@ def admission_validator(
     ``haproxy -c`` (the controller's check runner; the simulator's must not let virtual time advance).
     """
     check = DryRunCheck.from_spec(spec, haproxy_binary, timeout=timeout, capabilities=capabilities, runner=runner,
-                                  wall_clock=wall_clock, render_runner=render_runner)
+                                  wall_clock=wall_clock, render_runner=render_runner, http=http)
     with contextlib.suppress(RuntimeError):
         asyncio.get_running_loop()
         check.start_tests()

@@ -87,6 +87,7 @@ _NOT_ON_A_CLUSTER = {
     "dataplane_slow": "slow answers are a fault of the fake Dataplane API",
     "dataplane_409_storm": "409 storms are a fault of the fake Dataplane API",
     "reload_failure": "failing reloads are a fault of the fake Dataplane API",
+    "http_fetch_failure": "only sim has the simulated HTTP server behind http.fetch",
 }
 _ENVELOPE = ("event_id", "timestamp", "correlation_id", "causation_id")
 _ECHO_PORT = 8080
@@ -157,6 +158,8 @@ class ClusterBackend:
 
     async def start(self, setup: BackendSetup) -> None:
         from haptic.live.kube_client import connect
+        if setup.http:
+            raise BackendUnavailable("setup.http: only sim has the simulated HTTP server behind http.fetch")
 
         loop = asyncio.get_running_loop()
         self._t0 = loop.time()

@@ -268,6 +268,8 @@ class LocalBackend:
 
     async def start(self, setup: BackendSetup) -> None:
         loop = asyncio.get_running_loop()
+        if setup.http:
+            raise BackendUnavailable("setup.http: only sim has the simulated HTTP server behind http.fetch")
         self.scale = choose_scale(setup.advances)
         # echo hosts from 100 + ECHO_ORDERED_BASE have three digits: their text order is their numeric order
         self._known_addresses = list(setup.endpoint_addresses)

@@ -39,7 +39,7 @@ from haptic.dataplane.aux_files import AuxFiles
 from haptic.dataplane.client import DataplaneClient
 from haptic.dataplane.errors import ConfigParseError
 from haptic.dataplane.parser import HAProxyConfig, parse_config, parse_config_reusing
-from haptic.dataplane.synchronizer import SyncOptions, SyncResult, VersionCache, sync
+from haptic.dataplane.synchronizer import SharedPlans, SyncOptions, SyncResult, VersionCache, sync
 
 ATTEMPTS = 3
 BACKOFF = 1.0
@@ -128,12 +128,14 @@ class Deployer(IterationComponent):
         limit = self.ctx.spec.dataplane.max_parallel
         # dataplane.maxParallel: at most that many pods written at once (0: all at once, as the original's code)
         gate = asyncio.Semaphore(limit) if limit > 0 else None
+        # one plan per (configuration on the pod, desired configuration), whatever the number of pods
+        shared = SharedPlans()
 
         async def one(endpoint: DataplaneEndpoint) -> tuple[SyncResult, float]:
             if gate is None:
-                return await self._sync_pod(endpoint, event.haproxy_config, aux, parsed, forced)
+                return await self._sync_pod(endpoint, event.haproxy_config, aux, parsed, forced, shared)
             async with gate:
-                return await self._sync_pod(endpoint, event.haproxy_config, aux, parsed, forced)
+                return await self._sync_pod(endpoint, event.haproxy_config, aux, parsed, forced, shared)
 
         results = await asyncio.gather(*(one(ep) for ep in endpoints))
         breakdown: Counter[str] = Counter()
@@ -188,7 +190,7 @@ class Deployer(IterationComponent):
                                sleep=self.clock.sleep, clock=self.clock.monotonic, write_guard=self._guard)
 
     async def _sync_pod(self, endpoint: DataplaneEndpoint, config: str, aux: AuxFiles, parsed: HAProxyConfig | None,
-                        forced: bool) -> tuple[SyncResult, float]:
+                        forced: bool, shared: SharedPlans) -> tuple[SyncResult, float]:
         started = self.clock.monotonic()
         cache = self.caches.setdefault(endpoint.url, VersionCache())
         if forced:
@@ -199,7 +201,8 @@ class Deployer(IterationComponent):
         for attempt in range(1, ATTEMPTS + 1):
             client = self._client(endpoint)
             try:
-                result = await sync(client, config, aux, cache=cache, options=options, parsed_desired=parsed)
+                result = await sync(client, config, aux, cache=cache, options=options, parsed_desired=parsed,
+                                    shared=shared)
             finally:
                 await client.aclose()
             if result.ok or self.ctx.fence.refusal():

@@ -23,7 +23,7 @@ from haptic.controller.deploy.deployer import Deployer
 from haptic.controller.deploy.discovery import Discovery
 from haptic.controller.deploy.drift_monitor import DriftMonitor
 from haptic.controller.deploy.scheduler import DeploymentScheduler
-from haptic.controller.events import ConfigValidated
+from haptic.controller.events import ConfigValidated, CrdChanged
 from haptic.controller.loop.leader_election import LeaderElection
 from haptic.controller.loop.observed_bus import ObservedBus
 from haptic.controller.metrics import ControllerMetrics
@@ -38,11 +38,15 @@ from haptic.controller.publish.object_status import ObjectStatusApplier
 from haptic.controller.publish.publisher import ConfigPublisher
 from haptic.controller.publish.status_writer import ConfigStatusWriter
 from haptic.controller.reconcile.coordinator import RenderValidateCoordinator
+from haptic.controller.reconcile.http_content import HttpContentRefresher
 from haptic.controller.reconcile.reconciler import DEFAULT_DEBOUNCE, Reconciler
 from haptic.controller.watch.config_loader import ConfigLoader, ConfigWatcher, CredentialsLoader, SecretWatcher
+from haptic.controller.watch.crd_watch import CrdWatcher
 from haptic.controller.watch.index_tracker import IndexSynchronizationTracker
 from haptic.controller.watch.watcher import ResourceWatcher
 from haptic.core import Component, Event, EventBus, LifecycleRegistry
+from haptic.httpstore.fetcher import make_client
+from haptic.httpstore.store import HttpStore
 from haptic.k8s.leaderelection import ElectionConfig, LeaderElector
 from haptic.names import HAPROXY_PODS
 from haptic.templating.engine import compile_templates
@@ -63,10 +67,11 @@ class IterationSettings:
 
 
 class ReinitTrigger(IterationComponent):
-    """Signals reinitialization once a newer config generation validated (debounced: edits come in bursts)."""
+    """Signals reinitialization once a newer config generation validated or a CRD backing a watched resource
+    changed (debounced: edits and CRD installs come in bursts)."""
 
     name = "configchange-handler"
-    subscribes = (ConfigValidated,)
+    subscribes = (ConfigValidated, CrdChanged)
 
     def __init__(self, bus: EventBus, ctx: IterationContext, debounce: float) -> None:
         super().__init__(bus, ctx)
@@ -84,6 +89,12 @@ class ReinitTrigger(IterationComponent):
         return self._timer.active or self.requested.is_set()
 
     async def handle(self, event: Event) -> None:
+        if isinstance(event, CrdChanged):
+            self.version = self.version or self.ctx.config_version
+            self.logger.info("CustomResourceDefinition %s %s: reinitializing in %.0fs", event.crd, event.change,
+                             self.debounce)
+            self._timer.start(self.debounce)
+            return
         assert isinstance(event, ConfigValidated)
         if event.version == self.ctx.config_version:
             return
@@ -122,6 +133,7 @@ class Iteration:
             validator=HAProxyValidator(ports.haproxy_binary, structural=True), metrics=metrics,
             stores=spec.make_stores(),
             current_config=current_config, capabilities=dict(capabilities or {}),
+            http=HttpStore(make_client(ports.http_transport), ports.clock),
         )
         self.ctx.validator.dirs = self.ctx.dirs
         self.registry = LifecycleRegistry()
@@ -133,12 +145,15 @@ class Iteration:
         self.credentials_loader = CredentialsLoader(bus, ctx)
         self.reinit = ReinitTrigger(bus, ctx, self.settings.reinit_debounce)
         self.watchers = [ResourceWatcher(bus, ctx, name) for name in sorted(ctx.stores)]
+        self.crd_watcher = CrdWatcher(bus, ctx)
         self.index_tracker = IndexSynchronizationTracker(bus, sorted(ctx.stores))
         self.reconciler = Reconciler(bus, ctx, self.settings.reconcile_debounce)
         self.discovery = Discovery(bus, ctx)
         self.config_watcher = ConfigWatcher(bus, ctx)
         self.secret_watcher = SecretWatcher(bus, ctx, ports.identity.secret_name)
         self.coordinator = RenderValidateCoordinator(bus, ctx)
+        self.http_refresher = HttpContentRefresher(bus, ctx)
+        self.coordinator.http_gate.report_to(self.http_refresher.report)
         self.scheduler = DeploymentScheduler(bus, ctx)
         self.deployer = Deployer(bus, ctx)
         self.drift = DriftMonitor(bus, ctx)
@@ -149,13 +164,14 @@ class Iteration:
         self.object_events = ObjectEventRecorder(bus, ctx)
         all_replica: list[Component] = [
             self.commentator, self.metrics_recorder, self.state, self.config_loader, self.credentials_loader,
-            self.reinit, *self.watchers, self.index_tracker, self.reconciler, self.discovery, self.config_watcher,
-            self.secret_watcher,
+            self.reinit, *self.watchers, self.crd_watcher, self.index_tracker, self.reconciler, self.discovery,
+            self.config_watcher, self.secret_watcher,
         ]
         for component in all_replica:
             self.registry.register(component)
-        for component in (self.coordinator, self.scheduler, self.deployer, self.drift, self.publisher,
-                          self.status_writer, self.ingress_status, self.object_status, self.object_events):
+        for component in (self.coordinator, self.http_refresher, self.scheduler, self.deployer, self.drift,
+                          self.publisher, self.status_writer, self.ingress_status, self.object_status,
+                          self.object_events):
             self.registry.register(component, leader_only=True)
         # Started by hand after the bus is released (it must not lead before the initial sync).
         elector = _elector(ctx)
@@ -196,6 +212,8 @@ class Iteration:
             queued = component.subscription.queued if component.subscription is not None else 0
             if component.current_event is not None or queued:
                 found.append(f"{component.name} busy ({queued} event(s) queued)")
+        if self.is_leader and self.http_refresher.refreshing:
+            found.append("http.fetch content being refreshed")
         if self.is_leader:
             held = self.scheduler.held_back()
             if held:
@@ -222,6 +240,9 @@ class Iteration:
         """Runs until ``stop`` is set ("stopped") or a new config generation validated ("config_changed")."""
         graceful = False
         try:
+            absent = await self.crd_watcher.probe()
+            for watcher in self.watchers:
+                watcher.absent = absent.get(watcher.resource)
             await self.registry.start()
             await self._wait_for_sync()
             counts = {w.resource: len(w.store) for w in self.watchers}

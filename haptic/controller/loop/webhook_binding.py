@@ -48,7 +48,7 @@ class IterationValidators:
         if ctx is not self._ctx or self._validator is None:
             self._validator = admission_validator(
                 ctx.spec, ctx.stores, ctx.ports.haproxy_binary, timeout=self.timeout, runner=ctx.ports.check_runner,
-                wall_clock=ctx.ports.clock.wall, render_runner=ctx.ports.webhook_render_runner,
+                wall_clock=ctx.ports.clock.wall, render_runner=ctx.ports.webhook_render_runner, http=ctx.http,
             )
             self._ctx = ctx
             self.built += 1

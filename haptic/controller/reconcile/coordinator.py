@@ -32,6 +32,7 @@ from haptic.controller.events import (
     ValidationCompleted,
     ValidationFailed,
 )
+from haptic.controller.reconcile.http_content import HttpContentGate
 from haptic.controller.reconcile.notice_tracker import NoticeTracker
 from haptic.core import Event, EventBus
 from haptic.names import HAPROXY_PODS
@@ -74,6 +75,8 @@ class RenderValidateCoordinator(IterationComponent):
         #: changes held back after haproxy -c rejected their lines: key -> (the rejected content's fingerprint,
         #: why, the version rendered instead or None for a new object, which is left out)
         self.isolated: dict[ObjectKey, tuple[str, Culprit, Mapping[str, Any] | None]] = {}
+        #: reports to the iteration's ``HttpContentRefresher.report`` (logs and publishes content changes)
+        self.http_gate = HttpContentGate(ctx.http, lambda changes: None)
 
     def _objects(self) -> dict[ObjectKey, Mapping[str, Any]]:
         """Every watched object (HAProxy pods aside) by (kind, namespace, name)."""
@@ -114,6 +117,7 @@ class RenderValidateCoordinator(IterationComponent):
             skip=self._still_isolated(self._objects()),
             previous={key: old for key, (_, _, old) in self.isolated.items() if old is not None},
             wall_time=self.clock.wall(),
+            http=self.ctx.http.view(proposal=False) if self.ctx.http is not None else None,
         )
 
     def render(self) -> RenderResult:
@@ -190,11 +194,15 @@ class RenderValidateCoordinator(IterationComponent):
         inputs = self.render_inputs()
         self.renders += 1
         try:
-            checked = await render_and_validate(self.ctx.engine, inputs, self.ctx.validator,
-                                                runner=self.ctx.ports.check_runner, on_rendered=timed,
-                                                render_runner=self.ctx.ports.render_runner)
-            if not checked.valid:
-                checked = await self._isolate(inputs, checked, objects)
+            async def attempt(inputs: RenderInputs) -> CheckedRender:
+                checked = await render_and_validate(self.ctx.engine, inputs, self.ctx.validator,
+                                                    runner=self.ctx.ports.check_runner, on_rendered=timed,
+                                                    render_runner=self.ctx.ports.render_runner)
+                if not checked.valid:
+                    checked = await self._isolate(inputs, checked, objects)
+                return checked
+
+            checked = await self.http_gate.render(inputs, attempt)
         except TemplatingError as exc:
             self.logger.error("rendering failed: %s", exc)
             self.publish(TemplateRenderFailed(template_name=str(getattr(exc, "template", "") or ""), error=str(exc)),

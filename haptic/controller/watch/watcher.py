@@ -48,6 +48,8 @@ class ResourceWatcher(Component):
         self._counts = [0, 0, 0]
         self._flush_scheduled = False
         self.watch_state = WatchState()
+        #: why the resource is not served (its CRD is missing; see ``CrdWatcher``): synced empty, not watched
+        self.absent: str | None = None
         if resource == HAPROXY_PODS:
             self._namespace: str | None = ctx.namespace
             self._selectors = Selectors(label_selector=ctx.spec.pod_selector.label_selector)
@@ -57,6 +59,11 @@ class ResourceWatcher(Component):
             self._selectors = Selectors(label_selector=watched.label_selector)
 
     async def on_start(self) -> None:
+        if self.absent is not None:
+            self.logger.warning("not watching %s: %s; rendering without them until it is installed",
+                                self.resource, self.absent)
+            self._on_list([])
+            return
         ref = self.ctx.watched_ref(self.resource)
         self.spawn(
             list_and_watch(self.ctx.ports.kube, ref, self._namespace, self._selectors, self.clock, self.logger,

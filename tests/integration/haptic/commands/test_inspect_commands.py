@@ -167,3 +167,39 @@ def test_diff_against_the_installation_shows_the_change_and_what_it_costs(tmp_pa
         out = haptic("diff", "--server", server.url, "-n", "haptic", "--deployed", str(deployed), "--apply",
                      str(foreign))
         assert out.returncode == 2 and "ConfigMap /x: the config watches no v1 ConfigMap" in out.stderr
+
+
+def test_diff_reads_the_published_files_and_shows_their_changes(tmp_path: Path) -> None:
+    config_file = tmp_path / "config.yaml"
+    config_file.write_text(yaml.safe_dump(ingress_library_config()))
+    fixtures = tmp_path / "fixtures.yaml"
+    fixtures.write_text(yaml.safe_dump({"services": [service("web")],
+                                        "endpoints": [endpoint_slice("web", ["10.0.0.1"])],
+                                        "ingresses": [ingress("web", "web.example.test", "web")]}))
+    out = tmp_path / "out"
+    rendered = haptic("render", "-f", str(config_file), "--fixtures", str(fixtures), "-o", str(out))
+    assert rendered.returncode == 0, rendered.stderr
+    maps = {p.name: p.read_text() for p in out.rglob("*.map")}
+    assert "hosts.map" in maps
+
+    def installation() -> FakeKubeAPI:
+        kube = _fake_with_installation((out / "haproxy.cfg").read_text())
+        for name, text in maps.items():
+            kube.create(kube.types.resolve("haproxy-haptic.org/v1alpha1", "haproxymapfiles"), "haptic", {
+                "apiVersion": "haproxy-haptic.org/v1alpha1", "kind": "HAProxyMapFile",
+                "metadata": {"name": "haproxy-map-" + name.removesuffix(".map"), "namespace": "haptic",
+                             "labels": {"haproxy-haptic.org/runtime-config": "haproxy-config-haproxycfg"}},
+                "spec": {"mapName": name, "path": f"/etc/haproxy/maps/{name}", "entries": text,
+                         "checksum": "sha256:x", "compressed": False},
+            })
+        return kube
+
+    with BackgroundServer(installation) as server:
+        same = haptic("diff", "--server", server.url, "-n", "haptic")
+        assert same.returncode == 0, same.stdout + same.stderr
+        new = tmp_path / "new.yaml"
+        new.write_text(yaml.safe_dump_all([service("shop"), ingress("shop", "shop.example.test", "shop")]))
+        changed = haptic("diff", "--server", server.url, "-n", "haptic", "--apply", str(new))
+        assert changed.returncode == 1, changed.stderr
+        assert "+++ rendered/maps/hosts.map" in changed.stdout
+        assert any(line.startswith("+") and "shop.example.test" in line for line in changed.stdout.splitlines())

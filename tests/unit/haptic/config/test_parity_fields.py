@@ -66,12 +66,13 @@ def _test_with(**extra: Any) -> dict[str, Any]:
     return {"fixtures": {}, "assertions": [{"type": "haproxy_valid"}], **extra}
 
 
-def test_http_resources_in_a_validation_test_are_refused(cr: dict[str, Any]) -> None:
-    cr["spec"]["validationTests"] = {
-        "fetch": _test_with(httpResources=[{"url": "http://blocklist.example/ips", "content": "10.0.0.1\n"}])
-    }
+def test_http_resources_in_a_validation_test_load_and_a_url_given_twice_is_refused(cr: dict[str, Any]) -> None:
+    mock = {"url": "http://blocklist.example/ips", "content": "10.0.0.1\n"}
+    cr["spec"]["validationTests"] = {"fetch": _test_with(httpResources=[mock])}
+    assert load_config(cr).spec.validation_tests["fetch"].http_resources[0].content == "10.0.0.1\n"
+    cr["spec"]["validationTests"] = {"fetch": _test_with(httpResources=[mock, mock])}
     message = _problems(cr)["spec.validationTests.fetch.httpResources"]
-    assert "httpResources is not supported yet" in message and "http.Fetch" in message
+    assert "given twice: http://blocklist.example/ips" in message
 
 
 def test_a_validation_test_without_http_resources_loads(cr: dict[str, Any]) -> None:

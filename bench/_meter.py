@@ -1,0 +1,75 @@
+"""Bench support (not a bench: ``make bench`` skips ``_*.py``): meters on the simulator's fake Dataplane
+APIs, so figures can exclude the fakes' share and count how many pods were written at once."""
+
+from __future__ import annotations
+
+import itertools
+import resource
+import time
+from dataclasses import dataclass, field
+
+import httpx
+
+from simulator.harness import Harness
+
+
+def cpu() -> float:
+    """CPU seconds of this process and its waited-for children (``haproxy -c``)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def children_cpu() -> float:
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return children.ru_utime + children.ru_stime
+
+
+@dataclass
+class Meter:
+    """CPU spent inside the fake Dataplane apps, and per pod the first and last request sequence number
+    (a pod's span), from which the most pods being synchronized at once follows."""
+
+    cpu: float = 0.0
+    requests: int = 0
+    writes: int = 0
+    spans: dict[str, list[int]] = field(default_factory=dict)
+    _seq: itertools.count[int] = field(default_factory=itertools.count)
+
+    def reset(self) -> None:
+        self.cpu, self.requests, self.writes = 0.0, 0, 0
+        self.spans.clear()
+
+    def most_at_once(self) -> int:
+        """The largest number of pods whose [first request, last request] spans overlap."""
+        points = sorted([(s, 1) for s, _ in self.spans.values()] + [(e, -1) for _, e in self.spans.values()])
+        best = now = 0
+        for _, step in points:
+            now += step
+            best = max(best, now)
+        return best
+
+
+class _Metered(httpx.AsyncBaseTransport):
+    def __init__(self, inner: httpx.AsyncBaseTransport, meter: Meter, pod: str) -> None:
+        self.inner, self.meter, self.pod = inner, meter, pod
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        meter = self.meter
+        span = meter.spans.setdefault(self.pod, [next(meter._seq), 0])
+        started = time.process_time()
+        try:
+            return await self.inner.handle_async_request(request)
+        finally:
+            meter.cpu += time.process_time() - started
+            meter.requests += 1
+            meter.writes += request.method in ("POST", "PUT", "DELETE")
+            span[1] = next(meter._seq)
+
+
+def meter_pods(h: Harness) -> Meter:
+    """Wraps every pod's transport of a started Harness with one shared ``Meter``."""
+    meter = Meter()
+    for pod in h.pods.values():
+        pod.transport = _Metered(pod.transport, meter, pod.name)  # type: ignore[assignment]
+    return meter

@@ -1,0 +1,153 @@
+"""Requests per second through real haproxy: the Ingress library's config for 10,000 hosts vs one backend.
+
+    python bench/dataplane_rps.py [--hosts 10000] [--seconds 5] [--connections 32] [--rounds 3]
+
+Both configs run on the same haproxy binary with ``nbthread 1`` (one core), behind them one upstream
+haproxy answering 200 itself (so the upstream costs the same in both). The generated config is the
+library's render of ``--hosts`` Ingresses (one host and path each, its own Service, 3 endpoints pointed
+at the upstream), logging off; the one-backend config has the same ``global``/``defaults`` and one
+frontend sending everything to one backend. The load is ``wrk`` (Debian package; ``scripts/ensure-tools.sh
+--bench`` installs it) on loopback with ``--connections`` connections, each request to another
+Ingress's host and path (a Lua script), so both configs see the same requests. Best of ``--rounds`` for
+each config, alternating; prints ``ratio routing_10000_hosts_over_single_backend`` (target >= 0.8).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from render import build
+
+from haptic.validation.haproxy_check import HAProxyValidator
+
+LUA = """
+local n, i = {hosts}, 0
+request = function()
+  i = i + 1
+  local k = (i * 7919) % n
+  return wrk.format("GET", "/p" .. k .. "/x", {{Host = "app" .. k .. ".example.test"}})
+end
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def generated(root: Path, hosts: int, port: int, upstream: int, haproxy: str) -> str:
+    engine, inputs = build(hosts)
+    result = engine.render(inputs)
+    validator = HAProxyValidator(haproxy)
+    for name, content in result.aux.maps.items():
+        target = root / validator.dirs.maps_dir.lstrip("/") / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content)
+    text = validator.relocate(result.config, root)
+    text = re.sub(r"\b10\.\d+\.\d+\.\d+:8080\b", f"127.0.0.1:{upstream}", text)
+    text = text.replace("bind *:8080", f"bind 127.0.0.1:{port}")
+    text = re.sub(r"bind \*:(8404|8443)", lambda _: f"bind 127.0.0.1:{free_port()}", text)
+    return _one_core(text)
+
+
+def _one_core(text: str) -> str:
+    # no logging (a line per request would be what is measured); maxconn within this machine's FD limit
+    text = "\n".join(line for line in text.splitlines() if not line.strip().startswith("log stdout"))
+    text = re.sub(r"^    maxconn \d+$", "    maxconn 4096", text, flags=re.M)
+    return text.replace("global\n", "global\n    nbthread 1\n", 1) + "\n"
+
+
+def single(generated_text: str, port: int, upstream: int) -> str:
+    head = generated_text.split("\nfrontend ", 1)[0]
+    return head + (f"\nfrontend http\n    bind 127.0.0.1:{port}\n    default_backend one\n\nbackend one\n"
+                   f"    mode http\n    server s1 127.0.0.1:{upstream}\n")
+
+
+def upstream_config(port: int) -> str:
+    return (f"global\n    nbthread 1\n\ndefaults\n    mode http\n    timeout connect 5s\n    timeout client 50s\n"
+            f"    timeout server 50s\n\nfrontend up\n    bind 127.0.0.1:{port}\n"
+            f"    http-request return status 200 content-type text/plain string ok\n")
+
+
+def start(haproxy: str, path: Path, port: int) -> subprocess.Popen[bytes]:
+    process = subprocess.Popen([haproxy, "-db", "-f", str(path)], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            said = process.stderr.read().decode() if process.stderr else ""
+            raise RuntimeError(f"haproxy {path.name} exited: {said}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return process
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"haproxy {path.name} did not listen on {port}")
+
+
+def wrk(port: int, script: Path, seconds: int, connections: int) -> tuple[float, str]:
+    out = subprocess.run(["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "-s", str(script),
+                          f"http://127.0.0.1:{port}/"], capture_output=True, text=True, check=True).stdout
+    rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return (float(rps.group(1)) if rps else 0.0), (non2xx.group(1) if non2xx else "0")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hosts", type=int, default=10000)
+    parser.add_argument("--seconds", type=int, default=5)
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--haproxy", default=shutil.which("haproxy") or "/usr/sbin/haproxy")
+    args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        print("dataplane_rps: skipped, no wrk (scripts/ensure-tools.sh --bench installs it)")
+        return 0
+    with tempfile.TemporaryDirectory(prefix="haptic-rps-") as tmp:
+        root = Path(tmp)
+        up, port = free_port(), free_port()
+        text = generated(root, args.hosts, port, up, args.haproxy)
+        configs = {"routing": text, "single": single(text, port, up)}
+        for name, content in configs.items():
+            (root / f"{name}.cfg").write_text(content)
+        (root / "up.cfg").write_text(upstream_config(up))
+        script = root / "hosts.lua"
+        script.write_text(LUA.format(hosts=args.hosts))
+        upstream = start(args.haproxy, root / "up.cfg", up)
+        best: dict[str, float] = {}
+        errors: dict[str, str] = {}
+        try:
+            for _ in range(args.rounds):
+                for name in configs:
+                    process = start(args.haproxy, root / f"{name}.cfg", port)
+                    try:
+                        rps, errors[name] = wrk(port, script, args.seconds, args.connections)
+                    finally:
+                        process.terminate()
+                        process.wait()
+                    best[name] = max(best.get(name, 0.0), rps)
+        finally:
+            upstream.terminate()
+            upstream.wait()
+    print(f"data plane, haproxy nbthread 1, wrk 1 thread {args.connections} connections {args.seconds} s, "
+          f"best of {args.rounds}, load average {os.getloadavg()[0]:.2f}: {args.hosts} hosts "
+          f"{best['routing']:.0f} rps (non-2xx {errors['routing']}), one backend {best['single']:.0f} rps "
+          f"(non-2xx {errors['single']})")
+    print(f"ratio routing_{args.hosts}_hosts_over_single_backend: {best['routing'] / max(best['single'], 1e-9):.2f} "
+          "(target >= 0.8)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
