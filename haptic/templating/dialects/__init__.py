@@ -130,7 +130,7 @@ def read_annotations(ingress: Any, dialect: Dialect) -> Reading:
             continue
         if entry.support in ("ignored", "refused"):
             verb = "never rendered" if entry.support == "refused" else "ignored"
-            reading.findings.append(Finding(key, entry.support, f"{key} is {verb}: {entry.differences}",
+            reading.findings.append(Finding(key, entry.support, f"{key}: {verb} ({entry.differences})",
                                             entry.routing))
             continue
         try:

@@ -16,9 +16,7 @@ from haptic.templating.dialects import values as v
 
 PREFIX = "nginx.ingress.kubernetes.io/"
 
-_SNIPPET = ("snippets are the injection path of ingress-nginx's CVE-2021-25742; a warning and an Event name the "
-            "Ingress. Express the behaviour with a supported annotation or a template snippet of the "
-            "HAProxyTemplateConfig")
+_SNIPPET = "an injection path, as in ingress-nginx's CVE-2021-25742"
 
 CORS_METHODS = "GET, PUT, POST, DELETE, PATCH, OPTIONS"
 CORS_HEADERS = ("DNT, Keep-Alive, User-Agent, X-Requested-With, If-Modified-Since, Cache-Control, Content-Type, "
