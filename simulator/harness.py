@@ -266,7 +266,8 @@ class Harness:
             with contextlib.suppress(Exception):
                 self.api.delete(rt, None, _WEBHOOK_NAME)
             return
-        self.apply(build_webhook_configuration(resources, "", name=_WEBHOOK_NAME, url=_WEBHOOK_URL))
+        self.apply(build_webhook_configuration(resources, "", name=_WEBHOOK_NAME, url=_WEBHOOK_URL,
+                                               config_namespace=self.namespace))
 
     async def _review(self, body: JSON) -> JSON:
         live = [r for r in self.replicas if r.alive]
@@ -414,6 +415,7 @@ class Harness:
             ids=SeededIds(self.seed * 1000 + index),
             dataplane_transport=self._transport,
             http_transport=self._http_transport,
+            run_blocking=_run_inline,
             check_runner=BlockingAsyncRunner(),
             render_runner=InlineRenderRunner(),
             webhook_render_runner=InlineRenderRunner(),
@@ -538,6 +540,11 @@ class Harness:
 
     def trace_jsonl(self) -> str:
         return "".join(entry.to_json() + "\n" for entry in self.trace)
+
+
+async def _run_inline(work: Callable[[], Any]) -> Any:
+    """Blocking work on the loop: virtual time stands still meanwhile (as during ``haproxy -c``)."""
+    return work()
 
 
 class _Unreachable(httpx.AsyncBaseTransport):

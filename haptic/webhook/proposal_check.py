@@ -56,7 +56,7 @@ def _failure(result: TestResult) -> str:
     return f"validationTest {result.name}: rendering failed: {result.rendering_error}"
 
 
-def _problem_text(problem: ConfigProblem) -> str:
+def problem_text(problem: ConfigProblem) -> str:
     where = f"{problem.file}:{problem.line}: " if problem.file and problem.line else ""
     source = f" (line: {problem.source})" if problem.source else ""
     return f"{where}{problem.message}{source}"
@@ -145,8 +145,9 @@ class DryRunCheck:
         # Shielded: a review that times out must not cancel the run other reviews are waiting for.
         return list(await asyncio.shield(self._report))
 
-    async def __call__(self, stores: Mapping[str, StoreLike]) -> ProposalOutcome:
-        inputs = RenderInputs(
+    def inputs(self, stores: Mapping[str, StoreLike]) -> RenderInputs:
+        """What a dry-run render of ``stores`` reads (no HAProxy pods, no deployed config)."""
+        return RenderInputs(
             stores={name: store for name, store in stores.items() if name != HAPROXY_PODS},
             haproxy_pods=None,
             extra_context=self.spec.templating_settings.extra_context,
@@ -156,6 +157,9 @@ class DryRunCheck:
             wall_time=None if self.wall_clock is None else self.wall_clock(),
             http=self.http,
         )
+
+    async def __call__(self, stores: Mapping[str, StoreLike]) -> ProposalOutcome:
+        inputs = self.inputs(stores)
         try:
             checked = await render_and_validate(self.engine, inputs, self.validator, runner=self.runner,
                                                 render_runner=self.render_runner)
@@ -167,13 +171,13 @@ class DryRunCheck:
         if not validation.valid:
             rejected = await self._caused_by_proposal(inputs, stores, validation.errors)
             if rejected:
-                errors = [_problem_text(e) for e in rejected] or [validation.summary()]
+                errors = [problem_text(e) for e in rejected] or [validation.summary()]
                 problems.append("haproxy -c: " + "; ".join(errors[:_MAX_PROBLEMS]))
             else:
                 # Another object broke the config (the controller holds its change back): refusing every
                 # later change of every tenant for it would widen one tenant's fault to all.
                 warnings.append("haproxy -c rejects the configuration without this change too (another object "
-                                "is at fault): " + "; ".join(_problem_text(e) for e in validation.errors[:2]))
+                                "is at fault): " + "; ".join(problem_text(e) for e in validation.errors[:2]))
         problems.extend(await self.test_problems())
         return ProposalOutcome(tuple(problems), tuple(warnings), result.notices)
 
@@ -203,8 +207,8 @@ class DryRunCheck:
             return list(errors) or [ConfigProblem("haproxy -c failed")]
         if before.valid:
             return list(errors) or [ConfigProblem("haproxy -c failed")]
-        known = {_without_location(e.message) for e in before.validation.errors}
-        return [e for e in errors if _without_location(e.message) not in known]
+        known = {without_location(e.message) for e in before.validation.errors}
+        return [e for e in errors if without_location(e.message) not in known]
 
     async def _live_culprits(self, inputs: RenderInputs, failed: CheckedRender,
                              live: Mapping[str, StoreLike]) -> frozenset[ObjectKey] | None:
@@ -239,7 +243,7 @@ def _proposed_key(store: OverlayStore) -> ObjectKey | None:
 _LOCATION = re.compile(r"\[[^\[\]]+:\d+\]\s*:?\s*")
 
 
-def _without_location(message: str) -> str:
+def without_location(message: str) -> str:
     """A problem's message without its file:line (lines move when another object's lines come or go)."""
     return _LOCATION.sub("", message)
 

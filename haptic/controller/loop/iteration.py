@@ -26,6 +26,7 @@ from haptic.controller.deploy.scheduler import DeploymentScheduler
 from haptic.controller.events import ConfigValidated, CrdChanged
 from haptic.controller.loop.leader_election import LeaderElection
 from haptic.controller.loop.observed_bus import ObservedBus
+from haptic.controller.loop.progress import with_progress
 from haptic.controller.metrics import ControllerMetrics
 from haptic.controller.observe.commentator import EventCommentator
 from haptic.controller.observe.event_ring import EventRing
@@ -37,13 +38,13 @@ from haptic.controller.publish.object_status import ObjectStatusApplier
 from haptic.controller.publish.publisher import ConfigPublisher
 from haptic.controller.publish.status_writer import ConfigStatusWriter
 from haptic.controller.reconcile.coordinator import RenderValidateCoordinator
-from haptic.controller.reconcile.http_content import HttpContentRefresher
+from haptic.controller.reconcile.http_content import HttpContentRefresher, templates_use_http
 from haptic.controller.reconcile.reconciler import DEFAULT_DEBOUNCE, Reconciler
 from haptic.controller.watch.config_loader import ConfigLoader, ConfigWatcher, CredentialsLoader, SecretWatcher
 from haptic.controller.watch.crd_watch import CrdWatcher
 from haptic.controller.watch.index_tracker import IndexSynchronizationTracker
 from haptic.controller.watch.watcher import ResourceWatcher
-from haptic.core import Component, Event, EventBus, LifecycleRegistry
+from haptic.core import Component, Event, EventBus, LifecycleRegistry, Status
 from haptic.httpstore.fetcher import make_client
 from haptic.httpstore.store import HttpStore
 from haptic.k8s.leaderelection import ElectionConfig, LeaderElector
@@ -132,8 +133,9 @@ class Iteration:
             validator=HAProxyValidator(ports.haproxy_binary, structural=True), metrics=metrics,
             stores=spec.make_stores(),
             current_config=current_config, capabilities=dict(capabilities or {}),
-            http=HttpStore(make_client(ports.http_transport), ports.clock),
         )
+        if templates_use_http(self.ctx.engine.templates):
+            self.ctx.http = HttpStore(make_client(ports.http_transport), ports.clock)
         self.ctx.validator.dirs = self.ctx.dirs
         self.registry = LifecycleRegistry()
         bus, ctx = self.bus, self.ctx
@@ -167,9 +169,11 @@ class Iteration:
         ]
         for component in all_replica:
             self.registry.register(component)
-        for component in (self.coordinator, self.http_refresher, self.scheduler, self.deployer, self.drift,
-                          self.publisher, self.status_writer, self.object_status,
-                          self.object_events):
+        leader_only: list[Component] = [self.coordinator, self.scheduler, self.deployer, self.drift, self.publisher,
+                                        self.status_writer, self.object_status, self.object_events]
+        if ctx.http is not None:
+            leader_only.insert(1, self.http_refresher)
+        for component in leader_only:
             self.registry.register(component, leader_only=True)
         # Started by hand after the bus is released (it must not lead before the initial sync).
         elector = _elector(ctx)
@@ -196,7 +200,7 @@ class Iteration:
             found.append("initial sync")
         if self.reinit.due:
             found.append(f"reinitialization for config generation {self.reinit.version}")
-        retrying = [w.resource for w in self.watchers if w.watch_state.retry_at is not None]
+        retrying = [w.resource for w in self.watchers if w.watch_state.retrying]
         if retrying:
             found.append(f"watch of {', '.join(retrying)} to be retried after an error")
         if self.reconciler.holds_change:
@@ -274,7 +278,16 @@ class Iteration:
             except Exception:
                 self.logger.exception("releasing leadership failed")
         await self.leader.abandon()
-        await self.registry.stop()
+        await with_progress(self.registry.stop(), self.ports.clock, self.logger, "stopping the iteration",
+                            self.still_running)
+        if self.ctx.http is not None:
+            await self.ctx.http.client.aclose()
+
+    def still_running(self) -> str:
+        """The components not stopped yet (for progress lines while stopping)."""
+        running = [name for name, status in self.registry.statuses().items()
+                   if status in (Status.RUNNING, Status.STARTING)]
+        return ", ".join(sorted(running))
 
     def resource_count(self, name: str = HAPROXY_PODS) -> int:
         return len(self.ctx.stores[name])

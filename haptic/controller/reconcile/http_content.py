@@ -14,6 +14,7 @@ prevention interval. A failed refresh keeps the last good content (logged, ``htt
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
@@ -28,7 +29,7 @@ from haptic.controller.events import (
 )
 from haptic.core import Event, EventBus
 from haptic.httpstore.store import Change, HttpStore
-from haptic.templating.engine import RenderInputs
+from haptic.templating.engine import RenderInputs, TemplateSet
 from haptic.templating.errors import TemplateRenderError, TemplatingError
 from haptic.templating.http_fetch import HttpFetchPending
 from haptic.validation.render_check import CheckedRender
@@ -36,6 +37,16 @@ from haptic.validation.render_check import CheckedRender
 #: how many times one reconciliation fetches URLs a render asked for (a URL may depend on fetched content)
 MAX_FETCH_ROUNDS = 4
 DEFAULT_EVICT_AFTER = 120.0
+
+
+_HTTP_NAME = re.compile(r"\bhttp\b")
+
+
+def templates_use_http(templates: TemplateSet) -> bool:
+    """Whether any template names ``http`` (the iteration builds a store only then)."""
+    sources = [templates.haproxy_config.source, *templates.snippets.values()]
+    sources += [t.source for group in (templates.maps, templates.files, templates.certificates) for t in group.values()]
+    return any(_HTTP_NAME.search(source) for source in sources)
 
 
 def change_event(change: Change) -> Event | None:
@@ -114,10 +125,6 @@ class HttpContentRefresher(IterationComponent):
     async def on_start(self) -> None:
         if self.ctx.http is not None:
             self.spawn(self._loop(self.ctx.http), "refresh")
-
-    async def on_stop(self) -> None:
-        if self.ctx.http is not None:
-            await self.ctx.http.client.aclose()
 
     def report(self, changes: list[Change]) -> None:
         for change in changes:

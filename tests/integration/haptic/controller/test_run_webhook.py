@@ -98,7 +98,9 @@ def test_run_serves_the_webhook_and_kubectl_goes_through_it(
         )
         try:
             hooks = _until(lambda: server.call(_registered), "the webhook registration", proc)
-            assert [h["name"] for h in hooks] == [WEBHOOK_NAME]
+            # the Ingresses' webhook, and the one reviewing the controller's own config
+            assert [h["name"] for h in hooks] == [WEBHOOK_NAME,
+                                                  "haproxytemplateconfigs.haproxy-haptic.org.validate.haproxy-haptic.org"]
             assert hooks[0]["clientConfig"]["url"] == f"https://127.0.0.1:{webhook_port}/validate"
             assert hooks[0]["clientConfig"]["caBundle"] == certs.ca_bundle
 
