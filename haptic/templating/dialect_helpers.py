@@ -18,12 +18,11 @@ from haptic.templating.context import current_render
 from haptic.templating.dialects import Dialect, Finding, hostile_annotations, read_annotations
 from haptic.templating.dialects.registry import dialect
 from haptic.templating.dialects.values import regex
-from haptic.templating.ingress_helpers import age_key, ingress_paths
+from haptic.templating.ingress_helpers import age_key, as_regex, ingress_paths
 from haptic.templating.notices import ObjectNotice, object_ref
 from haptic.templating.safety import is_hostname, is_ingress_path, unsafe_reasons
 
 REASONS = {"refused": "AnnotationRefused", "ignored": "AnnotationIgnored"}
-REGEX = "Regex"
 
 _USER = re.compile(r"^[A-Za-z0-9._@\-]{1,64}\Z")
 # crypt(3) hashes haproxy checks through libcrypt: MD5-crypt, bcrypt, SHA-256/512-crypt.
@@ -65,20 +64,13 @@ def _notice(ingress: Any, finding: Finding) -> None:
     current_render().notice(ObjectNotice(ref, reason, finding.message, f"metadata.annotations[{finding.annotation}]"))
 
 
-def _host_pattern(host: str) -> str:
-    # Map files take the key literally up to the first blank: no backslash escapes, so classes instead.
-    return "".join("[.]" if c == "." else "[*]" if c == "*" else c for c in host)
-
-
 def _routes(view: Mapping[str, Any], settings: Mapping[str, Any]) -> list[dict[str, Any]]:
     routes = ingress_paths(view)
     if not settings.get("regex"):
         return routes
     for route in routes:
         if route["type"] not in ("Exact", "Default"):
-            route["type"] = REGEX
-            route["regex"] = f"(?i)^(?:{route['path']})"
-            route["map_key"] = f"(?i)^{_host_pattern(route['host'])}(?:{route['path']})"
+            as_regex(route)
     return routes
 
 

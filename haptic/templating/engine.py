@@ -50,7 +50,13 @@ from haptic.templating.filters import FILTERS, GLOBALS, TESTS
 from haptic.templating.functions import FUNCTION_FILTERS, FUNCTIONS
 from haptic.templating.gateway import gateway_model
 from haptic.templating.http_fetch import HttpFetcher, HttpSource
-from haptic.templating.ingress_helpers import ingress_paths, route_ownership
+from haptic.templating.ingress_helpers import (
+    ingress_paths,
+    ingress_routes,
+    regex_routes,
+    route_ownership,
+    weighted_routes,
+)
 from haptic.templating.ingress_status import set_ingress_statuses
 from haptic.templating.notices import ObjectNotice, object_ref
 from haptic.templating.postprocess import RegexReplace, post_processor_from
@@ -228,6 +234,9 @@ class TemplateEngine:
                 "render_glob": self._render_glob,
                 "service_endpoints": service_endpoints,
                 "ingress_paths": ingress_paths,
+                "ingress_routes": ingress_routes,
+                "regex_routes": regex_routes,
+                "weighted_routes": weighted_routes,
                 "route_ownership": route_ownership,
                 "gateway_model": gateway_model,
                 "set_status": set_status,

@@ -10,11 +10,77 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 DEFAULT = "Default"
+REGEX = "Regex"
+# The library's own annotations read here (the rest are read by the templates).
+PATH_REGEX = "haproxy-haptic.org/path-regex"
+CANARY_SERVICE = "haproxy-haptic.org/canary-service"
+CANARY_WEIGHT = "haproxy-haptic.org/canary-weight"
 
 
 def _backend_name(prefix: str, service: Mapping[str, Any]) -> str:
     port = service.get("port") or {}
     return f"{prefix}{service.get('name')}_{port.get('number') or port.get('name')}"
+
+
+def _host_pattern(host: str) -> str:
+    # Map files take the key literally up to the first blank: no backslash escapes, so classes instead.
+    return "".join("[.]" if c == "." else "[*]" if c == "*" else c for c in host)
+
+
+def as_regex(route: dict[str, Any]) -> None:
+    """Makes ``route`` a ``Regex`` one: ``regex`` matches the path, ``map_key`` host + path (case-insensitive)."""
+    route["type"] = REGEX
+    route["regex"] = f"(?i)^(?:{route['path']})"
+    route["map_key"] = f"(?i)^{_host_pattern(route['host'])}(?:{route['path']})"
+
+
+def _annotations(ingress: Mapping[str, Any]) -> Mapping[str, Any]:
+    return (ingress.get("metadata") or {}).get("annotations") or {}
+
+
+def ingress_routes(ingress: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """``ingress_paths`` where ``haproxy-haptic.org/path-regex: "true"`` makes ImplementationSpecific paths
+    regular expressions (type ``Regex``, see ``as_regex``)."""
+    routes = ingress_paths(ingress)
+    if _annotations(ingress).get(PATH_REGEX) == "true":
+        for route in routes:
+            if route["type"] == "ImplementationSpecific":
+                as_regex(route)
+    return routes
+
+
+def regex_routes(ingresses: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The ``Regex`` routes of ``ingresses`` (``ingress_routes``), longest ``map_key`` first, each key once:
+    the frontends try them in this order, before they know the backends."""
+    found: dict[str, dict[str, Any]] = {}
+    for ingress in ingresses:
+        if _annotations(ingress).get(PATH_REGEX) != "true":
+            continue
+        for route in ingress_routes(ingress):
+            if route["type"] == REGEX:
+                found.setdefault(route["map_key"], route)
+    return sorted(found.values(), key=lambda r: -len(r["map_key"]))
+
+
+def weighted_routes(ingresses: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One entry per backend of an Ingress with ``haproxy-haptic.org/canary-service`` and a ``canary-weight``
+    above 0: ``main`` (its backend), ``canary`` (the canary Service's backend, same port), ``service`` (the
+    canary's service reference) and ``weight`` (0..100, the percentage of ``main``'s requests sent to it)."""
+    out: dict[str, dict[str, Any]] = {}
+    for ingress in ingresses:
+        a = _annotations(ingress)
+        name, weight = a.get(CANARY_SERVICE), a.get(CANARY_WEIGHT, "0")
+        if not name or not str(weight).isdigit() or int(weight) == 0:
+            continue
+        meta = ingress.get("metadata") or {}
+        prefix = f"ing_{meta.get('namespace', '')}_{meta.get('name', '')}_"
+        for route in ingress_paths(ingress):
+            if route["backend"] in out:
+                continue
+            service = {"name": name, "port": route["service"].get("port") or {}}
+            out[route["backend"]] = {"main": route["backend"], "canary": _backend_name(prefix, service),
+                                     "service": service, "weight": int(weight)}
+    return list(out.values())
 
 
 def ingress_paths(ingress: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from haptic.core.control_characters import CONTROL, CONTROL_CHARACTERS
+from haptic.core.linear_regex import PatternError, compile_pattern
 from haptic.names import ANNOTATION_PREFIX
 from haptic.templating.notices import UNSAFE_INPUT, ObjectNotice, field_of_reason, object_ref
 
@@ -50,6 +51,25 @@ def is_hostname(value: Any) -> bool:
 
 def is_ingress_path(value: Any) -> bool:
     return isinstance(value, str) and len(value) <= 2048 and bool(_PATH.match(value))
+
+
+def path_regex_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be a path regular expression (None: it can): RE2 must accept it (linear time; the
+    PCRE2 of haproxy accepts what RE2 does) and it must be safe inside single quotes and map files."""
+    if not isinstance(value, str) or not value or len(value) > 1024:
+        return "expected a regular expression of 1 to 1024 characters"
+    if re.search(r"[\s'\"#%`]", value) or CONTROL.search(value):
+        return "expected a regular expression without spaces, quotes, '#' or '%'"
+    try:
+        compile_pattern(value)
+    except PatternError as exc:
+        return str(exc)
+    return None
+
+
+def is_path_regex(value: Any) -> bool:
+    """A path regular expression starting with ``/`` (see ``path_regex_problem``)."""
+    return isinstance(value, str) and value.startswith("/") and path_regex_problem(value) is None
 
 
 def parse_request_headers(value: str) -> list[tuple[str, str]]:
@@ -90,8 +110,18 @@ def _check_annotation(key: str, value: Any) -> str | None:
         return None if value in BALANCE_ALGORITHMS else f"annotation {key} is not a known balance algorithm"
     if name == "backend-protocol":
         return None if value in BACKEND_PROTOCOLS else f"annotation {key} is not one of http, h2c, https, h2"
-    if name == "ssl-redirect":
+    if name in ("ssl-redirect", "path-regex"):
         return None if value in ("true", "false") else f"annotation {key} is not true/false"
+    if name == "health-check-path":
+        return None if is_ingress_path(value) else f"annotation {key} is not a safe absolute path"
+    if name == "health-check-interval":
+        # inter 0 is refused by haproxy: the interval must be positive.
+        positive = bool(_DURATION.match(value)) and int(value.rstrip("usmhd")) > 0
+        return None if positive else f"annotation {key} is not a positive duration"
+    if name == "canary-service":
+        return None if _DNS_LABEL.match(value) else f"annotation {key} is not a Service name"
+    if name == "canary-weight":
+        return None if value.isdigit() and int(value) <= 100 else f"annotation {key} is not 0..100"
     if name == "server-slots":
         return None if value.isdigit() and 1 <= int(value) <= 1000 else f"annotation {key} is not 1..1000"
     if name == "allow-list":
@@ -130,6 +160,9 @@ def _ingress_backend_reasons(backend: Any, where: str) -> list[str]:
 def _ingress_reasons(obj: Mapping[str, Any], path_ok: Callable[[Any], bool] = is_ingress_path) -> list[str]:
     reasons = []
     spec = obj.get("spec") or {}
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    # haproxy-haptic.org/path-regex: ImplementationSpecific paths are regular expressions.
+    regex_paths = path_ok is is_ingress_path and annotations.get(ANNOTATION_PREFIX + "path-regex") == "true"
     reasons += _ingress_backend_reasons(spec.get("defaultBackend"), "defaultBackend")
     for i, rule in enumerate(spec.get("rules") or []):
         host = rule.get("host")
@@ -137,7 +170,11 @@ def _ingress_reasons(obj: Mapping[str, Any], path_ok: Callable[[Any], bool] = is
             reasons.append(f"rules[{i}].host {host!r} is not a DNS name")
         for j, path in enumerate(((rule.get("http") or {}).get("paths")) or []):
             value = path.get("path", "/")
-            if not path_ok(value):
+            if regex_paths and path.get("pathType") == "ImplementationSpecific":
+                problem = path_regex_problem(value) or (None if value.startswith("/") else "does not start with /")
+                if problem:
+                    reasons.append(f"rules[{i}].http.paths[{j}].path {value!r} is not a path regex: {problem}")
+            elif not path_ok(value):
                 reasons.append(f"rules[{i}].http.paths[{j}].path {value!r} contains unsafe characters")
             if path.get("pathType", "ImplementationSpecific") not in ("Exact", "Prefix", "ImplementationSpecific"):
                 reasons.append(f"rules[{i}].http.paths[{j}].pathType {path.get('pathType')!r} is unknown")
@@ -149,7 +186,6 @@ def _ingress_reasons(obj: Mapping[str, Any], path_ok: Callable[[Any], bool] = is
         secret = tls.get("secretName")
         if secret is not None and not (isinstance(secret, str) and _DNS_SUBDOMAIN.match(secret)):
             reasons.append(f"tls[{i}].secretName {secret!r} is not a DNS name")
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
     for key in sorted(annotations):
         if key.startswith(ANNOTATION_PREFIX):
             problem = _check_annotation(key, annotations[key])
