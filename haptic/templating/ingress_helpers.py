@@ -64,7 +64,7 @@ def regex_routes(ingresses: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]
 
 def weighted_routes(ingresses: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One entry per backend of an Ingress with ``haproxy-haptic.org/canary-service`` and a ``canary-weight``
-    above 0: ``main`` (its backend), ``canary`` (the canary Service's backend, same port), ``service`` (the
+    above 0: ``main`` (its backend), ``backend`` (the canary Service's backend, same port), ``service`` (the
     canary's service reference) and ``weight`` (0..100, the percentage of ``main``'s requests sent to it)."""
     out: dict[str, dict[str, Any]] = {}
     for ingress in ingresses:
@@ -78,7 +78,7 @@ def weighted_routes(ingresses: Iterable[Mapping[str, Any]]) -> list[dict[str, An
             if route["backend"] in out:
                 continue
             service = {"name": name, "port": route["service"].get("port") or {}}
-            out[route["backend"]] = {"main": route["backend"], "canary": _backend_name(prefix, service),
+            out[route["backend"]] = {"main": route["backend"], "backend": _backend_name(prefix, service),
                                      "service": service, "weight": int(weight)}
     return list(out.values())
 
