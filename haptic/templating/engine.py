@@ -40,6 +40,7 @@ from haptic.templating.context import (
 )
 from haptic.templating.current_config import CurrentBackend, CurrentConfig, CurrentServer, coerce_current_config
 from haptic.templating.dialect_helpers import auth_problems, canary_rules, htpasswd_users, with_dialect
+from haptic.templating.error_pages import error_pages
 from haptic.templating.errors import (
     SandboxViolation,
     TemplateCompileError,
@@ -235,6 +236,7 @@ class TemplateEngine:
                 "service_endpoints": service_endpoints,
                 "ingress_paths": ingress_paths,
                 "ingress_routes": ingress_routes,
+                "error_pages": error_pages,
                 "regex_routes": regex_routes,
                 "weighted_routes": weighted_routes,
                 "route_ownership": route_ownership,

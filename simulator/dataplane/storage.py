@@ -131,7 +131,8 @@ class Storage:
         except ValueError:
             return None
         try:
-            return host.read_text() if host.is_file() else None
+            # newline="": the file as stored, byte for byte (a CRLF in an errorfile response must stay one)
+            return host.read_bytes().decode() if host.is_file() else None
         except OSError:
             return None
 
@@ -142,7 +143,7 @@ class Storage:
             return
         target = self._host(pod_path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(content)
+        target.write_text(content, encoding="utf-8", newline="")
 
     def remove_file(self, pod_path: str) -> None:
         pod_path = posixpath.normpath(pod_path)
