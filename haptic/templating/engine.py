@@ -20,6 +20,7 @@ from jinja2.exceptions import SecurityError
 from jinja2.runtime import Context
 
 from haptic.dataplane.aux_files import AuxFiles
+from haptic.templating.addresses import published_addresses
 from haptic.templating.context import (
     CURRENT_RENDER,
     EMPTY_STORE,
@@ -50,7 +51,8 @@ from haptic.templating.functions import FUNCTION_FILTERS, FUNCTIONS
 from haptic.templating.gateway import gateway_model
 from haptic.templating.http_fetch import HttpFetcher, HttpSource
 from haptic.templating.ingress_helpers import ingress_paths, route_ownership
-from haptic.templating.notices import ObjectNotice
+from haptic.templating.ingress_status import set_ingress_statuses
+from haptic.templating.notices import ObjectNotice, object_ref
 from haptic.templating.postprocess import RegexReplace, post_processor_from
 from haptic.templating.safety import parse_cidrs, parse_request_headers
 from haptic.templating.sandbox import HapticSandbox
@@ -133,6 +135,8 @@ class RenderInputs:
     """Seconds since the epoch from the caller's clock: what ``now()`` returns (None: ``now()`` fails)."""
     #: give shrinkable backends' surplus server slots back (the config reloads anyway; see ``ServerSlots``)
     compact_slots: bool = False
+    #: the load balancer address statuses publish (``--publish-address``; ``""``: the HAProxy pods' IPs)
+    publish_address: str = ""
     #: what ``http.fetch`` reads (None: templates calling it fail, e.g. in a webhook dry-run)
     http: HttpSource | None = None
 
@@ -228,6 +232,8 @@ class TemplateEngine:
                 "gateway_model": gateway_model,
                 "set_status": set_status,
                 "set_statuses": set_statuses,
+                "set_ingress_statuses": set_ingress_statuses,
+                "published_addresses": published_addresses,
                 "request_headers": parse_request_headers,
                 "cidrs": parse_cidrs,
                 "canary_rules": canary_rules,
@@ -303,7 +309,8 @@ class TemplateEngine:
                 name: StoreView(SkippingStore(store, inputs.skip, inputs.previous) if inputs.skip else store)
                 for name, store in sorted(inputs.stores.items())
             },
-            "controller": {"haproxy_pods": pods},
+            "controller": {"haproxy_pods": pods, "publish_address": inputs.publish_address,
+                           "isolated": _isolated(inputs)},
             "extraContext": dict(inputs.extra_context),
             "capabilities": dict(inputs.capabilities),
             "currentConfig": current,
@@ -402,6 +409,20 @@ class TemplateEngine:
     ) -> TemplateRenderError:
         where, line = _template_location(exc.__traceback__, self._sources)
         return cls(message, template=where or name, line=line, field=_field_of(where or name))
+
+
+def _isolated(inputs: RenderInputs) -> list[Any]:
+    """The current versions of the objects per-object isolation leaves out or holds back
+    (``controller.isolated``: templates declare their statuses; the stores hide or replace them)."""
+    if not inputs.skip:
+        return []
+    found = []
+    for _, store in sorted(inputs.stores.items()):
+        for obj in store.list():
+            ref = object_ref(obj)
+            if ref is not None and ref.key in inputs.skip:
+                found.append(obj)
+    return found
 
 
 def compile_templates(spec: Any, *, render_timeout: float | None = DEFAULT_RENDER_TIMEOUT) -> TemplateEngine:

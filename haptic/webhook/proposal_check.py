@@ -26,13 +26,16 @@ from haptic.templating.context import StorageDirs, StoreLike
 from haptic.templating.engine import RenderInputs, TemplateEngine, TemplateSet
 from haptic.templating.errors import TemplatingError
 from haptic.templating.http_fetch import HttpSource
+from haptic.templating.notices import object_ref
 from haptic.validation.haproxy_check import ConfigProblem, HAProxyValidator
+from haptic.validation.isolation import change_order, isolate_rejected, resource_version
 from haptic.validation.process import AsyncCommandRunner, AsyncSubprocessRunner
-from haptic.validation.render_check import render_and_validate
+from haptic.validation.render_check import CheckedRender, render_and_validate
 from haptic.validation.render_runner import InlineRenderRunner, RenderRunner
 from haptic.validation.testrunner import TestReport, TestResult, ValidationTestRunner
 from haptic.webhook.admission import DEFAULT_TIMEOUT, AdmissionValidator, ProposalOutcome
 
+ObjectKey = tuple[str, str, str]
 TESTS_TIMEOUT = 60.0
 _MAX_PROBLEMS = 8
 
@@ -89,6 +92,8 @@ class DryRunCheck:
         self.tests_timeout = tests_timeout
         self.capabilities = dict(capabilities or {})
         self._report: asyncio.Task[list[str]] | None = None
+        #: (the live objects' keys and resourceVersions, the culprits isolation found among them)
+        self._live_isolation: tuple[tuple[tuple[ObjectKey, str], ...], frozenset[ObjectKey] | None] | None = None
 
     @classmethod
     def from_spec(
@@ -178,21 +183,52 @@ class DryRunCheck:
 
     async def _caused_by_proposal(self, inputs: RenderInputs, stores: Mapping[str, StoreLike],
                                   errors: Sequence[ConfigProblem]) -> list[ConfigProblem]:
-        """The errors the proposed change brings: all of them, unless the live stores without it fail too
-        (then only those the live render does not have)."""
+        """The errors the proposed change brings: all of them, unless the live stores without it fail too.
+        Then the proposal is checked as the controller would deploy it: without the live objects whose
+        lines haproxy -c rejects (per-object isolation leaves them out), so that a new object with a fault
+        of its own is refused even while an older faulty object exists. When isolation finds no such
+        objects, the errors the live render does not have."""
         if not any(isinstance(store, OverlayStore) for store in stores.values()):
             return list(errors) or [ConfigProblem("haproxy -c failed")]
         live = {name: store.base if isinstance(store, OverlayStore) else store for name, store in stores.items()
                 if name != HAPROXY_PODS}
+        live_inputs = replace(inputs, stores=live)
         try:
-            before = await render_and_validate(self.engine, replace(inputs, stores=live), self.validator,
+            before = await render_and_validate(self.engine, live_inputs, self.validator,
                                                runner=self.runner, render_runner=self.render_runner)
+            culprits = None if before.valid else await self._live_culprits(live_inputs, before, live)
+            if culprits is not None:
+                own = {key for store in stores.values() if isinstance(store, OverlayStore)
+                       for key in [_proposed_key(store)] if key is not None}
+                retry = await render_and_validate(self.engine, replace(inputs, skip=inputs.skip | (culprits - own)),
+                                                  self.validator, runner=self.runner, render_runner=self.render_runner)
+                return [] if retry.valid else list(retry.validation.errors) or [ConfigProblem("haproxy -c failed")]
         except TemplatingError:
             return list(errors) or [ConfigProblem("haproxy -c failed")]
         if before.valid:
             return list(errors) or [ConfigProblem("haproxy -c failed")]
         known = {without_location(e.message) for e in before.validation.errors}
         return [e for e in errors if without_location(e.message) not in known]
+
+    async def _live_culprits(self, inputs: RenderInputs, failed: CheckedRender,
+                             live: Mapping[str, StoreLike]) -> frozenset[ObjectKey] | None:
+        """The live objects whose lines haproxy -c rejects (None when leaving objects out does not help),
+        remembered for as long as the live objects stay as they are (reviews come in bursts)."""
+        objects = sorted((obj for store in live.values() for obj in store.list() if object_ref(obj) is not None),
+                         key=change_order)
+        signature = tuple((change_order(obj)[2], resource_version(obj)) for obj in objects)
+        if self._live_isolation is not None and self._live_isolation[0] == signature:
+            return self._live_isolation[1]
+        isolation = await isolate_rejected(self.engine, inputs, self.validator, runner=self.runner, failed=failed,
+                                           candidates=objects, render_runner=self.render_runner)
+        culprits = None if isolation is None else frozenset(c.ref.key for c in isolation.culprits)
+        self._live_isolation = (signature, culprits)
+        return culprits
+
+
+def _proposed_key(store: OverlayStore) -> ObjectKey | None:
+    ref = object_ref(store.proposed) if store.proposed is not None else None
+    return ref.key if ref is not None else None
 
 
 _LOCATION = re.compile(r"\[[^\[\]]+:\d+\]\s*:?\s*")

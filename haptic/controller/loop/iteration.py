@@ -33,7 +33,6 @@ from haptic.controller.observe.event_ring import EventRing
 from haptic.controller.observe.metrics_component import MetricsComponent
 from haptic.controller.observe.state_cache import StateCache
 from haptic.controller.ports import ControllerPorts
-from haptic.controller.publish.ingress_status import IngressStatusWriter
 from haptic.controller.publish.object_events import ObjectEventRecorder
 from haptic.controller.publish.object_status import ObjectStatusApplier
 from haptic.controller.publish.publisher import ConfigPublisher
@@ -164,7 +163,6 @@ class Iteration:
         self.drift = DriftMonitor(bus, ctx)
         self.publisher = ConfigPublisher(bus, ctx)
         self.status_writer = ConfigStatusWriter(bus, ctx)
-        self.ingress_status = IngressStatusWriter(bus, ctx)
         self.object_status = ObjectStatusApplier(bus, ctx)
         self.object_events = ObjectEventRecorder(bus, ctx)
         all_replica: list[Component] = [
@@ -176,8 +174,7 @@ class Iteration:
         for component in all_replica:
             self.registry.register(component)
         leader_only: list[Component] = [self.coordinator, self.scheduler, self.deployer, self.drift, self.publisher,
-                                        self.status_writer, self.ingress_status, self.object_status,
-                                        self.object_events]
+                                        self.status_writer, self.object_status, self.object_events]
         if ctx.http is not None:
             leader_only.insert(1, self.http_refresher)
         for component in leader_only:

@@ -41,6 +41,8 @@ from haptic.templating.engine import RenderInputs, RenderResult
 from haptic.templating.errors import TemplatingError
 from haptic.templating.notices import ObjectNotice, object_ref
 from haptic.validation.isolation import Culprit, content_fingerprint, isolate_rejected
+from haptic.validation.isolation import change_order as _change_order
+from haptic.validation.isolation import resource_version as _version
 from haptic.validation.render_check import CheckedRender, render_and_validate
 
 ObjectKey = tuple[str, str, str]
@@ -117,6 +119,7 @@ class RenderValidateCoordinator(IterationComponent):
             skip=self._still_isolated(self._objects()),
             previous={key: old for key, (_, _, old) in self.isolated.items() if old is not None},
             wall_time=self.clock.wall(),
+            publish_address=self.ctx.ports.publish_address,
             http=self.ctx.http.view(proposal=False) if self.ctx.http is not None else None,
         )
 
@@ -266,16 +269,3 @@ class RenderValidateCoordinator(IterationComponent):
             self.isolated[key] = (fingerprint, culprit, old)
             self.logger.warning("excluding %s: %s", culprit.ref, culprit.message)
         return isolation.checked
-
-
-def _version(obj: Mapping[str, Any]) -> str:
-    meta = obj.get("metadata")
-    return str(meta.get("resourceVersion") or "") if isinstance(meta, Mapping) else ""
-
-
-def _change_order(obj: Mapping[str, Any]) -> tuple[int, str, tuple[str, str, str]]:
-    """Oldest change first: numeric resourceVersions by value (an API server's are opaque but increasing)."""
-    version = _version(obj)
-    ref = object_ref(obj)
-    key = ref.key if ref is not None else ("", "", "")
-    return (int(version) if version.isdigit() else -1, version, key)
