@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from haptic.controller.watch.config_tests import failure_lines
-from haptic.validation.assertions import AssertionResult
 from haptic.validation import testrunner
+from haptic.validation.assertions import AssertionResult
 
 
 def test_failure_lines_never_show_rendered_content() -> None:
