@@ -82,10 +82,14 @@ def _routes(view: Mapping[str, Any], settings: Mapping[str, Any]) -> list[dict[s
     return routes
 
 
-def _view(ingress: Any, found: Dialect) -> dict[str, Any]:
+# dialect -> {id(ingress): (ingress, view, findings)} of the last ``with_dialect`` call. Store objects are
+# replaced, never mutated, on change (the entry holds the object, so its id cannot be reused): the same object
+# gives the same view, and only the findings are reported again, into this render's notices.
+_LAST_VIEWS: dict[str, dict[int, tuple[Any, dict[str, Any], tuple[Finding, ...]]]] = {}
+
+
+def _view(ingress: Any, found: Dialect) -> tuple[dict[str, Any], tuple[Finding, ...]]:
     reading = read_annotations(ingress, found)
-    for finding in reading.findings:
-        _notice(ingress, finding)
     view = dict(ingress)
     settings = reading.settings
     aliases = [h for h in settings.get("aliases") or [] if is_hostname(h)]
@@ -95,15 +99,32 @@ def _view(ingress: Any, found: Dialect) -> dict[str, Any]:
         spec["rules"] = rules + [{**rule, "host": alias} for alias in aliases for rule in rules if rule.get("host")]
         view["spec"] = spec
     settings["routes"] = _routes(view, settings)
+    if settings.get("default_backend"):
+        meta = view.get("metadata") or {}
+        settings["fallback"] = f"ing_{meta.get('namespace')}_{meta.get('name')}_default_{settings['default_backend']}"
     view["dialect"] = settings
-    return view
+    return view, tuple(reading.findings)
 
 
 def with_dialect(ingresses: Iterable[Any], name: str) -> list[dict[str, Any]]:
     """Each Ingress as a view whose ``dialect`` key holds the settings of its ``name`` annotations (and
     ``routes``: its paths, regex ones typed ``Regex``), with ``server-alias`` hosts added as rules."""
     found = dialect(name)
-    return [_view(ingress, found) for ingress in ingresses]
+    previous = _LAST_VIEWS.get(name, {})
+    current: dict[int, tuple[Any, dict[str, Any], tuple[Finding, ...]]] = {}
+    views = []
+    for ingress in ingresses:
+        hit = previous.get(id(ingress))
+        if hit is not None and hit[0] is ingress:
+            view, findings = hit[1], hit[2]
+        else:
+            view, findings = _view(ingress, found)
+        current[id(ingress)] = (ingress, view, findings)
+        for finding in findings:
+            _notice(ingress, finding)
+        views.append(view)
+    _LAST_VIEWS[name] = current
+    return views
 
 
 def canary_rules(ingresses: Iterable[Any]) -> list[dict[str, Any]]:

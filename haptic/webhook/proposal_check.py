@@ -28,7 +28,7 @@ from haptic.templating.errors import TemplatingError
 from haptic.templating.http_fetch import HttpSource
 from haptic.templating.notices import object_ref
 from haptic.validation.haproxy_check import ConfigProblem, HAProxyValidator
-from haptic.validation.isolation import change_order, isolate_rejected, resource_version
+from haptic.validation.isolation import change_order, content_fingerprint, isolate_rejected
 from haptic.validation.process import AsyncCommandRunner, AsyncSubprocessRunner
 from haptic.validation.render_check import CheckedRender, render_and_validate
 from haptic.validation.render_runner import InlineRenderRunner, RenderRunner
@@ -92,8 +92,8 @@ class DryRunCheck:
         self.tests_timeout = tests_timeout
         self.capabilities = dict(capabilities or {})
         self._report: asyncio.Task[list[str]] | None = None
-        #: (the live objects' keys and resourceVersions, the culprits isolation found among them)
-        self._live_isolation: tuple[tuple[tuple[ObjectKey, str], ...], frozenset[ObjectKey] | None] | None = None
+        #: the live objects isolation last found at fault, with their content fingerprints
+        self._live_isolation: dict[ObjectKey, str] | None = None
 
     @classmethod
     def from_spec(
@@ -212,18 +212,27 @@ class DryRunCheck:
 
     async def _live_culprits(self, inputs: RenderInputs, failed: CheckedRender,
                              live: Mapping[str, StoreLike]) -> frozenset[ObjectKey] | None:
-        """The live objects whose lines haproxy -c rejects (None when leaving objects out does not help),
-        remembered for as long as the live objects stay as they are (reviews come in bursts)."""
-        objects = sorted((obj for store in live.values() for obj in store.list() if object_ref(obj) is not None),
-                         key=change_order)
-        signature = tuple((change_order(obj)[2], resource_version(obj)) for obj in objects)
-        if self._live_isolation is not None and self._live_isolation[0] == signature:
-            return self._live_isolation[1]
+        """The live objects whose lines haproxy -c rejects (None when leaving objects out does not help).
+        The last culprits found are tried first (one render and check while they stay unchanged and leaving
+        them out still validates): a full isolation on every review would not fit the review's timeout in a
+        large cluster, whose EndpointSlices change all the time."""
+        objects = {ref.key: obj for store in live.values() for obj in store.list()
+                   if (ref := object_ref(obj)) is not None}
+        known = self._live_isolation
+        if known and all(key in objects and content_fingerprint(objects[key]) == fp for key, fp in known.items()):
+            trial = await render_and_validate(self.engine, replace(inputs, skip=inputs.skip | frozenset(known)),
+                                              self.validator, runner=self.runner, render_runner=self.render_runner)
+            if trial.valid:
+                return frozenset(known)
         isolation = await isolate_rejected(self.engine, inputs, self.validator, runner=self.runner, failed=failed,
-                                           candidates=objects, render_runner=self.render_runner)
-        culprits = None if isolation is None else frozenset(c.ref.key for c in isolation.culprits)
-        self._live_isolation = (signature, culprits)
-        return culprits
+                                           candidates=sorted(objects.values(), key=change_order),
+                                           render_runner=self.render_runner)
+        if isolation is None:
+            self._live_isolation = None
+            return None
+        self._live_isolation = {c.ref.key: content_fingerprint(objects[c.ref.key]) for c in isolation.culprits
+                                if c.ref.key in objects}
+        return frozenset(c.ref.key for c in isolation.culprits)
 
 
 def _proposed_key(store: OverlayStore) -> ObjectKey | None:

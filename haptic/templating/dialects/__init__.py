@@ -10,14 +10,18 @@ shared templates render), ``haptic migrate-report`` and the README's annotation 
 Settings keys (all optional): ``balance``, ``timeout_connect``/``timeout_server``/``timeout_queue``/
 ``timeout_tunnel``/``timeout_check`` (HAProxy durations), ``allow``/``deny`` (CIDR lists), ``ssl_redirect``
 (bool), ``force_ssl_redirect``, ``ssl_redirect_code``, ``redirect`` ({location, code}), ``app_root``,
-``server_options`` (text appended to ``server`` lines), ``check`` ({interval, uri}), ``regex`` (paths are
-regexes), ``rewrite`` ((regex, replacement) or None: rewrite each regex path), ``upstream_vhost``,
+``server_options`` (text appended to ``server`` lines), ``check`` ({uri}), ``regex`` (paths are regexes),
+``rewrite_target`` (the replacement of each regex path), ``upstream_vhost``,
 ``request_headers``/``response_headers`` ([(name, value)]), ``cors`` ({origins, methods, headers,
-credentials, expose, max_age}), ``body_limit`` (bytes), ``affinity`` ({name, max_age}), ``canary``
-({header, header_value, cookie, weight, total}), ``auth`` ({secret, realm, secret_type}), ``rate``
-({limit, period, status}), ``conn_limit`` ({limit, status}), ``aliases`` (hosts).
+credentials, expose, max_age}), ``body_limit`` (bytes), ``affinity`` ({name, path, max_age}), ``canary``
+({header, header_value, header_pattern, cookie, weight, total}), ``auth`` ({secret, realm, secret_type}), ``rate``
+({limit, period, expire, status, exempt}), ``conn_limit`` ({limit, status}), ``aliases`` (hosts),
+``path_rewrite`` ((regex, replacement)), ``redirect_prefix`` ({host, code}), ``default_backend`` (a Service
+name; ``fallback``: its backend), ``deny_all`` (every request denied with 503), ``forwarded_prefix``;
+``body_limit`` None means explicitly unlimited. ``with_dialect`` adds ``routes`` (the Ingress's paths).
 
-Pure data and parsing: imports only the templating safety checks and the value parsers.
+Pure data and parsing: imports only the control-character set, the templating safety checks and the value
+parsers (never the render context: ``haptic.templating.dialect_helpers`` binds the tables to templates).
 """
 
 from __future__ import annotations
@@ -130,7 +134,7 @@ def read_annotations(ingress: Any, dialect: Dialect) -> Reading:
             continue
         if entry.support in ("ignored", "refused"):
             verb = "never rendered" if entry.support == "refused" else "ignored"
-            reading.findings.append(Finding(key, entry.support, f"{key} is {verb}: {entry.differences}",
+            reading.findings.append(Finding(key, entry.support, f"{key}: {verb} ({entry.differences})",
                                             entry.routing))
             continue
         try:

@@ -17,9 +17,7 @@ from haptic.templating.safety import BALANCE_ALGORITHMS
 
 PREFIX = "haproxy.org/"
 
-_SNIPPET = ("raw HAProxy configuration from an Ingress is an injection path; a warning and an Event name the "
-            "Ingress. Express the behaviour with a supported annotation or a template snippet of the "
-            "HAProxyTemplateConfig")
+_SNIPPET = "raw HAProxy lines from an Ingress are an injection path"
 
 
 def _snippet(name: str) -> Annotation:

@@ -16,9 +16,7 @@ from haptic.templating.dialects import values as v
 
 PREFIX = "nginx.ingress.kubernetes.io/"
 
-_SNIPPET = ("snippets are the injection path of ingress-nginx's CVE-2021-25742; a warning and an Event name the "
-            "Ingress. Express the behaviour with a supported annotation or a template snippet of the "
-            "HAProxyTemplateConfig")
+_SNIPPET = "an injection path, as in ingress-nginx's CVE-2021-25742"
 
 CORS_METHODS = "GET, PUT, POST, DELETE, PATCH, OPTIONS"
 CORS_HEADERS = ("DNT, Keep-Alive, User-Agent, X-Requested-With, If-Modified-Since, Cache-Control, Content-Type, "
@@ -83,10 +81,11 @@ ANNOTATIONS: tuple[Annotation, ...] = (
                parse=v.boolean, key="cors.credentials"),
     Annotation("cors-max-age", "seconds (default 1728000)", "`Access-Control-Max-Age` on preflight answers",
                parse=v.integer(0, 999999999), key="cors.max_age"),
-    Annotation("proxy-body-size", "a size (`8m`, `512k`, `0`: unlimited)",
+    Annotation("proxy-body-size", "a size (`8m`, `512k`, `0`: unlimited; default 1m as ingress-nginx, "
+               "`extraContext.defaultProxyBodySize` in bytes)",
                "`http-request deny deny_status 413 if { req.hdr_val(content-length) gt <bytes> }`", "differences",
-               "checks Content-Length (chunked bodies are not counted); without the annotation there is no limit "
-               "(ingress-nginx: 1m)", v.size, key="body_limit", routing=True),
+               "checks Content-Length (chunked bodies without it are not counted)", v.size, key="body_limit",
+               routing=True),
     Annotation("proxy-connect-timeout", "seconds", "`timeout connect <n>s`", parse=v.seconds,
                key="timeout_connect"),
     Annotation("proxy-read-timeout", "seconds", "`timeout server <n>s` (the larger of read and send)",
@@ -108,7 +107,8 @@ ANNOTATIONS: tuple[Annotation, ...] = (
     Annotation("session-cookie-name", "a cookie name (default `INGRESSCOOKIE`)", "the `cookie` name",
                parse=v.name, key="affinity.name"),
     Annotation("session-cookie-path", "a path", "`attr \"Path=<path>\"`", "differences",
-               "HAProxy also writes its own `path=/` attribute", v.url_path, key="affinity.path"),
+               "HAProxy writes its own `path=/` first (`path=/; Path=/app`); browsers use the last "
+               "Path attribute (RFC 6265)", v.url_path, key="affinity.path"),
     Annotation("session-cookie-max-age", "seconds", "`attr \"Max-Age=<n>\"`", parse=v.integer(1, 999999999),
                key="affinity.max_age"),
     Annotation("session-cookie-expires", "seconds", "`attr \"Max-Age=<n>\"` when no max-age is given",
@@ -128,8 +128,9 @@ ANNOTATIONS: tuple[Annotation, ...] = (
                v.integer(0, 1000000), key="canary.weight", routing=True, routing_difference=True),
     Annotation("canary-weight-total", "an integer (default 100)", "the range of `rand`",
                parse=v.integer(1, 1000000), key="canary.total"),
-    Annotation("canary-by-header-pattern", "a regex", "nothing", "ignored", "not supported: use "
-               "canary-by-header-value", routing=True),
+    Annotation("canary-by-header-pattern", "a regex (RE2 syntax)", "`{ req.hdr(<header>) -m reg '<regex>' }` → "
+               "canary, any other value → the next rule; ignored when canary-by-header-value is set",
+               parse=v.regex, key="canary.header_pattern", routing=True),
     Annotation("auth-type", "`basic`", "`http-request auth realm \"<realm>\" unless { http_auth(<userlist>) }`",
                "differences", "digest is refused; passwords must be crypt(3) hashes haproxy can check (bcrypt, "
                "SHA-256/512-crypt, MD5-crypt; not htpasswd's apr1 or {SHA})", v.one_of("basic"), key="auth.type",
@@ -162,12 +163,14 @@ ANNOTATIONS: tuple[Annotation, ...] = (
                v.boolean),
     Annotation("custom-http-errors", "status codes", "nothing", "ignored", "the upstream's own error answers are "
                "passed through (no interception)"),
-    Annotation("default-backend", "a Service", "nothing", "ignored", "requests to a backend without endpoints get "
-               "HAProxy's 503"),
+    Annotation("default-backend", "a Service of the Ingress's namespace", "a backend of that Service (its first "
+               "port); `use_backend` to it when `nbsrv()` of the Ingress's backend is 0", "differences",
+               "not used for custom-http-errors (see there)", v.name, routing=True),
     Annotation("ssl-passthrough", "`true`", "nothing", "ignored", "TLS is terminated by HAProxy; SNI passthrough "
                "is not supported", routing=True),
-    Annotation("auth-url", "a URL", "nothing", "ignored", "external authentication is not supported: requests "
-               "are NOT authenticated", routing=True),
+    Annotation("auth-url", "a URL", "`http-request deny deny_status 503`: fails closed", "differences",
+               "external authentication is not supported: every request is denied instead of forwarded unchecked",
+               v.url, key="deny_all", routing=True, routing_difference=True),
     Annotation("from-to-www-redirect", "`true`", "nothing", "ignored", "no www redirect", routing=True),
     _snippet("configuration-snippet"),
     _snippet("server-snippet"),
@@ -200,7 +203,7 @@ def _finish(s: dict[str, Any], raw: Mapping[str, str]) -> None:
                      "headers": cors.get("headers", CORS_HEADERS), "credentials": cors.get("credentials", True),
                      "expose": cors.get("expose", ""), "max_age": cors.get("max_age", 1728000)}
     if s.get("body_limit") == 0:
-        del s["body_limit"]
+        s["body_limit"] = None  # explicitly unlimited: no library default either
     affinity = s.pop("affinity", {})
     if affinity.get("type") == "cookie":
         s["affinity"] = {"name": affinity.get("name", "INGRESSCOOKIE"), "path": affinity.get("path"),
@@ -208,6 +211,7 @@ def _finish(s: dict[str, Any], raw: Mapping[str, str]) -> None:
     canary = s.pop("canary", {})
     if canary.get("enabled"):
         s["canary"] = {"header": canary.get("header"), "header_value": canary.get("header_value"),
+                       "header_pattern": canary.get("header_pattern"),
                        "cookie": canary.get("cookie"), "weight": canary.get("weight", 0),
                        "total": canary.get("total", 100)}
     auth = s.pop("auth", {})

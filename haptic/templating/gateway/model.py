@@ -102,7 +102,8 @@ def gateway_model(resources: Mapping[str, Any], extra: Mapping[str, Any], path_r
 
     Returns ``frontends`` (``name``, ``port``, ``tls``, ``lines``, ``maps``, ``certificates``: [file, sni]),
     ``backends`` (``name``, ``namespace``, ``service``, ``port``), ``pems`` (certificate file -> PEM),
-    ``statuses`` ([object, status]) and ``excluded`` ([object, reason, message, field]).
+    ``statuses`` ([object, status]), ``excluded`` ([object, reason, message, field]: left out) and ``warnings``
+    (the same shape: served, or refused by its status only, e.g. a rule dropped for RequestMirror).
     """
     controller = str(extra.get("gatewayControllerName") or CONTROLLER_NAME)
     reserved = {int(k): str(v) for k, v in (reserved_ports or {}).items()}
@@ -201,4 +202,5 @@ def gateway_model(resources: Mapping[str, Any], extra: Mapping[str, Any], path_r
         "pems": pems,
         "statuses": [[obj, status] for obj, status in statuses],
         "excluded": excluded,
+        "warnings": attached.warnings,
     }

@@ -59,6 +59,8 @@ class RouteResult:
     attachments: list[Attachment] = field(default_factory=list)
     rules: list[Rule] = field(default_factory=list)
     statuses: list[tuple[Any, dict[str, Any]]] = field(default_factory=list)
+    #: [route, reason, message, field]: what the route's author should hear (a Warning Event, an admission warning)
+    warnings: list[list[Any]] = field(default_factory=list)
 
 
 def _ref_key(ref: Mapping[str, Any], route_namespace: str) -> tuple[str, str, str, str, str, Any]:
@@ -160,6 +162,8 @@ def attach_routes(routes: list[Any], gateways: Mapping[tuple[str, str], Gateway]
                             "conditions": [condition("Accepted", ok, reason, message, gen)]})
         if not parents:
             continue
+        if dropped and (not refused or refused == dropped):
+            out.warnings.append([route, "UnsupportedValue", dropped, next(iter(problems.values())).split(":", 1)[0]])
         rules = []
         if any_attached:
             for index, rule in enumerate(rules_spec):

@@ -51,7 +51,7 @@ def opaque_secret(name: str, data: dict[str, str]) -> dict[str, Any]:
             "data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()}}
 
 
-def render(spec: dict[str, Any], engine: TemplateEngine, *objects: dict[str, Any]) -> RenderResult:
+def stores_of(spec: dict[str, Any], *objects: dict[str, Any]) -> dict[str, ResourceStore]:
     stores = {name: ResourceStore(name, w["indexBy"], w.get("fieldSelector"), spec["watchedResourcesIgnoreFields"])
               for name, w in spec["watchedResources"].items()}
     kinds = {"Ingress": ["ingresses"], "Service": ["services"], "EndpointSlice": ["endpoints"],
@@ -60,7 +60,15 @@ def render(spec: dict[str, Any], engine: TemplateEngine, *objects: dict[str, Any
         for store in kinds[obj["kind"]]:
             if store in stores:
                 stores[store].apply(obj)
+    return stores
+
+
+def render_stores(spec: dict[str, Any], engine: TemplateEngine, stores: dict[str, ResourceStore]) -> RenderResult:
     return engine.render(RenderInputs(stores=stores, extra_context=spec["templatingSettings"]["extraContext"]))
+
+
+def render(spec: dict[str, Any], engine: TemplateEngine, *objects: dict[str, Any]) -> RenderResult:
+    return render_stores(spec, engine, stores_of(spec, *objects))
 
 
 def haproxy_check(result: RenderResult) -> tuple[bool, str]:

@@ -15,7 +15,9 @@ from tests.unit.haptic.templating.dialects.library_render import (
     library_spec,
     opaque_secret,
     render,
+    render_stores,
     service,
+    stores_of,
 )
 
 P = "nginx.ingress.kubernetes.io/"
@@ -149,6 +151,38 @@ def test_regex_paths_that_are_not_linear_or_not_safe_exclude_the_ingress(engine:
     assert result.aux.maps["path-regex.map"] == ""
 
 
+def test_defaults_and_fallbacks_of_ingress_nginx(engine: TemplateEngine) -> None:
+    result = render(SPEC, engine, ingress("plain", {}, host="plain.example.test"),
+                    ingress("upload", {P + "proxy-body-size": "0"}, host="upload.example.test"),
+                    ingress("outage", {P + "default-backend": "web2"}, host="outage.example.test"),
+                    ingress("sso", {P + "auth-url": "https://auth.example/check", P + "upstream-vhost": "x.test"},
+                            host="sso.example.test"),
+                    *service("web"), *service("web2"))
+    valid, output = haproxy_check(result)
+    assert valid and "Warnings were found" not in output, output
+    config = result.config
+    plain = config[config.index("backend ing_ns_plain_web_80"):config.index("backend ing_ns_sso_web_80")]
+    assert "http-request deny deny_status 413 if { req.hdr_val(content-length) gt 1048576 }" in plain
+    upload = config[config.index("backend ing_ns_upload_web_80"):]
+    assert "deny_status 413" not in upload.split("\n\n")[0]
+    assert ("use_backend ing_ns_outage_default_web2 if { var(txn.backend) -m str ing_ns_outage_web_80 } "
+            "{ nbsrv(ing_ns_outage_web_80) eq 0 }") in config
+    assert "backend ing_ns_outage_default_web2\n" in config
+    sso = config[config.index("backend ing_ns_sso_web_80"):].split("\n\n")[0]
+    assert "http-request deny deny_status 503" in sso and "set-header Host" not in sso
+
+
+def test_canary_header_pattern_is_a_regex_match(engine: TemplateEngine) -> None:
+    result = render(SPEC, engine, ingress("main", {}),
+                    ingress("beta", {P + "canary": "true", P + "canary-by-header": "X-Client",
+                                     P + "canary-by-header-pattern": "^beta-[0-9]+$"}, service="web2",
+                            created="2026-03-01T00:00:00Z"),
+                    *service("web"), *service("web2"))
+    assert ("str(ing_ns_beta_web2_80) if { var(txn.backend) -m str ing_ns_main_web_80 } "
+            "{ req.hdr(X-Client) -m reg -- '^beta-[0-9]+$' }") in result.config
+    assert haproxy_check(result)[0]
+
+
 def test_missing_auth_secret_denies_with_a_warning(engine: TemplateEngine) -> None:
     result = render(SPEC, engine, ingress("auth", {P + "auth-type": "basic", P + "auth-secret": "nope"}),
                     *service("web"))
@@ -177,3 +211,12 @@ def test_dialect_libraries_bring_their_bases_first() -> None:
     assert "extends" not in SPEC
     with pytest.raises(LibraryError):
         with_bases(["no-such-library"])
+
+
+def test_unchanged_ingresses_keep_their_view_and_are_reported_again_on_every_render(engine: TemplateEngine) -> None:
+    stores = stores_of(SPEC, ingress("bad", {P + "server-snippet": "x", P + "use-regex": "maybe"}), *service("web"))
+    first, second = render_stores(SPEC, engine, stores), render_stores(SPEC, engine, stores)
+    assert first.config == second.config
+    assert sorted(n.reason for n in second.notices) == ["AnnotationInvalid", "AnnotationRefused"]
+    stores["ingresses"].apply(ingress("bad", {P + "use-regex": "maybe"}))
+    assert [n.reason for n in render_stores(SPEC, engine, stores).notices] == ["AnnotationInvalid"]

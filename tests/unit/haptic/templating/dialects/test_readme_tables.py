@@ -13,7 +13,7 @@ README = (REPO / "README.md").read_text()
 
 @pytest.mark.parametrize("dialect", list(DIALECTS.values()), ids=list(DIALECTS))
 def test_readme_holds_the_generated_table(dialect: Dialect) -> None:
-    # Regenerate: python -c "from haptic.templating.dialects import markdown_table; ..." (README: Migration libraries)
+    # Regenerate with `python -m haptic.templating.dialects NAME` and paste it under the library's README heading.
     assert markdown_table(dialect) in README
 
 

@@ -260,6 +260,8 @@ def test_a_rule_with_request_mirror_is_dropped_and_the_route_partially_invalid()
     assert partial["message"].startswith("Dropped Rule(s) 0: spec.rules[0].filters[0]: RequestMirror")
     assert [b["service"] for b in result["backends"]] == ["web"], "the dropped rule's backend is not rendered"
     assert "/shadow" not in str(result["frontends"])
+    assert [(w[0]["metadata"]["name"], w[1], w[3]) for w in result["warnings"]] == [
+        ("web", "UnsupportedValue", "spec.rules[0].filters[0]")], "a Warning Event and an admission warning"
     assert "PartiallyInvalid" not in conditions(status_of(model(*BASE, route("ok")), "HTTPRoute", "ok")["parents"][0])
 
 
