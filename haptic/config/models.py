@@ -260,7 +260,7 @@ class WatchedResource(CamelModel):
     field_selector: str | None = None
     """Client-side ``jsonpath=value`` filter; objects without the field do not match."""
     namespace_selector: str | None = None
-    """Refused when set: watching only the namespaces whose labels match is not implemented yet."""
+    """Label selector on Namespaces: only objects in the namespaces it matches are watched."""
     store: Literal["full", "on-demand"] = "full"
     """Only ``full`` acts; ``on-demand`` (fetch objects on access) is refused as not supported yet."""
     enable_validation_webhook: bool = False
@@ -268,11 +268,11 @@ class WatchedResource(CamelModel):
     @field_validator("namespace_selector")
     @classmethod
     def _namespace_selector(cls, value: str | None) -> str | None:
-        if value:
-            raise _not_supported_yet(
-                "namespaceSelector", "every watch is cluster-wide; filter by namespace in the templates or "
-                "with a labelSelector/fieldSelector and remove namespaceSelector"
-            )
+        if value is not None:
+            try:
+                parse_label_selector(value)
+            except SelectorError as exc:
+                raise ValueError(f"invalid namespace selector: {exc}") from None
         return value
 
     @field_validator("store")

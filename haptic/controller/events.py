@@ -523,6 +523,16 @@ class CrdChanged(Event):
     resources: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class NamespaceSelectionChanged(Event):
+    """The namespaces a ``namespaceSelector`` picks changed (``added``/``removed``) for ``resources``."""
+
+    type: ClassVar[str] = "namespace.selection.changed"
+    resources: tuple[str, ...]
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+
+
 # -- HTTP content (``http.fetch``) ----------------------------------------------------------------
 
 

@@ -90,6 +90,8 @@ def required_permissions(spec: HAProxyTemplateConfigSpec, *, namespace: str, con
         if group == "gateway.networking.k8s.io" and watched.resources in _GATEWAY_STATUSES:
             cluster.append(Permission("patch", group, watched.resources, "status",
                                       why="the Gateway API status the gateway library declares"))
+    if any(w.namespace_selector for w in spec.watched_resources.values()):
+        cluster += [Permission(v, "", "namespaces", why="namespaceSelector of watched resources") for v in _READ]
     if any(not is_builtin_group(_group(w.api_version)) for w in spec.watched_resources.values()):
         cluster += [Permission(v, "apiextensions.k8s.io", "customresourcedefinitions",
                                why="reinitializing when a CRD of a watched resource changes") for v in _READ]

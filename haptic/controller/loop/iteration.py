@@ -23,7 +23,7 @@ from haptic.controller.deploy.deployer import Deployer
 from haptic.controller.deploy.discovery import Discovery
 from haptic.controller.deploy.drift_monitor import DriftMonitor
 from haptic.controller.deploy.scheduler import DeploymentScheduler
-from haptic.controller.events import ConfigValidated, CrdChanged
+from haptic.controller.events import ConfigValidated, CrdChanged, NamespaceSelectionChanged
 from haptic.controller.loop.leader_election import LeaderElection
 from haptic.controller.loop.observed_bus import ObservedBus
 from haptic.controller.loop.progress import with_progress
@@ -43,6 +43,7 @@ from haptic.controller.reconcile.reconciler import DEFAULT_DEBOUNCE, Reconciler
 from haptic.controller.watch.config_loader import ConfigLoader, ConfigWatcher, CredentialsLoader, SecretWatcher
 from haptic.controller.watch.crd_watch import CrdWatcher
 from haptic.controller.watch.index_tracker import IndexSynchronizationTracker
+from haptic.controller.watch.namespace_selection import NamespaceSelection
 from haptic.controller.watch.watcher import ResourceWatcher
 from haptic.core import Component, Event, EventBus, LifecycleRegistry, Status
 from haptic.httpstore.fetcher import make_client
@@ -71,7 +72,7 @@ class ReinitTrigger(IterationComponent):
     changed (debounced: edits and CRD installs come in bursts)."""
 
     name = "configchange-handler"
-    subscribes = (ConfigValidated, CrdChanged)
+    subscribes = (ConfigValidated, CrdChanged, NamespaceSelectionChanged)
 
     def __init__(self, bus: EventBus, ctx: IterationContext, debounce: float) -> None:
         super().__init__(bus, ctx)
@@ -89,10 +90,11 @@ class ReinitTrigger(IterationComponent):
         return self._timer.active or self.requested.is_set()
 
     async def handle(self, event: Event) -> None:
-        if isinstance(event, CrdChanged):
+        if isinstance(event, CrdChanged | NamespaceSelectionChanged):
             self.version = self.version or self.ctx.config_version
-            self.logger.info("CustomResourceDefinition %s %s: reinitializing in %.0fs", event.crd, event.change,
-                             self.debounce)
+            what = (f"CustomResourceDefinition {event.crd} {event.change}" if isinstance(event, CrdChanged)
+                    else f"the namespaces selected for {', '.join(event.resources)} changed")
+            self.logger.info("%s: reinitializing in %.0fs", what, self.debounce)
             self._timer.start(self.debounce)
             return
         assert isinstance(event, ConfigValidated)
@@ -147,6 +149,7 @@ class Iteration:
         self.reinit = ReinitTrigger(bus, ctx, self.settings.reinit_debounce)
         self.watchers = [ResourceWatcher(bus, ctx, name) for name in sorted(ctx.stores)]
         self.crd_watcher = CrdWatcher(bus, ctx)
+        self.namespace_selection = NamespaceSelection(bus, ctx)
         self.index_tracker = IndexSynchronizationTracker(bus, sorted(ctx.stores))
         self.reconciler = Reconciler(bus, ctx, self.settings.reconcile_debounce)
         self.discovery = Discovery(bus, ctx)
@@ -164,7 +167,8 @@ class Iteration:
         self.object_events = ObjectEventRecorder(bus, ctx)
         all_replica: list[Component] = [
             self.commentator, self.metrics_recorder, self.state, self.config_loader, self.credentials_loader,
-            self.reinit, *self.watchers, self.crd_watcher, self.index_tracker, self.reconciler, self.discovery,
+            self.reinit, *self.watchers, self.crd_watcher, self.namespace_selection, self.index_tracker,
+            self.reconciler, self.discovery,
             self.config_watcher, self.secret_watcher,
         ]
         for component in all_replica:
@@ -243,8 +247,10 @@ class Iteration:
         graceful = False
         try:
             absent = await self.crd_watcher.probe()
+            selected = await self.namespace_selection.probe()
             for watcher in self.watchers:
                 watcher.absent = absent.get(watcher.resource)
+                watcher.namespaces = selected.get(watcher.resource)
             await self.registry.start()
             await self._wait_for_sync()
             counts = {w.resource: len(w.store) for w in self.watchers}

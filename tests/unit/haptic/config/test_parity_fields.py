@@ -39,11 +39,12 @@ def test_unknown_engine_is_refused(cr: dict[str, Any]) -> None:
     assert "unknown template engine 'handlebars'" in _problems(cr)["spec.templatingSettings.engine"]
 
 
-def test_namespace_selector_is_refused_as_not_supported_yet(cr: dict[str, Any]) -> None:
-    cr["spec"]["watchedResources"]["ingresses"]["namespaceSelector"] = "team=a"
+def test_namespace_selector_is_a_label_selector(cr: dict[str, Any]) -> None:
+    cr["spec"]["watchedResources"]["ingresses"]["namespaceSelector"] = "team=a,env in (prod)"
+    assert load_config(cr).spec.watched_resources["ingresses"].namespace_selector == "team=a,env in (prod)"
+    cr["spec"]["watchedResources"]["ingresses"]["namespaceSelector"] = "team==="
     message = _problems(cr)["spec.watchedResources.ingresses.namespaceSelector"]
-    assert "namespaceSelector is not supported yet" in message
-    assert "Extra inputs" not in message
+    assert "invalid namespace selector" in message
 
 
 def test_empty_namespace_selector_means_none(cr: dict[str, Any]) -> None:

@@ -49,3 +49,11 @@ def test_a_config_with_a_crd_backed_resource_needs_to_watch_crds() -> None:
 
     assert crd_permissions(spec(widgets="example.com/v1")) == {"list", "watch"}
     assert crd_permissions(spec(ingresses="networking.k8s.io/v1")) == set()
+
+
+def test_a_namespace_selector_needs_to_watch_namespaces() -> None:
+    s = spec(ingresses="networking.k8s.io/v1")
+    s.watched_resources["ingresses"].namespace_selector = "team=a"
+    needed = {(p.verb, p.resource) for p in required_permissions(s, namespace="ns", config_name="c",
+                                                                  secret_name="s", webhook=False)}
+    assert {("list", "namespaces"), ("watch", "namespaces")} <= needed
