@@ -54,6 +54,8 @@ from haptic.templating.http_fetch import HttpFetcher, HttpSource
 from haptic.templating.ingress_helpers import (
     ingress_paths,
     ingress_routes,
+    is_passthrough,
+    passthrough_routes,
     regex_routes,
     route_ownership,
     weighted_routes,
@@ -236,6 +238,8 @@ class TemplateEngine:
                 "service_endpoints": service_endpoints,
                 "ingress_paths": ingress_paths,
                 "ingress_routes": ingress_routes,
+                "is_passthrough": is_passthrough,
+                "passthrough_routes": passthrough_routes,
                 "error_pages": error_pages,
                 "regex_routes": regex_routes,
                 "weighted_routes": weighted_routes,

@@ -15,6 +15,7 @@ REGEX = "Regex"
 PATH_REGEX = "haproxy-haptic.org/path-regex"
 CANARY_SERVICE = "haproxy-haptic.org/canary-service"
 CANARY_WEIGHT = "haproxy-haptic.org/canary-weight"
+SSL_PASSTHROUGH = "haproxy-haptic.org/ssl-passthrough"
 
 
 def _backend_name(prefix: str, service: Mapping[str, Any]) -> str:
@@ -80,6 +81,29 @@ def weighted_routes(ingresses: Iterable[Mapping[str, Any]]) -> list[dict[str, An
             service = {"name": name, "port": route["service"].get("port") or {}}
             out[route["backend"]] = {"main": route["backend"], "backend": _backend_name(prefix, service),
                                      "service": service, "weight": int(weight)}
+    return list(out.values())
+
+
+def is_passthrough(ingress: Mapping[str, Any]) -> bool:
+    return _annotations(ingress).get(SSL_PASSTHROUGH) == "true"
+
+
+def passthrough_routes(ingresses: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One entry per exact host of the Ingresses with ``haproxy-haptic.org/ssl-passthrough: "true"`` (the first
+    Ingress naming a host wins): ``host``, ``backend`` (``pt_<namespace>_<ingress>_<service>_<port>``: the
+    Service of the host's first path), ``service`` and ``namespace``. Wildcard hosts and rules without host are
+    left out: the TLS server name is matched exactly."""
+    out: dict[str, dict[str, Any]] = {}
+    for ingress in ingresses:
+        if not is_passthrough(ingress):
+            continue
+        meta = ingress.get("metadata") or {}
+        prefix = f"pt_{meta.get('namespace', '')}_{meta.get('name', '')}_"
+        for route in ingress_paths(ingress):
+            host = route["host"]
+            if host and not host.startswith("*") and host not in out:
+                out[host] = {"host": host, "backend": _backend_name(prefix, route["service"]),
+                             "service": route["service"], "namespace": meta.get("namespace", "")}
     return list(out.values())
 
 

@@ -110,7 +110,7 @@ def _check_annotation(key: str, value: Any) -> str | None:
         return None if value in BALANCE_ALGORITHMS else f"annotation {key} is not a known balance algorithm"
     if name == "backend-protocol":
         return None if value in BACKEND_PROTOCOLS else f"annotation {key} is not one of http, h2c, https, h2"
-    if name in ("ssl-redirect", "path-regex"):
+    if name in ("ssl-redirect", "path-regex", "ssl-passthrough"):
         return None if value in ("true", "false") else f"annotation {key} is not true/false"
     if name == "health-check-path":
         return None if is_ingress_path(value) else f"annotation {key} is not a safe absolute path"
