@@ -376,7 +376,8 @@ def service_endpoints(service: Any, port_ref: Any, slices: Iterable[Any]) -> lis
 
 
 #: backend -> (the deployed backend it was assigned against, endpoints, step, compacted, slots)
-SlotMemo = dict[str, tuple[CurrentBackend | None, tuple[Endpoint, ...], int, bool, tuple[ServerSlot, ...]]]
+#: backend -> (deployed backend, endpoints, step, compact, slots, deployed slot count)
+SlotMemo = dict[str, tuple[CurrentBackend | None, tuple[Endpoint, ...], int, bool, tuple[ServerSlot, ...], int]]
 
 
 class EndpointsMemo:
@@ -452,11 +453,12 @@ class ServerSlots:
             raise TemplateFailure(f"server slots must be an integer from 1 to 1000, got {slots!r}")
         quiet = _quiet_period(shrink_after)
         previous = self._current.backends.get(backend) if self._current is not None else None
-        deployed = deployed_slots(previous)
+        hit = self._previous_memo.get(backend)
+        # counting the deployed slots is a scan of the backend's servers: once per deployed backend object
+        deployed = hit[5] if hit is not None and hit[0] is previous else deployed_slots(previous)
         shrinkable = self._quiet_long_enough(backend, len(endpoints), deployed, quiet)
         compact = self._compact and shrinkable
         key = tuple(endpoints)
-        hit = self._previous_memo.get(backend)
         # The deployed backend is compared by identity (the current-config reader reuses unchanged ones;
         # the memo holds it, so the identity cannot be recycled), endpoints and step by value.
         if hit is not None and hit[0] is previous and hit[1] == key and hit[2] == step and hit[3] == compact:
@@ -464,7 +466,7 @@ class ServerSlots:
         else:
             count = slot_count(len(endpoints), step, deployed, compact=compact)
             result = tuple(self._assign(previous, endpoints, count))
-        self.memo[backend] = (previous, key, step, compact, result)
+        self.memo[backend] = (previous, key, step, compact, result, deployed)
         self.shrinkable = self.shrinkable or (shrinkable and not compact)
         fragments.note(fragments.CHECKED, "slots", "assign", (backend, endpoints, slots, shrink_after), list(result))
         return list(result)

@@ -198,6 +198,7 @@ class TemplateEngine:
         #: scenario library through ``HAPTIC_VERIFY_FRAGMENTS=1``)
         self.verify_fragments = os.environ.get(VERIFY_FRAGMENTS_ENV) == "1"
         self._roles: dict[str, Any] = {}
+        self._role_dicts: frozenset[int] = frozenset()
         self._stable_dicts: dict[str, dict[str, Any]] = {}
         self.render_timeout = render_timeout
         sources: dict[str, str] = dict(templates.snippets)
@@ -288,7 +289,7 @@ class TemplateEngine:
         if state is None or not self.fragments or state is not self._roles.get("state"):
             return caller()  # not inside ``render`` (whose objects the journals name)
         cache = self.fragment_cache
-        key, refs = key_of(fragment, values, _ROLE_TYPES)
+        key, refs = key_of(fragment, values, _ROLE_TYPES, self._role_dicts)
         entry = cache.get(key)
         if entry is not None and replay(entry.ops, self._roles, self._roles["state"].seen):
             cache.put(key, entry)
@@ -378,6 +379,7 @@ class TemplateEngine:
             "paths": context["pathResolver"], "store:@pods": context["controller"]["haproxy_pods"],
             **{f"store:{name}": view for name, view in context["resources"].items()},
         }
+        self._role_dicts = frozenset({id(context["resources"]), id(context["controller"])})
         self.env.start_deadline(self.render_timeout)
         # A render allocates hundreds of thousands of short-lived objects next to large stores; the
         # cyclic GC would rescan the stores over and over, and a render creates no cycles worth it.

@@ -162,24 +162,33 @@ class FragmentCache:
         self._current[key] = entry
 
 
-def key_of(fragment: str, values: Mapping[str, Any], roles: frozenset[type]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-    """The cache key of a fragment for the values of the names its body loads, and the objects it names
-    by identity (non-empty containers too: deep comparison would cost what the fragment saves; the engine
-    keeps its per-render dicts the same objects while their content is)."""
+_ROLE = ("role",)
+_UNDEFINED = ("undefined",)
+_SCALAR_TYPES = frozenset(_SCALARS)
+_EMPTY: dict[type, tuple[str]] = {dict: ("dict",), list: ("list",), tuple: ("tuple",)}
+
+
+def key_of(fragment: str, values: Mapping[str, Any], roles: frozenset[type],
+           role_dicts: frozenset[int] = frozenset()) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """The cache key of a fragment for the values of the names its body loads (in the extension's fixed
+    order), and the objects it names by identity. Non-empty containers go by identity too: comparing them
+    deeply would cost what the fragment saves, and the engine keeps its per-render dicts the same objects
+    while their content is. ``role_dicts``: ids of this render's dicts of context objects (``resources``)."""
     parts: list[Any] = [fragment]
     refs: list[Any] = []
-    for name, value in values.items():
+    for value in values.values():
         kind = type(value)
-        if kind in _SCALARS:
-            parts.append((name, kind, value))
-        elif kind in roles or (kind is dict and value and all(type(v) in roles for v in value.values())):
-            parts.append((name, "role"))  # reached through the journal
+        if kind in _SCALAR_TYPES:
+            parts.append(kind)
+            parts.append(value)
+        elif kind in roles or (kind is dict and id(value) in role_dicts):
+            parts.append(_ROLE)  # reached through the journal
+        elif kind in _EMPTY and not value:
+            parts.append(_EMPTY[kind])
         elif isinstance(value, Undefined):
-            parts.append((name, "undefined"))
-        elif kind in (dict, list, tuple) and not value:
-            parts.append((name, kind))
+            parts.append(_UNDEFINED)
         else:
-            parts.append((name, "id", id(value)))
+            parts.append(id(value))
             refs.append(value)
     return tuple(parts), tuple(refs)
 
