@@ -8,6 +8,7 @@ map API instead of a storage upload: no reload.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -52,6 +53,8 @@ class AuxChange:
         return f"{self.action.capitalize()} {_LABELS[self.kind]} '{self.name}'"
 
 
+# The pods of one deployment compare the same contents: the diff of two 3,000-line maps is worked out once.
+@functools.lru_cache(maxsize=32)
 def map_edits(current: str, desired: str, limit: int) -> tuple[MapEdit, ...] | None:
     """The runtime entry edits turning ``current`` into ``desired``, or None when the runtime API
     cannot express them (duplicate keys, reordered entries, new keys not at the end, too many, a key
