@@ -468,7 +468,8 @@ class ServerSlots:
             result = tuple(self._assign(previous, endpoints, count))
         self.memo[backend] = (previous, key, step, compact, result, deployed)
         self.shrinkable = self.shrinkable or (shrinkable and not compact)
-        fragments.note(fragments.CHECKED, "slots", "assign", (backend, endpoints, slots, shrink_after), list(result))
+        # journalled with the memo's own tuples: a fragment cache of 10,000 backends holds no copies
+        fragments.note(fragments.CHECKED, "slots", "assign", (backend, key, slots, shrink_after), result)
         return list(result)
 
     def _quiet_long_enough(self, backend: str, endpoints: int, deployed: int, quiet: float) -> bool:

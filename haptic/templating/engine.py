@@ -46,7 +46,7 @@ from haptic.templating.errors import (
     TemplatingError,
 )
 from haptic.templating.filters import FILTERS, GLOBALS, TESTS
-from haptic.templating.fragments import Entry, FragmentCache, adopt, key_of, recording, replay
+from haptic.templating.fragments import Entry, FragmentCache, adopt, begin, end, key_of, replay
 from haptic.templating.functions import FUNCTION_FILTERS, FUNCTIONS
 from haptic.templating.gateway import gateway_model
 from haptic.templating.ingress_helpers import ingress_paths, route_ownership
@@ -297,8 +297,11 @@ class TemplateEngine:
             cache.hits += 1
             return entry.text
         cache.misses += 1
-        with recording() as journal:
+        journal, token, outer = begin()
+        try:
             text = caller()
+        finally:
+            end(journal, token, outer)
         if journal.cacheable:
             cache.put(key, Entry(text, tuple(journal.ops), refs))
         return text

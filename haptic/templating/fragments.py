@@ -20,8 +20,7 @@ Holds no Jinja state of its own besides the extension; must not import the engin
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -132,7 +131,7 @@ def freeze(value: Any, budget: list[int] | None = None) -> Any:
     return _UNFROZEN
 
 
-@dataclass
+@dataclass(slots=True)
 class Entry:
     text: str
     ops: tuple[Op, ...]
@@ -225,7 +224,8 @@ def replay(ops: tuple[Op, ...], roles: Mapping[str, Any], seen: Mapping[tuple[st
                 if not _same(result, answer if role.startswith("store:") else _as_recorded(result, answer)):
                     return False
             elif kind == CHECKED:
-                if getattr(roles[role], method)(*args) != result:
+                answer = getattr(roles[role], method)(*args)
+                if (tuple(answer) if type(result) is tuple and type(answer) is list else answer) != result:
                     return False
             elif kind == CLAIM:
                 key = args[0]
@@ -242,20 +242,19 @@ def replay(ops: tuple[Op, ...], roles: Mapping[str, Any], seen: Mapping[tuple[st
     return True
 
 
-@contextmanager
-def recording() -> Iterator[Journal]:
-    """A journal for one body; what it records goes into the enclosing fragment's journal too."""
+def begin() -> tuple[Journal, Any, Journal | None]:
+    """A journal for one body (``end`` closes it); what it records goes into the enclosing fragment's too."""
     outer = RECORDING.get()
     journal = Journal()
-    token = RECORDING.set(journal)
-    try:
-        yield journal
-    finally:
-        RECORDING.reset(token)
-        if outer is not None:
-            outer.ops.extend(journal.ops)
-            outer.wrote |= journal.wrote
-            outer.cacheable = outer.cacheable and journal.cacheable
+    return journal, RECORDING.set(journal), outer
+
+
+def end(journal: Journal, token: Any, outer: Journal | None) -> None:
+    RECORDING.reset(token)
+    if outer is not None:
+        outer.ops.extend(journal.ops)
+        outer.wrote |= journal.wrote
+        outer.cacheable = outer.cacheable and journal.cacheable
 
 
 def adopt(ops: tuple[Op, ...]) -> None:
