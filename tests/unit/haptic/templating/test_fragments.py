@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -10,15 +11,6 @@ from haptic.k8s.store import ResourceStore
 from haptic.templating.engine import FragmentMismatch, RenderInputs, RenderResult, TemplateEngine, TemplateSet
 from haptic.templating.libraries import load_library
 from tests.unit.haptic.templating.helpers import engine_for
-
-
-class _Spec:
-    def __init__(self, lib: dict[str, Any]) -> None:
-        self.haproxy_config = lib["haproxyConfig"]
-        self.template_snippets = lib["templateSnippets"]
-        self.maps = lib.get("maps", {})
-        self.files = lib.get("files", {})
-        self.ssl_certificates = lib.get("sslCertificates", {})
 
 
 def _ingress(i: int, host: str | None = None, **annotations: str) -> dict[str, Any]:
@@ -50,7 +42,9 @@ class Library:
 
     def __init__(self, n: int) -> None:
         lib = load_library("ingress")
-        self.engine = TemplateEngine(TemplateSet.from_spec(_Spec(lib)))
+        spec = SimpleNamespace(haproxy_config=lib["haproxyConfig"], template_snippets=lib["templateSnippets"],
+                               maps=lib.get("maps", {}))
+        self.engine = TemplateEngine(TemplateSet.from_spec(spec))
         self.engine.verify_fragments = True
         self.stores = {name: ResourceStore(name, w["indexBy"], w.get("fieldSelector"),
                                            lib.get("watchedResourcesIgnoreFields", []))
