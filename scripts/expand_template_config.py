@@ -6,6 +6,8 @@ applied expanded. Usage (the deploy/ config is produced this way)::
 
     python scripts/expand_template_config.py deploy/config/haproxytemplateconfig.yaml \\
         > deploy/haproxytemplateconfig.yaml
+    python scripts/expand_template_config.py deploy/gateway/config/haproxytemplateconfig.yaml \\
+        > deploy/gateway/haproxytemplateconfig.yaml
 """
 
 from __future__ import annotations
@@ -38,10 +40,18 @@ def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 _LiteralDumper.add_representer(str, _str)
 
 
-def render(source: str, document: dict[str, Any], target: str = "deploy/haproxytemplateconfig.yaml") -> str:
+def _target(source: str) -> str:
+    """Where the expanded config goes: beside the ``config/`` folder holding its source."""
+    path = Path(source)
+    if path.parent.name == "config":
+        return str(path.parent.parent / path.name)
+    return "deploy/haproxytemplateconfig.yaml"
+
+
+def render(source: str, document: dict[str, Any], target: str | None = None) -> str:
     libraries = str(((document.get("metadata") or {}).get("annotations") or {}).get(LIBRARIES_ANNOTATION, ""))
     header = HEADER.format(source=source, libraries=libraries, plural="ies" if "," in libraries else "y",
-                           target=target)
+                           target=target or _target(source))
     body = yaml.dump(expand_template_libraries(document), Dumper=_LiteralDumper, sort_keys=False,
                      allow_unicode=True, width=120)
     return header + body

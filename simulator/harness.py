@@ -63,6 +63,7 @@ from simulator.cluster_objects import (
 from simulator.dataplane.app import create_app
 from simulator.dataplane.instance import FakeDataplane, InstanceOptions
 from simulator.dataplane.local_version import local_api_version
+from simulator.http_source import FakeHttpSource
 from simulator.kube import FakeKubeAPI, InProcessKubeClient
 from simulator.kube.admission import WebhookAdmission, admitted, enable_admission
 from simulator.kube.gateway_api import serve_gateway_api_for
@@ -154,6 +155,9 @@ class Harness:
         self._reviewers: dict[int, AdmissionHandler] = {}
         self._clocks: dict[str, VirtualClock] = {}  # per replica: a node's wall clock may be skewed
         self._unreachable: set[str] = set()
+        #: what templates' ``http.fetch`` reaches (script it with ``http_source.script``)
+        self.http_source = FakeHttpSource(now=self.clock.monotonic, wall_epoch=self.clock.epoch)
+        self._http_transport = httpx.ASGITransport(app=self.http_source)
         # Discovery admits pods whose Dataplane reports the local haproxy's major.minor: by default the fake
         # Dataplanes report exactly that.
         self.dataplane_version = dataplane_version or local_api_version(haproxy_binary)
@@ -161,6 +165,7 @@ class Harness:
     # -- lifecycle -------------------------------------------------------------------------------
 
     async def start(self) -> Harness:
+        self.http_source.start = self.clock.monotonic()
         for crd in all_crds().values():
             self.api.create(self.rt("apiextensions.k8s.io/v1", "CustomResourceDefinition"), None, crd)
         self.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": self.namespace}})
@@ -261,7 +266,8 @@ class Harness:
             with contextlib.suppress(Exception):
                 self.api.delete(rt, None, _WEBHOOK_NAME)
             return
-        self.apply(build_webhook_configuration(resources, "", name=_WEBHOOK_NAME, url=_WEBHOOK_URL))
+        self.apply(build_webhook_configuration(resources, "", name=_WEBHOOK_NAME, url=_WEBHOOK_URL,
+                                               config_namespace=self.namespace))
 
     async def _review(self, body: JSON) -> JSON:
         live = [r for r in self.replicas if r.alive]
@@ -408,6 +414,8 @@ class Harness:
             clock=self.replica_clock(name),
             ids=SeededIds(self.seed * 1000 + index),
             dataplane_transport=self._transport,
+            http_transport=self._http_transport,
+            run_blocking=_run_inline,
             check_runner=BlockingAsyncRunner(),
             render_runner=InlineRenderRunner(),
             webhook_render_runner=InlineRenderRunner(),
@@ -532,6 +540,11 @@ class Harness:
 
     def trace_jsonl(self) -> str:
         return "".join(entry.to_json() + "\n" for entry in self.trace)
+
+
+async def _run_inline(work: Callable[[], Any]) -> Any:
+    """Blocking work on the loop: virtual time stands still meanwhile (as during ``haproxy -c``)."""
+    return work()
 
 
 class _Unreachable(httpx.AsyncBaseTransport):

@@ -15,6 +15,7 @@ import logging
 import os
 import signal
 import socket
+import sys
 from typing import Any
 
 from haptic import __version__
@@ -24,6 +25,7 @@ from haptic.controller.observe.debug_providers import DebugProviders
 from haptic.controller.ports import ControllerIdentity, ControllerPorts
 from haptic.core.logging import setup_logging
 from haptic.live.debug_server import DebugServer
+from haptic.live.socket_server import ListenError
 from haptic.live.webhook_options import (
     WebhookOptionsError,
     add_webhook_arguments,
@@ -89,6 +91,10 @@ def run(args: argparse.Namespace) -> int:
     setup_logging(args.log_level)
     try:
         return asyncio.run(_main(args))
+    except ListenError as exc:
+        # A clear line for the operator (which server, which address) instead of a bind() traceback.
+        print(f"haptic run: {exc.strerror}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
 

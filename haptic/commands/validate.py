@@ -18,6 +18,7 @@ from haptic.validation.config_file import compile_config, object_name, read_conf
 from haptic.validation.haproxy_check import HAProxyValidator
 from haptic.validation.setup import storage_dirs
 from haptic.validation.testrunner import ValidationTestRunner, report_data, report_summary
+from haptic.validation.verbose_report import run_profiled, verbose_data, verbose_summary
 
 
 def register(subparsers: Any) -> None:
@@ -31,6 +32,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--test", default=None, help="run only this test")
     parser.add_argument("-o", "--output", choices=("summary", "json", "yaml"), default="summary")
     parser.add_argument("--dump-rendered", action="store_true", help="print each test's rendered files")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="every assertion, each test's duration, the render time per template (inclusive), "
+                        "and a preview of the text a failed assertion looked at")
     parser.add_argument("--haproxy-binary", default=None, help="haproxy to use (default: from PATH)")
     parser.set_defaults(func=run)
 
@@ -66,16 +70,20 @@ def run(args: argparse.Namespace) -> int:
         print("haptic validate: the configuration has no validationTests", file=sys.stderr)
         return 1
     try:
-        report = runner.run(args.test)
+        if args.verbose:
+            report, timings = run_profiled(runner, args.test)
+        else:
+            report, timings = runner.run(args.test), None
     except KeyError as exc:
         print(f"haptic validate: {exc.args[0]}", file=sys.stderr)
         return 2
+    data = report_data(report) if timings is None else verbose_data(report, timings)
     if args.output == "json":
-        print(json.dumps(report_data(report), indent=2))
+        print(json.dumps(data, indent=2))
     elif args.output == "yaml":
-        print(yaml.safe_dump(report_data(report), sort_keys=False), end="")
+        print(yaml.safe_dump(data, sort_keys=False), end="")
     else:
-        print(report_summary(report))
+        print(report_summary(report) if timings is None else verbose_summary(report, timings))
     if args.dump_rendered:
         for result in report.results:
             rendered = result.rendered

@@ -146,12 +146,15 @@ def run_configuration(args: argparse.Namespace) -> int:
     try:
         config = read_config_file(args.file)
         service = _service(args.service) if args.service else None
+        resources = webhook_resources(config.spec.watched_resources)
         body = build_webhook_configuration(
-            webhook_resources(config.spec.watched_resources),
+            resources,
             ca_bundle(args.ca_file.read_bytes()),
             name=args.name,
             service=service,
             url=args.url,
+            # as the controller registers it: the config's own webhook comes with the others
+            config_namespace=(config.metadata.namespace or None) if resources else None,
         )
     except ConfigError as exc:
         print(f"haptic webhook configuration: invalid configuration: {exc}", file=sys.stderr)

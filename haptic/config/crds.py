@@ -19,10 +19,19 @@ import yaml
 from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema
 
+from haptic.config.aux_resources import (
+    CRT_LIST_FILES,
+    GENERAL_FILES,
+    MAP_FILES,
+    AuxFileStatus,
+    CRTListFileSpec,
+    GeneralFileSpec,
+    MapFileSpec,
+)
 from haptic.config.durations import format_duration
 from haptic.config.haproxycfg import HAProxyCfgSpec, HAProxyCfgStatus
 from haptic.config.models import HAProxyTemplateConfigSpec, HAProxyTemplateConfigStatus
-from haptic.names import API_GROUP
+from haptic.names import API_GROUP, LIBRARIES_ANNOTATION
 
 VERSION = "v1alpha1"
 
@@ -37,6 +46,9 @@ class CRDInfo:
     status_model: type[BaseModel]
     description: str
     printer_columns: tuple[Mapping[str, Any], ...]
+    #: spec fields a template library may supply: not required by the API server's schema (the
+    #: controller requires them after merging the libraries the object's annotation names)
+    library_supplied: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -65,6 +77,7 @@ CRDS: tuple[CRDInfo, ...] = (
             {"name": "Status", "type": "string", "jsonPath": ".status.validationStatus"},
             _AGE,
         ),
+        library_supplied=("watchedResources", "haproxyConfig"),
     ),
     CRDInfo(
         kind="HAProxyCfg",
@@ -79,6 +92,27 @@ CRDS: tuple[CRDInfo, ...] = (
             {"name": "Size", "type": "integer", "jsonPath": ".status.metadata.totalSize"},
             _AGE,
         ),
+    ),
+    *(
+        CRDInfo(
+            kind=kind.kind,
+            plural=kind.plural,
+            singular=kind.kind.lower(),
+            short_names=(short,),
+            spec_model=model,
+            status_model=AuxFileStatus,
+            description=f"One {what} of the configuration published in the HAProxyCfg that owns it.",
+            printer_columns=(
+                {"name": "File", "type": "string", "jsonPath": f".spec.{kind.name_field}"},
+                {"name": "Checksum", "type": "string", "jsonPath": ".spec.checksum"},
+                _AGE,
+            ),
+        )
+        for kind, short, model, what in (
+            (MAP_FILES, "hpmap", MapFileSpec, "HAProxy map file"),
+            (GENERAL_FILES, "hpgf", GeneralFileSpec, "general file (error pages, Lua, ...)"),
+            (CRT_LIST_FILES, "hpcl", CRTListFileSpec, "crt-list"),
+        )
     ),
 )
 
@@ -165,6 +199,12 @@ def _convert(node: Mapping[str, Any], defs: Mapping[str, Any]) -> dict[str, Any]
 
 def crd_object(info: CRDInfo) -> dict[str, Any]:
     spec_schema = structural(_json_schema(info.spec_model))
+    if info.library_supplied:
+        spec_schema["required"] = [f for f in spec_schema.get("required", []) if f not in info.library_supplied]
+        spec_schema["description"] = (
+            (spec_schema.get("description", "") + " ").lstrip()
+            + f"{' and '.join(info.library_supplied)} may come from the template libraries the "
+              f"{LIBRARIES_ANNOTATION} annotation names; the controller requires them once those are merged in.")
     status_schema = structural(_json_schema(info.status_model))
     return {
         "apiVersion": "apiextensions.k8s.io/v1",

@@ -262,7 +262,7 @@ class WatchedResource(CamelModel):
     field_selector: str | None = None
     """Client-side ``jsonpath=value`` filter; objects without the field do not match."""
     namespace_selector: str | None = None
-    """Refused when set: watching only the namespaces whose labels match is not implemented yet."""
+    """Label selector on Namespaces: only objects in the namespaces it matches are watched."""
     store: Literal["full", "on-demand"] = "full"
     """Only ``full`` acts; ``on-demand`` (fetch objects on access) is refused as not supported yet."""
     enable_validation_webhook: bool = False
@@ -270,11 +270,11 @@ class WatchedResource(CamelModel):
     @field_validator("namespace_selector")
     @classmethod
     def _namespace_selector(cls, value: str | None) -> str | None:
-        if value:
-            raise _not_supported_yet(
-                "namespaceSelector", "every watch is cluster-wide; filter by namespace in the templates or "
-                "with a labelSelector/fieldSelector and remove namespaceSelector"
-            )
+        if value is not None:
+            try:
+                parse_label_selector(value)
+            except SelectorError as exc:
+                raise ValueError(f"invalid namespace selector: {exc}") from None
         return value
 
     @field_validator("store")
@@ -412,7 +412,7 @@ class ValidationTest(CamelModel):
     fixtures: dict[str, list[dict[str, Any]]]
     """Resource name (as in ``watchedResources``, or ``haproxy-pods``) -> objects."""
     http_resources: list[HttpResourceFixture] = Field(default_factory=list)
-    """Refused when non-empty: templates have no ``http.Fetch`` yet, so there is nothing to mock."""
+    """What ``http.fetch`` returns in this test, per URL (merged over ``_global``'s); unmocked URLs fail."""
     current_config: str | None = None
     """A deployed haproxy.cfg, for tests of slot preservation."""
     extra_context: dict[str, Any] | None = None
@@ -422,10 +422,10 @@ class ValidationTest(CamelModel):
     @field_validator("http_resources")
     @classmethod
     def _http_resources(cls, value: list[HttpResourceFixture]) -> list[HttpResourceFixture]:
-        if value:
-            raise _not_supported_yet(
-                "httpResources", "templates cannot fetch HTTP content (no http.Fetch) in this controller"
-            )
+        urls = [r.url for r in value]
+        duplicates = sorted({u for u in urls if urls.count(u) > 1})
+        if duplicates:
+            raise ValueError(f"httpResources: URL(s) given twice: {', '.join(duplicates)}")
         return value
 
 

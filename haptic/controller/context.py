@@ -16,6 +16,7 @@ from haptic.config.haproxycfg import runtime_config_name
 from haptic.config.models import HAProxyTemplateConfig, HAProxyTemplateConfigSpec
 from haptic.controller.metrics import ControllerMetrics
 from haptic.controller.ports import ControllerPorts
+from haptic.httpstore.store import HttpStore
 from haptic.k8s.api import ResourceRef
 from haptic.k8s.leaderelection import NO_FENCE, WriteFence
 from haptic.k8s.store import ResourceStore
@@ -49,6 +50,8 @@ class IterationContext:
     capabilities: dict[str, Any] = field(default_factory=dict)
     #: Asked by the deployer before each Dataplane write: does this replica still (provably) lead?
     fence: WriteFence = NO_FENCE
+    #: What templates' ``http.fetch`` reads (None: not available, e.g. in tests that build a bare context).
+    http: HttpStore | None = None
 
     @property
     def spec(self) -> HAProxyTemplateConfigSpec:

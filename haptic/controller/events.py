@@ -57,6 +57,7 @@ class TriggerReason(enum.StrEnum):
     DRIFT_PREVENTION = "drift_prevention"
     BECAME_LEADER = "became_leader"
     DEPLOYMENT_TIMEOUT_RECOVERY = "deployment_timeout_recovery"
+    HTTP_CONTENT_CHANGED = "http_content_changed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -509,6 +510,58 @@ class WebhookValidationError(Event):
     name: str
     namespace: str
     error: str
+
+
+@dataclass(frozen=True, slots=True)
+class CrdChanged(Event):
+    """A CustomResourceDefinition backing watched ``resources`` was installed, removed or changed."""
+
+    type: ClassVar[str] = "crd.changed"
+    crd: str
+    change: str
+    served: tuple[str, ...] = ()
+    resources: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NamespaceSelectionChanged(Event):
+    """The namespaces a ``namespaceSelector`` picks changed (``added``/``removed``) for ``resources``."""
+
+    type: ClassVar[str] = "namespace.selection.changed"
+    resources: tuple[str, ...]
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+
+
+# -- HTTP content (``http.fetch``) ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class HttpResourceUpdated(Event):
+    """New content fetched for a URL; pending until a render with it validates."""
+
+    type: ClassVar[str] = "http.resource.updated"
+    url: str
+    content_checksum: str
+    content_size: int
+
+
+@dataclass(frozen=True, slots=True)
+class HttpResourceAccepted(Event):
+    type: ClassVar[str] = "http.resource.accepted"
+    url: str
+    content_checksum: str
+    content_size: int
+
+
+@dataclass(frozen=True, slots=True)
+class HttpResourceRejected(Event):
+    """Pending content dropped (its render failed), or a fetch failed; the last good content stays."""
+
+    type: ClassVar[str] = "http.resource.rejected"
+    url: str
+    reason: str
+    content_checksum: str = ""
 
 
 def _catalogue() -> dict[str, type[Event]]:

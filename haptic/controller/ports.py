@@ -10,9 +10,11 @@ clock and seeded ids).
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 
@@ -60,6 +62,10 @@ class ControllerPorts:
     render_runner: RenderRunner = field(default_factory=ThreadRenderRunner)
     #: Where the webhook's dry-run renders (its own, so that reviews never wait for the coordinator's render).
     webhook_render_runner: RenderRunner = field(default_factory=lambda: ThreadRenderRunner(name="haptic-webhook"))
+    #: How templates' ``http.fetch`` reaches its URLs; None: TCP (the simulator: its fake HTTP source).
+    http_transport: httpx.AsyncBaseTransport | None = None
+    #: Runs blocking work off the loop (a config's validationTests): a worker thread (the simulator: inline).
+    run_blocking: Callable[[Callable[[], Any]], Awaitable[Any]] = asyncio.to_thread
     haproxy_binary: str = "haproxy"
     #: HTTP timeout of one Dataplane API request.
     dataplane_timeout: float = 30.0

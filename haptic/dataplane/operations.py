@@ -31,6 +31,22 @@ class Operation:
     previous: dict[str, Any] | None = field(default=None, hash=False, compare=False, repr=False)
 
 
+_SUMMARY_ACTIONS = {"create": "Added", "delete": "Removed", "update": "Modified"}
+_SUMMARY_OBJECTS = {"backend": "backends", "frontend": "frontends", "server": "servers"}
+
+
+def operation_summary(operations: tuple[Operation, ...] | list[Operation]) -> dict[str, int]:
+    """Counts as the HAProxyCfg's ``lastOperationSummary`` holds them: ``totalAPIOperations`` and
+    ``backendsAdded`` … ``frontendsModified`` (a server is counted as a server, not as its backend's change)."""
+    counts = {"totalAPIOperations": len(operations)}
+    for op in operations:
+        noun = _SUMMARY_OBJECTS.get(op.child_type or op.section_type) if op.child_type in (None, "server") else None
+        if noun is not None:
+            key = noun + _SUMMARY_ACTIONS[op.action]
+            counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
 @dataclass(frozen=True)
 class SyncPlan:
     """Operations in execution order, and whether applying them needs an HAProxy reload."""

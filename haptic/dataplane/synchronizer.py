@@ -12,7 +12,7 @@ operation again; ``SyncResult.fallbacks`` says why. Errors come back in the resu
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -22,7 +22,7 @@ from haptic.dataplane.aux_files import AuxFiles
 from haptic.dataplane.aux_sync import AuxChange, apply_map_edits, delete_aux, plan_aux, write_aux
 from haptic.dataplane.client import DataplaneClient, WriteOutcome
 from haptic.dataplane.errors import ConfigParseError
-from haptic.dataplane.operations import Operation, SyncPlan
+from haptic.dataplane.operations import Operation, SyncPlan, operation_summary
 from haptic.dataplane.parser import HAProxyConfig, parse_config, parse_config_reusing
 from haptic.dataplane.planner import plan_parsed
 from haptic.dataplane.server_model import NON_API_FIELDS
@@ -111,6 +111,8 @@ class SyncResult:
     warnings: tuple[str, ...] = ()
     version: int | None = None
     fallbacks: tuple[str, ...] = ()  # why a cheaper path was abandoned for uploads / a raw push
+    #: ``operation_summary`` of the planned operations (the HAProxyCfg's ``lastOperationSummary``)
+    summary: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def fallback_used(self) -> bool:
@@ -161,6 +163,7 @@ class _Run:
     mode: SyncMode = "noop"
     plan_duration: float = 0.0
     fallbacks: list[str] = field(default_factory=list)
+    summary: dict[str, int] = field(default_factory=dict)
 
     def reload(self, reload_id: str | None) -> None:
         if reload_id and reload_id not in self.reload_ids:
@@ -182,6 +185,7 @@ class _Run:
             warnings=tuple(self.warnings),
             version=version,
             fallbacks=tuple(self.fallbacks),
+            summary=dict(self.summary),
         )
 
 
@@ -281,6 +285,7 @@ async def _apply(run: _Run, desired_config: str, version: int, plan: SyncPlan | 
             run.reload(reload_id)
     if plan is not None:
         run.operations.extend(op.description for op in plan.operations)
+        run.summary = operation_summary(plan.operations)
     raw = plan is None or not plan.is_empty
     if plan is not None and plan.is_empty:
         run.mode = "files" if uploads or deletes or run.fallbacks else "runtime_maps"

@@ -23,6 +23,12 @@ PatchType = Literal["merge", "json", "strategic", "apply"]
 WatchEventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"]
 
 
+def default_plural(kind: str) -> str:
+    """The resource name of a kind, as the API server's default RESTMapper guesses it."""
+    lower = kind.lower()
+    return lower + ("es" if lower.endswith(("s", "x", "ch", "sh")) else "s")
+
+
 @dataclass(frozen=True, order=True)
 class ResourceRef:
     """A resource type as the API addresses it: ``apiVersion`` plus plural, and its scope."""

@@ -8,6 +8,7 @@ re-list; any other error waits with exponential backoff (1 s doubling to 30 s) o
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,6 +22,8 @@ BACKOFF_INITIAL = 1.0
 BACKOFF_MAX = 30.0
 #: A watch ending sooner than this without delivering anything is treated like an error (no hot loop).
 MIN_QUIET_WATCH = 1.0
+#: How long after its backoff a retry counts as under way when nothing answers it (a quiet watch).
+RECONNECT_GRACE = 1.0
 
 
 @dataclass
@@ -30,6 +33,13 @@ class WatchState:
 
     retry_at: float | None = None
     last_error: str = ""
+    #: the backoff is over and the retry under way: until its first answer (a list, a watch event) or
+    #: ``RECONNECT_GRACE`` later, what changed meanwhile may not have been seen yet
+    reconnecting: bool = False
+
+    @property
+    def retrying(self) -> bool:
+        return self.retry_at is not None or self.reconnecting
 
 
 def resource_version_of(obj: JSON) -> str | None:
@@ -68,6 +78,7 @@ async def list_and_watch(
     rv: str | None = None
     backoff = BACKOFF_INITIAL
     state = state if state is not None else WatchState()
+    grace: list[asyncio.TimerHandle] = []
 
     async def retry_later(error: str) -> None:
         nonlocal backoff
@@ -76,17 +87,26 @@ async def list_and_watch(
             await clock.sleep(backoff)
         finally:
             state.retry_at = None
+        state.reconnecting = True
+        grace.append(clock.call_later(RECONNECT_GRACE, answered))
         backoff = min(backoff * 2, BACKOFF_MAX)
+
+    def answered() -> None:
+        state.reconnecting = False
+        while grace:
+            grace.pop().cancel()
 
     while True:
         try:
             if rv is None:
                 items, rv = await list_all(kube, ref, namespace, selectors)
                 on_list(items)
+                answered()
             started = clock.monotonic()
             delivered = 0
             options = WatchOptions(resource_version=rv, allow_bookmarks=True, selectors=selectors)
             async for event in kube.watch(ref, namespace, options):
+                answered()
                 if event.type == "ERROR":
                     raise ApiError.from_status(event.object)
                 new_rv = resource_version_of(event.object)

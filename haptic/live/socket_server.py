@@ -33,6 +33,10 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+class ListenError(OSError):
+    """A server cannot listen where it was told to (the port is taken, the address is not local)."""
+
+
 class SocketServer:
     """Serves a uvicorn ``Config`` on ``host:port`` until ``stop()``."""
 
@@ -58,7 +62,11 @@ class SocketServer:
         """Binds, serves ``config`` and returns once uvicorn accepts connections."""
         if self._task is not None:
             raise RuntimeError(f"{self.name} already started")
-        sock = self._socket = listening_socket(self.host, self._requested_port)
+        try:
+            sock = self._socket = listening_socket(self.host, self._requested_port)
+        except OSError as exc:
+            raise ListenError(exc.errno, f"{self.name} cannot listen on {self.host}:{self._requested_port}: "
+                                         f"{exc.strerror or exc}") from exc
         server = self._server = _QuietServer(config)
         task = self._task = asyncio.create_task(server.serve(sockets=[sock]), name=self.name)
         while not server.started:

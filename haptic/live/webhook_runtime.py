@@ -92,7 +92,7 @@ class WebhookRuntime:
             return False
         await sync_webhook_configuration(
             self.kube, ctx.spec.watched_resources, self.ca_bundle, name=self.configuration_name,
-            service=self.service, url=self.url,
+            service=self.service, url=self.url, config_namespace=ctx.namespace,
         )
         self._registered = ctx
         self.registrations += 1

@@ -13,8 +13,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from haptic.config.aux_resources import AUX_KINDS
 from haptic.config.haproxycfg import runtime_config_name
 from haptic.config.models import HAProxyTemplateConfigSpec
+from haptic.k8s.builtin_groups import is_builtin_group
 
 CONFIG_GROUP = "haproxy-haptic.org"
 #: The ValidatingWebhookConfiguration the controller applies (``haptic.webhook.configuration``).
@@ -72,6 +74,8 @@ def required_permissions(spec: HAProxyTemplateConfigSpec, *, namespace: str, con
         *(Permission(v, CONFIG_GROUP, "haproxycfgs", namespace=namespace, name=cfg, why="the published config")
           for v in ("get", "create", "patch")),
         Permission("patch", CONFIG_GROUP, "haproxycfgs", "status", namespace, cfg, "the deployment status"),
+        *(Permission(v, CONFIG_GROUP, kind.plural, namespace=namespace, why="the published auxiliary files")
+          for kind in AUX_KINDS for v in ("list", "create", "patch", "delete")),
         *(Permission(v, "", "pods", namespace=namespace, why="HAProxy pod discovery (podSelector)") for v in _READ),
     ]
     if spec.controller.leader_election.enabled:
@@ -86,6 +90,11 @@ def required_permissions(spec: HAProxyTemplateConfigSpec, *, namespace: str, con
         if group == "gateway.networking.k8s.io" and watched.resources in _GATEWAY_STATUSES:
             cluster.append(Permission("patch", group, watched.resources, "status",
                                       why="the Gateway API status the gateway library declares"))
+    if any(w.namespace_selector for w in spec.watched_resources.values()):
+        cluster += [Permission(v, "", "namespaces", why="namespaceSelector of watched resources") for v in _READ]
+    if any(not is_builtin_group(_group(w.api_version)) for w in spec.watched_resources.values()):
+        cluster += [Permission(v, "apiextensions.k8s.io", "customresourcedefinitions",
+                               why="reinitializing when a CRD of a watched resource changes") for v in _READ]
     if webhook:
         cluster += [Permission(v, "admissionregistration.k8s.io", "validatingwebhookconfigurations",
                                name=WEBHOOK_CONFIGURATION_NAME, why="the validating webhook's registration")

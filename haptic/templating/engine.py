@@ -21,6 +21,7 @@ from jinja2.exceptions import SecurityError
 from jinja2.runtime import Context
 
 from haptic.dataplane.aux_files import AuxFiles
+from haptic.templating.addresses import published_addresses
 from haptic.templating.context import (
     CURRENT_RENDER,
     EMPTY_STORE,
@@ -39,6 +40,7 @@ from haptic.templating.context import (
     StoreView,
 )
 from haptic.templating.current_config import CurrentBackend, CurrentConfig, CurrentServer, coerce_current_config
+from haptic.templating.dialect_helpers import auth_problems, canary_rules, htpasswd_users, with_dialect
 from haptic.templating.errors import (
     SandboxViolation,
     TemplateCompileError,
@@ -49,8 +51,10 @@ from haptic.templating.filters import FILTERS, GLOBALS, TESTS
 from haptic.templating.fragments import Entry, FragmentCache, adopt, begin, end, key_of, replay
 from haptic.templating.functions import FUNCTION_FILTERS, FUNCTIONS
 from haptic.templating.gateway import gateway_model
+from haptic.templating.http_fetch import HttpFetcher, HttpSource
 from haptic.templating.ingress_helpers import ingress_paths, route_ownership
-from haptic.templating.notices import ObjectNotice
+from haptic.templating.ingress_status import set_ingress_statuses
+from haptic.templating.notices import ObjectNotice, object_ref
 from haptic.templating.postprocess import RegexReplace, post_processor_from
 from haptic.templating.safety import parse_cidrs, parse_request_headers
 from haptic.templating.sandbox import HapticSandbox
@@ -134,6 +138,10 @@ class RenderInputs:
     """Seconds since the epoch from the caller's clock: what ``now()`` returns (None: ``now()`` fails)."""
     #: give shrinkable backends' surplus server slots back (the config reloads anyway; see ``ServerSlots``)
     compact_slots: bool = False
+    #: the load balancer address statuses publish (``--publish-address``; ``""``: the HAProxy pods' IPs)
+    publish_address: str = ""
+    #: what ``http.fetch`` reads (None: templates calling it fail, e.g. in a webhook dry-run)
+    http: HttpSource | None = None
 
 
 @dataclass(frozen=True)
@@ -237,12 +245,18 @@ class TemplateEngine:
                 "gateway_model": gateway_model,
                 "set_status": set_status,
                 "set_statuses": set_statuses,
+                "set_ingress_statuses": set_ingress_statuses,
+                "published_addresses": published_addresses,
                 "request_headers": parse_request_headers,
                 "cidrs": parse_cidrs,
+                "canary_rules": canary_rules,
+                "htpasswd_users": htpasswd_users,
+                "auth_problems": auth_problems,
             }
         )
+        self.env.filters["with_dialect"] = with_dialect
         self.env.trusted_types = frozenset(
-            {StoreView, SharedState, PathResolver, FileRegistry, ServerSlots, ServerSlot, Endpoint}
+            {StoreView, SharedState, PathResolver, FileRegistry, ServerSlots, ServerSlot, Endpoint, HttpFetcher}
             | {CurrentConfig, CurrentBackend, CurrentServer}
         )
         self.env.trusted_functions = frozenset(
@@ -253,6 +267,11 @@ class TemplateEngine:
         self.env.render_fragment = self._render_fragment  # type: ignore[attr-defined]
         self._compiled = {name: self._compile(name) for name in sorted(sources)}
         self._current_cache: tuple[Any, CurrentConfig | None] | None = None
+
+    @property
+    def template_names(self) -> tuple[str, ...]:
+        """Every compiled template: snippets, ``haproxy.cfg``, ``map:<name>``, ``file:<name>``, ``cert:<name>``."""
+        return tuple(sorted(self._sources))
 
     # -- compile ----------------------------------------------------------------------------------
 
@@ -338,7 +357,8 @@ class TemplateEngine:
                                 f"store:{name}")
                 for name, store in sorted(inputs.stores.items())
             },
-            "controller": {"haproxy_pods": pods},
+            "controller": {"haproxy_pods": pods, "publish_address": inputs.publish_address,
+                           "isolated": _isolated(inputs)},
             "extraContext": self._stable("extraContext", inputs.extra_context),
             "capabilities": self._stable("capabilities", inputs.capabilities),
             "currentConfig": current,
@@ -353,6 +373,7 @@ class TemplateEngine:
                 "base_dir": inputs.dirs.base_dir,
             }),
             "shared": SharedState(),
+            "http": HttpFetcher(inputs.http),
             "server_slots": ServerSlots(current, self._slot_memo, compact=inputs.compact_slots, now=inputs.wall_time,
                                         low_since=self._slot_low_since),
         }
@@ -382,7 +403,8 @@ class TemplateEngine:
             "paths": context["pathResolver"], "store:@pods": context["controller"]["haproxy_pods"],
             **{f"store:{name}": view for name, view in context["resources"].items()},
         }
-        self._role_dicts = frozenset({id(context["resources"]), id(context["controller"])})
+        # (``controller`` holds plain values too: fragments reading it are keyed on it, by identity)
+        self._role_dicts = frozenset({id(context["resources"])})
         self.env.start_deadline(self.render_timeout)
         # A render allocates hundreds of thousands of short-lived objects next to large stores; the
         # cyclic GC would rescan the stores over and over, and a render creates no cycles worth it.
@@ -396,11 +418,16 @@ class TemplateEngine:
             certs = {
                 n: self._render_one(f"cert:{n}", t, context) for n, t in sorted(self.templates.certificates.items())
             }
+        except TemplatingError:
+            # Content not fetched yet renders as "": what failed may be a template reading it.
+            context["http"].raise_if_missing()
+            raise
         finally:
             CURRENT_RENDER.reset(token)
             self.env.clear_deadline()
             if gc_was_enabled:
                 gc.enable()
+        context["http"].raise_if_missing()
         slots = context["server_slots"]
         shrinkable = False
         if isinstance(slots, ServerSlots):
@@ -463,6 +490,20 @@ def _require_same(cached: RenderResult, full: RenderResult) -> None:
 
 
 _ROLE_TYPES = frozenset({StoreView, SharedState, ServerSlots, FileRegistry, PathResolver, RenderState})
+
+
+def _isolated(inputs: RenderInputs) -> list[Any]:
+    """The current versions of the objects per-object isolation leaves out or holds back
+    (``controller.isolated``: templates declare their statuses; the stores hide or replace them)."""
+    if not inputs.skip:
+        return []
+    found = []
+    for _, store in sorted(inputs.stores.items()):
+        for obj in store.list():
+            ref = object_ref(obj)
+            if ref is not None and ref.key in inputs.skip:
+                found.append(obj)
+    return found
 
 
 def compile_templates(spec: Any, *, render_timeout: float | None = DEFAULT_RENDER_TIMEOUT) -> TemplateEngine:

@@ -23,6 +23,7 @@ import yaml
 from jinja2 import Undefined
 
 from haptic.templating.context import current_render
+from haptic.templating.dialect_helpers import dialect_reasons
 from haptic.templating.errors import TemplateFailure, TemplateRenderError
 from haptic.templating.linear_regex import PatternError, compile_pattern, go_replacement, sub_capped
 from haptic.templating.notices import ObjectNotice, check_reason, object_ref
@@ -423,7 +424,8 @@ def skipped(obj: Any) -> bool:
 def reject_unsafe_filter(items: Iterable[Any], kind: str = "ingress") -> list[Any]:
     """Drops objects whose strings could inject HAProxy directives, with a warning naming each."""
     state = current_render()
-    return reject_unsafe(items, kind, state.warn, state.notice)
+    reasons = dialect_reasons(kind.removeprefix("ingress-")) if kind.startswith("ingress-") else None
+    return reject_unsafe(items, kind, state.warn, state.notice, reasons)
 
 
 def ingress_class(items: Iterable[Any], name: str, include_unclassed: bool = False) -> list[Any]:

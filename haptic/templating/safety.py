@@ -127,7 +127,7 @@ def _ingress_backend_reasons(backend: Any, where: str) -> list[str]:
     return reasons
 
 
-def _ingress_reasons(obj: Mapping[str, Any]) -> list[str]:
+def _ingress_reasons(obj: Mapping[str, Any], path_ok: Callable[[Any], bool] = is_ingress_path) -> list[str]:
     reasons = []
     spec = obj.get("spec") or {}
     reasons += _ingress_backend_reasons(spec.get("defaultBackend"), "defaultBackend")
@@ -137,7 +137,7 @@ def _ingress_reasons(obj: Mapping[str, Any]) -> list[str]:
             reasons.append(f"rules[{i}].host {host!r} is not a DNS name")
         for j, path in enumerate(((rule.get("http") or {}).get("paths")) or []):
             value = path.get("path", "/")
-            if not is_ingress_path(value):
+            if not path_ok(value):
                 reasons.append(f"rules[{i}].http.paths[{j}].path {value!r} contains unsafe characters")
             if path.get("pathType", "ImplementationSpecific") not in ("Exact", "Prefix", "ImplementationSpecific"):
                 reasons.append(f"rules[{i}].http.paths[{j}].pathType {path.get('pathType')!r} is unknown")
@@ -184,8 +184,9 @@ def _pem_reasons(data: Mapping[str, Any]) -> list[str]:
     return reasons
 
 
-def unsafe_reasons(obj: Any, kind: str = "ingress") -> list[str]:
-    """Everything that makes ``obj`` unsafe to render (empty list: safe). ``kind``: ingress, secret, any."""
+def unsafe_reasons(obj: Any, kind: str = "ingress", path_ok: Callable[[Any], bool] = is_ingress_path) -> list[str]:
+    """Everything that makes ``obj`` unsafe to render (empty list: safe). ``kind``: ingress, secret, any.
+    ``path_ok``: the check of Ingress paths (an annotation dialect with regex paths allows more)."""
     if not isinstance(obj, Mapping):
         return ["not an object"]
     meta = obj.get("metadata") or {}
@@ -195,7 +196,7 @@ def unsafe_reasons(obj: Any, kind: str = "ingress") -> list[str]:
         if value is not None and not (isinstance(value, str) and _DNS_SUBDOMAIN.match(value)):
             reasons.append(f"metadata.{field} {value!r} is not a DNS name")
     if kind == "ingress":
-        reasons += _ingress_reasons(obj)
+        reasons += _ingress_reasons(obj, path_ok)
     elif kind == "secret":
         reasons += _pem_reasons(obj.get("data") or {})
     return reasons
@@ -220,9 +221,12 @@ def reject_unsafe(
     kind: str,
     warn: Callable[[str], None],
     notice: Callable[[ObjectNotice, str], None] | None = None,
+    reasons_of: Callable[[Any], list[str]] | None = None,
 ) -> list[Any]:
     """``items`` without the unsafe ones; each skipped object is reported through ``warn`` (its text) or,
-    when given, ``notice`` (an ``UnsafeInput`` exclusion naming the first offending field, and its text)."""
+    when given, ``notice`` (an ``UnsafeInput`` exclusion naming the first offending field, and its text).
+    ``kind`` names the verdict cache and the object kind (``ingress-nginx``: an Ingress); ``reasons_of``
+    replaces ``unsafe_reasons`` (an annotation dialect's own checks)."""
     previous = _LAST_VERDICTS.get(kind, {})
     verdicts: dict[int, tuple[Any, tuple[str, ...]]] = {}
     safe = []
@@ -231,11 +235,11 @@ def reject_unsafe(
         if hit is not None and hit[0] is obj:
             reasons = hit[1]
         else:
-            reasons = tuple(unsafe_reasons(obj, kind))
+            reasons = tuple(reasons_of(obj) if reasons_of is not None else unsafe_reasons(obj, kind))
         verdicts[id(obj)] = (obj, reasons)
         if reasons:
             text = f"skipping {object_id(obj)}: {'; '.join(reasons)}"
-            ref = object_ref(obj, _KINDS.get(kind, ""))
+            ref = object_ref(obj, _KINDS.get(kind.split("-", 1)[0], ""))
             if notice is not None and ref is not None:
                 notice(ObjectNotice(ref, UNSAFE_INPUT, "; ".join(reasons), field_of_reason(reasons[0]), True), text)
             else:

@@ -26,15 +26,22 @@ def _pick_document(path: Path, documents: list[Any]) -> Any:
     raise ConfigError(str(path), [FieldProblem("", f"expected one {KIND} document, found {len(typed)}")])
 
 
-def read_config_file(path: Path) -> HAProxyTemplateConfig:
-    """Parses ``path`` (full CR or bare spec; multi-document files pick the HAProxyTemplateConfig)."""
+def read_config_document(path: Path) -> dict[str, Any]:
+    """The HAProxyTemplateConfig document of ``path`` as written (full CR or bare spec; multi-document
+    files pick the HAProxyTemplateConfig), libraries not expanded."""
     try:
         documents = list(yaml.safe_load_all(path.read_text()))
     except OSError as exc:
         raise ConfigError(str(path), [FieldProblem("", f"cannot read: {exc.strerror or exc}")]) from None
     except yaml.YAMLError as exc:
         raise ConfigError(str(path), [FieldProblem("", f"not valid YAML: {exc}")]) from None
-    document = _pick_document(path, documents)
+    document: dict[str, Any] = _pick_document(path, documents)
+    return document
+
+
+def read_config_file(path: Path) -> HAProxyTemplateConfig:
+    """Parses ``path`` (full CR or bare spec; multi-document files pick the HAProxyTemplateConfig)."""
+    document = read_config_document(path)
     try:
         expanded = expand_libraries(document)
     except LibraryError as exc:

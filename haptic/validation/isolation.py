@@ -32,7 +32,8 @@ from haptic.validation.process import AsyncCommandRunner
 from haptic.validation.render_check import CheckedRender, render_and_validate
 from haptic.validation.render_runner import RenderRunner
 
-__all__ = ["Culprit", "Isolation", "content_fingerprint", "culprit_field", "isolate_rejected"]
+__all__ = ["Culprit", "Isolation", "change_order", "content_fingerprint", "culprit_field", "isolate_rejected",
+           "resource_version"]
 
 #: Renders (each with its ``haproxy -c``) one isolation may run besides the failed one.
 DEFAULT_MAX_ATTEMPTS = 40
@@ -82,6 +83,19 @@ def content_fingerprint(obj: Mapping[str, Any]) -> str:
             if k not in ("resourceVersion", "managedFields", "generation")}
     body = {k: v for k, v in obj.items() if k not in ("status", "metadata")}
     return json.dumps({"metadata": meta, **body}, sort_keys=True, default=str)
+
+
+def resource_version(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata")
+    return str(meta.get("resourceVersion") or "") if isinstance(meta, Mapping) else ""
+
+
+def change_order(obj: Mapping[str, Any]) -> tuple[int, str, tuple[str, str, str]]:
+    """Oldest change first: numeric resourceVersions by value (an API server's are opaque but increasing)."""
+    version = resource_version(obj)
+    ref = object_ref(obj)
+    key = ref.key if ref is not None else ("", "", "")
+    return (int(version) if version.isdigit() else -1, version, key)
 
 
 def _leaves(value: Any, path: str) -> list[tuple[str, str]]:

@@ -7,7 +7,7 @@ Templates are compiled once for all tests; each test gets fresh stores built fro
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from haptic.config.models import HAProxyTemplateConfigSpec, ValidationTest
@@ -15,6 +15,7 @@ from haptic.templating.context import SharedState, StoreView
 from haptic.templating.current_config import CurrentConfig
 from haptic.templating.engine import RenderInputs, RenderResult, TemplateEngine
 from haptic.templating.errors import TemplatingError
+from haptic.templating.http_fetch import FixtureHttpSource
 from haptic.validation.assertions import RENDERING_ERROR, AssertionInputs, AssertionResult, evaluate
 from haptic.validation.haproxy_check import HAProxyValidator
 from haptic.validation.setup import GLOBAL_TEST, FixtureError, build_stores, merge_fixtures, render_inputs
@@ -111,7 +112,10 @@ class ValidationTestRunner:
             global_test.fixtures if global_test is not None and name != GLOBAL_TEST else None, test.fixtures
         )
         stores, pods = build_stores(self.spec, fixtures)
-        return render_inputs(
+        # _global's httpResources apply to every test; a test's own answer for a URL wins.
+        http = {r.url: r.content for r in (global_test.http_resources if global_test is not None else [])}
+        http.update({r.url: r.content for r in test.http_resources})
+        return replace(render_inputs(
             self.spec,
             stores,
             pods,
@@ -119,7 +123,7 @@ class ValidationTestRunner:
             current_config=test.current_config,
             capabilities=self.capabilities,
             wall_time=self.wall_time,
-        )
+        ), http=FixtureHttpSource(http))
 
     def run_test(self, name: str) -> TestResult:
         test = self.spec.validation_tests[name]

@@ -34,7 +34,7 @@ from haptic.config.models import HAProxyTemplateConfigSpec, WatchedResource
 from haptic.core.control_characters import has_control_characters
 from haptic.k8s.store import ResourceStore
 from haptic.k8s.store_overlay import OverlayStore
-from haptic.names import ANNOTATION_PREFIX
+from haptic.names import ANNOTATION_PREFIX, GROUP_VERSION
 from haptic.templating.context import StoreLike
 from haptic.templating.notices import ObjectNotice, object_ref
 from haptic.templating.safety import object_id
@@ -198,8 +198,28 @@ def _control_characters(obj: Mapping[str, Any]) -> list[str]:
     return fields
 
 
+#: the controller's own configuration (reviewed by ``config_check`` when the validator has one)
+TEMPLATE_CONFIG_GVR = GroupVersionResource(group=GROUP_VERSION.partition("/")[0],
+                                           version=GROUP_VERSION.partition("/")[2], resource="haproxytemplateconfigs")
+
+
+@dataclass(frozen=True)
+class ConfigVerdict:
+    """What ``AdmissionValidator.config_check`` found about a proposed HAProxyTemplateConfig."""
+
+    problems: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+ConfigCheck = Callable[[Mapping[str, Any]], Awaitable[ConfigVerdict]]
+
+
 class AdmissionValidator:
     """Answers admission reviews for one configuration against its live stores."""
+
+    #: reviews the controller's own HAProxyTemplateConfig (``config_target``: its namespace and name)
+    config_check: ConfigCheck | None = None
+    config_target: tuple[str, str] | None = None
 
     def __init__(
         self,
@@ -269,6 +289,20 @@ class AdmissionValidator:
                 operation=request.operation,
             )
 
+        if request.resource == TEMPLATE_CONFIG_GVR and self.config_check is not None:
+            if (request.sub_resource or request.operation not in ("CREATE", "UPDATE")
+                    or self.config_target != (namespace, name) or not isinstance(obj, Mapping)):
+                return decided("allowed")
+            try:
+                verdict = await asyncio.wait_for(self.config_check(obj), self.timeout)
+            except TimeoutError:
+                return decided("error", f"validation did not finish within {self.timeout:g}s", DENIED_CODE)
+            except Exception as exc:
+                return decided("error", f"validation failed unexpectedly: {type(exc).__name__}: {exc}", 500)
+            if verdict.problems:
+                return decided("denied", "this configuration would not be adopted: " + "; ".join(verdict.problems),
+                               DENIED_CODE, verdict.warnings)
+            return decided("allowed", warnings=verdict.warnings)
         names = self.targets(request.resource)
         if not names or request.sub_resource or request.operation == "CONNECT":
             return decided("allowed")

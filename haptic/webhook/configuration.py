@@ -5,6 +5,11 @@ CREATE and UPDATE, ``failurePolicy: Fail``, ``matchPolicy: Equivalent``, ``sideE
 ``timeoutSeconds: 10``, ``admissionReviewVersions: [v1]``, and a ``clientConfig`` that is either the
 controller's Service (in cluster) or a URL (local runs, the simulator) with the CA bundle.
 
+With ``config_namespace``, one more webhook reviews the controller's own HAProxyTemplateConfig in that
+namespace (CREATE/UPDATE, ``namespaceSelector`` on ``kubernetes.io/metadata.name``), with
+``failurePolicy: Ignore``: the config is how an operator repairs a controller that is down, and the
+controller checks every generation again before adopting it.
+
 ``sync_webhook_configuration`` applies it through the ``KubeAPI`` port with server-side apply (the
 controller is the field manager), or deletes it when no resource enables the webhook.
 """
@@ -19,7 +24,7 @@ from typing import Any
 from haptic.config.models import WatchedResource
 from haptic.k8s.api import JSON, KubeAPI, NotFound, ResourceRef
 from haptic.names import WEBHOOK_DOMAIN
-from haptic.webhook.admission import GroupVersionResource, webhook_resources
+from haptic.webhook.admission import TEMPLATE_CONFIG_GVR, GroupVersionResource, webhook_resources
 
 WEBHOOK_CONFIGURATIONS = ResourceRef(
     "admissionregistration.k8s.io/v1", "validatingwebhookconfigurations", False, "ValidatingWebhookConfiguration"
@@ -77,8 +82,9 @@ def build_webhook_configuration(
     url: str | None = None,
     timeout_seconds: int = TIMEOUT_SECONDS,
     labels: Mapping[str, str] | None = None,
+    config_namespace: str | None = None,
 ) -> JSON:
-    """The object for ``resources`` (sorted, one webhook each)."""
+    """The object for ``resources`` (sorted, one webhook each), and the config's own with ``config_namespace``."""
     client = _client_config(ca_bundle, service, url)
     ordered = sorted(set(resources), key=lambda g: (g.group, g.version, g.resource))
     webhooks: list[dict[str, Any]] = [
@@ -102,6 +108,20 @@ def build_webhook_configuration(
         }
         for gvr in ordered
     ]
+    if config_namespace:
+        gvr = TEMPLATE_CONFIG_GVR
+        webhooks.append({
+            "name": webhook_name(gvr),
+            "admissionReviewVersions": ["v1"],
+            "clientConfig": dict(client),
+            "rules": [{"apiGroups": [gvr.group], "apiVersions": [gvr.version], "resources": [gvr.resource],
+                       "operations": ["CREATE", "UPDATE"], "scope": "Namespaced"}],
+            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": config_namespace}},
+            "failurePolicy": "Ignore",
+            "matchPolicy": "Equivalent",
+            "sideEffects": "None",
+            "timeoutSeconds": timeout_seconds,
+        })
     metadata: JSON = {"name": name}
     if labels:
         metadata["labels"] = dict(sorted(labels.items()))
@@ -123,6 +143,7 @@ async def sync_webhook_configuration(
     url: str | None = None,
     timeout_seconds: int = TIMEOUT_SECONDS,
     field_manager: str = FIELD_MANAGER,
+    config_namespace: str | None = None,
 ) -> JSON | None:
     """Applies the configuration for the enabled resources (server-side apply, forced), or deletes it if none.
 
@@ -135,6 +156,6 @@ async def sync_webhook_configuration(
         return None
     body = build_webhook_configuration(
         resources, ca_bundle, name=name, service=service, url=url, timeout_seconds=timeout_seconds,
-        labels={"app.kubernetes.io/managed-by": "haptic"},
+        labels={"app.kubernetes.io/managed-by": "haptic"}, config_namespace=config_namespace,
     )
     return await api.patch(WEBHOOK_CONFIGURATIONS, name, body, "apply", field_manager=field_manager, force=True)

@@ -25,13 +25,17 @@ from haptic.names import HAPROXY_PODS
 from haptic.templating.context import StorageDirs, StoreLike
 from haptic.templating.engine import RenderInputs, TemplateEngine, TemplateSet
 from haptic.templating.errors import TemplatingError
+from haptic.templating.http_fetch import HttpSource
+from haptic.templating.notices import object_ref
 from haptic.validation.haproxy_check import ConfigProblem, HAProxyValidator
+from haptic.validation.isolation import change_order, content_fingerprint, isolate_rejected
 from haptic.validation.process import AsyncCommandRunner, AsyncSubprocessRunner
-from haptic.validation.render_check import render_and_validate
+from haptic.validation.render_check import CheckedRender, render_and_validate
 from haptic.validation.render_runner import InlineRenderRunner, RenderRunner
 from haptic.validation.testrunner import TestReport, TestResult, ValidationTestRunner
 from haptic.webhook.admission import DEFAULT_TIMEOUT, AdmissionValidator, ProposalOutcome
 
+ObjectKey = tuple[str, str, str]
 TESTS_TIMEOUT = 60.0
 _MAX_PROBLEMS = 8
 
@@ -52,7 +56,7 @@ def _failure(result: TestResult) -> str:
     return f"validationTest {result.name}: rendering failed: {result.rendering_error}"
 
 
-def _problem_text(problem: ConfigProblem) -> str:
+def problem_text(problem: ConfigProblem) -> str:
     where = f"{problem.file}:{problem.line}: " if problem.file and problem.line else ""
     source = f" (line: {problem.source})" if problem.source else ""
     return f"{where}{problem.message}{source}"
@@ -73,8 +77,11 @@ class DryRunCheck:
         capabilities: Mapping[str, Any] | None = None,
         wall_clock: Callable[[], float] | None = None,
         render_runner: RenderRunner | None = None,
+        http: HttpSource | None = None,
     ) -> None:
         self.spec = spec
+        #: what ``http.fetch`` reads in a dry-run: the controller's accepted content (never fetches)
+        self.http = http
         self.render_runner: RenderRunner = render_runner or InlineRenderRunner()
         # The controller's wall clock, for ``now()`` in templates (a render without it fails on ``now()``).
         self.wall_clock = wall_clock
@@ -85,6 +92,8 @@ class DryRunCheck:
         self.tests_timeout = tests_timeout
         self.capabilities = dict(capabilities or {})
         self._report: asyncio.Task[list[str]] | None = None
+        #: the live objects isolation last found at fault, with their content fingerprints
+        self._live_isolation: dict[ObjectKey, str] | None = None
 
     @classmethod
     def from_spec(
@@ -97,6 +106,7 @@ class DryRunCheck:
         capabilities: Mapping[str, Any] | None = None,
         wall_clock: Callable[[], float] | None = None,
         render_runner: RenderRunner | None = None,
+        http: HttpSource | None = None,
     ) -> DryRunCheck:
         """Compiles the templates twice (webhook renders and validationTests never share an engine)."""
         dirs = StorageDirs.from_spec(spec.dataplane)
@@ -114,7 +124,7 @@ class DryRunCheck:
                 capabilities=capabilities,
             )
         return cls(spec, engine, validator, runner=runner, tests=tests, capabilities=capabilities,
-                   wall_clock=wall_clock, render_runner=render_runner)
+                   wall_clock=wall_clock, render_runner=render_runner, http=http)
 
     def start_tests(self) -> None:
         """Starts the validationTests now (optional: the first review starts them otherwise)."""
@@ -137,8 +147,9 @@ class DryRunCheck:
         # Shielded: a review that times out must not cancel the run other reviews are waiting for.
         return list(await asyncio.shield(self._report))
 
-    async def __call__(self, stores: Mapping[str, StoreLike]) -> ProposalOutcome:
-        inputs = RenderInputs(
+    def inputs(self, stores: Mapping[str, StoreLike]) -> RenderInputs:
+        """What a dry-run render of ``stores`` reads (no HAProxy pods, no deployed config)."""
+        return RenderInputs(
             stores={name: store for name, store in stores.items() if name != HAPROXY_PODS},
             haproxy_pods=None,
             extra_context=self.spec.templating_settings.extra_context,
@@ -146,7 +157,11 @@ class DryRunCheck:
             capabilities=self.capabilities,
             dirs=StorageDirs.from_spec(self.spec.dataplane),
             wall_time=None if self.wall_clock is None else self.wall_clock(),
+            http=self.http,
         )
+
+    async def __call__(self, stores: Mapping[str, StoreLike]) -> ProposalOutcome:
+        inputs = self.inputs(stores)
         try:
             checked = await render_and_validate(self.engine, inputs, self.validator, runner=self.runner,
                                                 render_runner=self.render_runner)
@@ -158,39 +173,79 @@ class DryRunCheck:
         if not validation.valid:
             rejected = await self._caused_by_proposal(inputs, stores, validation.errors)
             if rejected:
-                errors = [_problem_text(e) for e in rejected] or [validation.summary()]
+                errors = [problem_text(e) for e in rejected] or [validation.summary()]
                 problems.append("haproxy -c: " + "; ".join(errors[:_MAX_PROBLEMS]))
             else:
                 # Another object broke the config (the controller holds its change back): refusing every
                 # later change of every tenant for it would widen one tenant's fault to all.
                 warnings.append("haproxy -c rejects the configuration without this change too (another object "
-                                "is at fault): " + "; ".join(_problem_text(e) for e in validation.errors[:2]))
+                                "is at fault): " + "; ".join(problem_text(e) for e in validation.errors[:2]))
         problems.extend(await self.test_problems())
         return ProposalOutcome(tuple(problems), tuple(warnings), result.notices)
 
     async def _caused_by_proposal(self, inputs: RenderInputs, stores: Mapping[str, StoreLike],
                                   errors: Sequence[ConfigProblem]) -> list[ConfigProblem]:
-        """The errors the proposed change brings: all of them, unless the live stores without it fail too
-        (then only those the live render does not have)."""
+        """The errors the proposed change brings: all of them, unless the live stores without it fail too.
+        Then the proposal is checked as the controller would deploy it: without the live objects whose
+        lines haproxy -c rejects (per-object isolation leaves them out), so that a new object with a fault
+        of its own is refused even while an older faulty object exists. When isolation finds no such
+        objects, the errors the live render does not have."""
         if not any(isinstance(store, OverlayStore) for store in stores.values()):
             return list(errors) or [ConfigProblem("haproxy -c failed")]
         live = {name: store.base if isinstance(store, OverlayStore) else store for name, store in stores.items()
                 if name != HAPROXY_PODS}
+        live_inputs = replace(inputs, stores=live)
         try:
-            before = await render_and_validate(self.engine, replace(inputs, stores=live), self.validator,
+            before = await render_and_validate(self.engine, live_inputs, self.validator,
                                                runner=self.runner, render_runner=self.render_runner)
+            culprits = None if before.valid else await self._live_culprits(live_inputs, before, live)
+            if culprits is not None:
+                own = {key for store in stores.values() if isinstance(store, OverlayStore)
+                       for key in [_proposed_key(store)] if key is not None}
+                retry = await render_and_validate(self.engine, replace(inputs, skip=inputs.skip | (culprits - own)),
+                                                  self.validator, runner=self.runner, render_runner=self.render_runner)
+                return [] if retry.valid else list(retry.validation.errors) or [ConfigProblem("haproxy -c failed")]
         except TemplatingError:
             return list(errors) or [ConfigProblem("haproxy -c failed")]
         if before.valid:
             return list(errors) or [ConfigProblem("haproxy -c failed")]
-        known = {_without_location(e.message) for e in before.validation.errors}
-        return [e for e in errors if _without_location(e.message) not in known]
+        known = {without_location(e.message) for e in before.validation.errors}
+        return [e for e in errors if without_location(e.message) not in known]
+
+    async def _live_culprits(self, inputs: RenderInputs, failed: CheckedRender,
+                             live: Mapping[str, StoreLike]) -> frozenset[ObjectKey] | None:
+        """The live objects whose lines haproxy -c rejects (None when leaving objects out does not help).
+        The last culprits found are tried first (one render and check while they stay unchanged and leaving
+        them out still validates): a full isolation on every review would not fit the review's timeout in a
+        large cluster, whose EndpointSlices change all the time."""
+        objects = {ref.key: obj for store in live.values() for obj in store.list()
+                   if (ref := object_ref(obj)) is not None}
+        known = self._live_isolation
+        if known and all(key in objects and content_fingerprint(objects[key]) == fp for key, fp in known.items()):
+            trial = await render_and_validate(self.engine, replace(inputs, skip=inputs.skip | frozenset(known)),
+                                              self.validator, runner=self.runner, render_runner=self.render_runner)
+            if trial.valid:
+                return frozenset(known)
+        isolation = await isolate_rejected(self.engine, inputs, self.validator, runner=self.runner, failed=failed,
+                                           candidates=sorted(objects.values(), key=change_order),
+                                           render_runner=self.render_runner)
+        if isolation is None:
+            self._live_isolation = None
+            return None
+        self._live_isolation = {c.ref.key: content_fingerprint(objects[c.ref.key]) for c in isolation.culprits
+                                if c.ref.key in objects}
+        return frozenset(c.ref.key for c in isolation.culprits)
+
+
+def _proposed_key(store: OverlayStore) -> ObjectKey | None:
+    ref = object_ref(store.proposed) if store.proposed is not None else None
+    return ref.key if ref is not None else None
 
 
 _LOCATION = re.compile(r"\[[^\[\]]+:\d+\]\s*:?\s*")
 
 
-def _without_location(message: str) -> str:
+def without_location(message: str) -> str:
     """A problem's message without its file:line (lines move when another object's lines come or go)."""
     return _LOCATION.sub("", message)
 
@@ -205,6 +260,7 @@ def admission_validator(
     runner: AsyncCommandRunner | None = None,
     wall_clock: Callable[[], float] | None = None,
     render_runner: RenderRunner | None = None,
+    http: HttpSource | None = None,
 ) -> AdmissionValidator:
     """The validator for one configuration over its live stores, with the standard dry-run check.
 
@@ -213,7 +269,7 @@ def admission_validator(
     ``haproxy -c`` (the controller's check runner; the simulator's must not let virtual time advance).
     """
     check = DryRunCheck.from_spec(spec, haproxy_binary, timeout=timeout, capabilities=capabilities, runner=runner,
-                                  wall_clock=wall_clock, render_runner=render_runner)
+                                  wall_clock=wall_clock, render_runner=render_runner, http=http)
     with contextlib.suppress(RuntimeError):
         asyncio.get_running_loop()
         check.start_tests()

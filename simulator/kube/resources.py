@@ -71,11 +71,8 @@ def _t(
     subresources: tuple[str, ...] = (),
     verbs: tuple[str, ...] = ALL_VERBS,
 ) -> ResourceType:
-    # Gateway API types are CRDs in real clusters: they behave as custom resources (no strategic merge
-    # patch, resourceVersion required on PUT), and applying their official CRDs replaces these entries.
-    custom = group == "gateway.networking.k8s.io"
     return ResourceType(
-        group, version, kind, plural, namespaced, kind.lower(), short, categories, status, custom, kind + "List",
+        group, version, kind, plural, namespaced, kind.lower(), short, categories, status, False, kind + "List",
         verbs=verbs, subresources=subresources,
     )
 
@@ -127,13 +124,6 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     _t("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", False, ("crd", "crds"),
        True),
     _t("apiregistration.k8s.io", "v1", "APIService", "apiservices", False, (), True, ("api-extensions",)),
-    _t("gateway.networking.k8s.io", "v1", "GatewayClass", "gatewayclasses", False, ("gc",), True),
-    _t("gateway.networking.k8s.io", "v1", "Gateway", "gateways", True, ("gtw",), True),
-    _t("gateway.networking.k8s.io", "v1", "HTTPRoute", "httproutes", True, (), True),
-    _t("gateway.networking.k8s.io", "v1", "GRPCRoute", "grpcroutes", True, (), True),
-    _t("gateway.networking.k8s.io", "v1beta1", "ReferenceGrant", "referencegrants", True, ("refgrant",)),
-    _t("gateway.networking.k8s.io", "v1alpha2", "TCPRoute", "tcproutes", True, (), True),
-    _t("gateway.networking.k8s.io", "v1alpha2", "TLSRoute", "tlsroutes", True, (), True),
 )
 
 CRD_KEY = ("apiextensions.k8s.io", "customresourcedefinitions")

@@ -12,9 +12,11 @@ import random
 import socket
 from collections.abc import Sequence
 
-# Hosts of a block: pods from 10, echo backends from 100 (kept apart to read logs at a glance).
+# Hosts of a block: pods from 10, echo backends from 100, controller replicas from 200 (kept apart to
+# read logs at a glance).
 POD_BASE = 10
 ECHO_BASE = 100
+CONTROLLER_BASE = 200
 
 
 class NetworkError(RuntimeError):
@@ -53,6 +55,12 @@ class LoopbackNetwork:
 
     def echo_ip(self, index: int) -> str:
         return self._host(ECHO_BASE + index)
+
+    def controller_ip(self, replica: int) -> str:
+        """Where controller replica ``replica`` serves metrics, debug and webhook: an address of the block,
+        not 127.0.0.1, so that no other process on the machine binds the port between the stack choosing
+        it and the controller binding it (on 127.0.0.1 every test's servers draw from the same ports)."""
+        return self._host(CONTROLLER_BASE + replica)
 
     def _host(self, number: int) -> str:
         if not 1 <= number <= 254:

@@ -20,9 +20,10 @@ HAPTIC_COMMAND: tuple[str, ...] = (sys.executable, "-m", "haptic.cli")
 DEFAULT_COMMAND: tuple[str, ...] = (*HAPTIC_COMMAND, "run")
 
 
-def controller_command(haproxy_bin: str, base: Sequence[str] = DEFAULT_COMMAND) -> list[str]:
-    """``haptic run`` for a local stack: servers on loopback only, this haproxy for validation."""
-    return [*base, "--bind-address", "127.0.0.1", "--haproxy-binary", haproxy_bin]
+def controller_command(haproxy_bin: str, base: Sequence[str] = DEFAULT_COMMAND, *,
+                       bind_address: str = "127.0.0.1") -> list[str]:
+    """``haptic run`` for a local stack: servers on a loopback address only, this haproxy for validation."""
+    return [*base, "--bind-address", bind_address, "--haproxy-binary", haproxy_bin]
 
 
 class ControllerProcess:

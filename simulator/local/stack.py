@@ -156,10 +156,17 @@ class LocalStack:
             setattr(self, attr, port)
         self.echo_port = self.network.free_port([self.network.echo_ip(i) for i in (1, 2, 3, 50, 100, 154)],
                                                 avoid=taken)
-        for _ in range(max(self.options.replicas, 1)):
+        for replica in range(max(self.options.replicas, 1)):
             for ports in (self.metrics_ports, self.debug_ports, self.webhook_ports):
-                ports.append(self.network.free_port(["127.0.0.1"], avoid=taken))
+                ports.append(self.network.free_port([self.network.controller_ip(replica)], avoid=taken))
                 taken.append(ports[-1])
+
+    def debug_url(self, replica: int) -> str:
+        """Base URL of replica ``replica``'s debug server (``/healthz``, ``/debug/...``)."""
+        return f"http://{self.network.controller_ip(replica)}:{self.debug_ports[replica]}"
+
+    def metrics_url(self, replica: int) -> str:
+        return f"http://{self.network.controller_ip(replica)}:{self.metrics_ports[replica]}/metrics"
 
     async def _start_webhook_service(self) -> None:
         """Serving certificates for 127.0.0.1 (written by ``haptic webhook certs``, as a user would), the
@@ -173,7 +180,8 @@ class LocalStack:
         if done.returncode != 0:
             raise StackError(f"haptic webhook certs failed: {output.decode(errors='replace').strip()}")
         self.webhook_certs = certs
-        self.webhook_proxy = ServiceProxy("127.0.0.1", 0, lambda: [("127.0.0.1", p) for p in self.webhook_ports])
+        self.webhook_proxy = ServiceProxy("127.0.0.1", 0, lambda: [(self.network.controller_ip(replica), port)
+                                                                  for replica, port in enumerate(self.webhook_ports)])
         await self.webhook_proxy.start()
         enable_admission(self.kube)
 
@@ -235,7 +243,8 @@ class LocalStack:
         current = self.controllers[replica]
         if current is not None and current.running:
             raise StackError(f"controller replica {replica} is already running")
-        command = self.options.controller_command or controller_command(self.options.haproxy_bin)
+        command = self.options.controller_command or controller_command(
+            self.options.haproxy_bin, bind_address=self.network.controller_ip(replica))
         name = "controller" if self.options.replicas == 1 else f"controller-{replica}"
         process = ControllerProcess(name, self.controller_env(replica), command=command, sink=self.options.sink)
         self.controllers[replica] = process
@@ -454,7 +463,7 @@ class LocalStack:
         """The replica's Prometheus exposition (empty when it does not answer)."""
         try:
             async with httpx.AsyncClient(timeout=5.0, trust_env=False, verify=default_ssl_context()) as client:
-                response = await client.get(f"http://127.0.0.1:{self.metrics_ports[replica]}/metrics")
+                response = await client.get(self.metrics_url(replica))
         except httpx.HTTPError:
             return ""
         return response.text if response.status_code == 200 else ""

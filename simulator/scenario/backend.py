@@ -94,6 +94,8 @@ class BackendSetup:
     #: every EndpointSlice address the scenario names (setup, applies, patches): a backend that
     #: stands other addresses in for them can keep their order
     endpoint_addresses: tuple[str, ...] = ()
+    #: the simulated HTTP server's URLs: url -> [(since seconds, content), ...] (``sim`` only)
+    http: Mapping[str, Sequence[tuple[float, str]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

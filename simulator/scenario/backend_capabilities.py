@@ -45,7 +45,7 @@ def capabilities(backend: str) -> Capabilities | None:
         return Capabilities("sim", frozenset(FAULT_KINDS), real_traffic=False)
     if backend == "local":
         # longer scenarios run on a scaled clock; only beyond the fastest scale are they too slow
-        return Capabilities("local", frozenset(FAULT_KINDS) - {"clock_skew"}, real_traffic=True,
+        return Capabilities("local", frozenset(FAULT_KINDS) - {"clock_skew", "http_fetch_failure"}, real_traffic=True,
                             max_total_advance=local_max_advance() / LOCAL_MIN_SCALE)
     # "cluster" (alias "kind") decides per step against the real installation and says why a step is
     # not applicable there (simulator/scenario/cluster_backend.py): no table entry
@@ -54,6 +54,7 @@ def capabilities(backend: str) -> Capabilities | None:
 
 _WHY_NOT = {
     "clock_skew": "a controller subprocess runs on the host's own clock, which cannot be skewed per replica",
+    "http_fetch_failure": "only sim has the simulated HTTP server behind http.fetch",
 }
 
 
@@ -78,6 +79,9 @@ def limitations(cell: ScenarioCell, caps: Capabilities) -> list[Limitation]:
 
 
 def _limitations(cell: ScenarioCell, caps: Capabilities) -> Iterator[Limitation]:
+    if cell.scenario.setup.http and caps.backend != "sim":
+        yield Limitation(None, 1, f"setup.http: only sim has the simulated HTTP server behind http.fetch, "
+                                  f"not {caps.backend}", True)
     advanced = 0.0
     reported_advance = False
     for index, step in enumerate(cell.scenario.steps):

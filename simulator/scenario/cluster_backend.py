@@ -47,7 +47,7 @@ import zstandard
 
 from haptic.config.models import PodSelector
 from haptic.dataplane import plan
-from haptic.k8s.api import JSON, ApiError, NotFound, ResourceRef, Selectors
+from haptic.k8s.api import JSON, ApiError, NotFound, ResourceRef, Selectors, default_plural
 from simulator.local.echo import EchoServer
 from simulator.local.network import LoopbackNetwork
 
@@ -87,16 +87,14 @@ _NOT_ON_A_CLUSTER = {
     "dataplane_slow": "slow answers are a fault of the fake Dataplane API",
     "dataplane_409_storm": "409 storms are a fault of the fake Dataplane API",
     "reload_failure": "failing reloads are a fault of the fake Dataplane API",
+    "http_fetch_failure": "only sim has the simulated HTTP server behind http.fetch",
 }
 _ENVELOPE = ("event_id", "timestamp", "correlation_id", "causation_id")
 _ECHO_PORT = 8080
 _POLL = 0.25
 
 
-def plural(kind: str) -> str:
-    """The resource name of a kind, as the API server's default RESTMapper guesses it."""
-    lower = kind.lower()
-    return lower + ("es" if lower.endswith(("s", "x", "ch", "sh")) else "s")
+plural = default_plural
 
 
 def ref_of(api_version: str, kind: str) -> ResourceRef:
@@ -160,6 +158,8 @@ class ClusterBackend:
 
     async def start(self, setup: BackendSetup) -> None:
         from haptic.live.kube_client import connect
+        if setup.http:
+            raise BackendUnavailable("setup.http: only sim has the simulated HTTP server behind http.fetch")
 
         loop = asyncio.get_running_loop()
         self._t0 = loop.time()

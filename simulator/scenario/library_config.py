@@ -49,9 +49,25 @@ COMBINED_HEADER = """\
 """
 
 
+DIALECT_HEADER = """\
+# The Ingress example config with the shipped "{name}" annotation-dialect library (which extends the ingress and
+# annotations libraries) and IngressClass "{cls}", expanded. Generated, do not edit:
+# python -m simulator.scenario.library_config {name} > scenarios/configs/{name}-library.yaml
+"""
+
+#: annotation-dialect libraries -> the IngressClass their scenario config serves
+DIALECT_CLASSES = {"nginx": "nginx", "haproxytech": "haproxy"}
+
+
 def scenario_library_config(example: str = "ingress") -> JSON:
-    """``ingress``, ``gateway`` or ``ingress,gateway`` (the Ingress example with both libraries)."""
+    """``ingress``, ``gateway``, ``ingress,gateway`` (the Ingress example with both libraries) or a dialect
+    library (``nginx``, ``haproxytech``: the Ingress example with that library and its IngressClass)."""
     extra: JSON = {"maxconn": SCENARIO_MAXCONN}
+    if example in DIALECT_CLASSES:
+        extra["ingressClass"] = DIALECT_CLASSES[example]
+        config = ingress_library_config(extra_context=extra, expanded=False)
+        config["metadata"]["annotations"]["haproxy-haptic.org/template-libraries"] = example
+        return expand_template_libraries(config)
     if example == "gateway":
         extra["serverSlots"] = 4
     config = ingress_library_config(extra_context=extra, example="ingress" if "," in example else example,
@@ -75,6 +91,8 @@ _Dumper.add_representer(str, _str)
 
 def render(example: str = "ingress") -> str:
     header = {"gateway": GATEWAY_HEADER, "ingress,gateway": COMBINED_HEADER}.get(example, HEADER)
+    if example in DIALECT_CLASSES:
+        header = DIALECT_HEADER.format(name=example, cls=DIALECT_CLASSES[example])
     return header + yaml.dump(
         scenario_library_config(example), Dumper=_Dumper, sort_keys=False, width=120, allow_unicode=True)
 

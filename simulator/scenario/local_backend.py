@@ -268,6 +268,8 @@ class LocalBackend:
 
     async def start(self, setup: BackendSetup) -> None:
         loop = asyncio.get_running_loop()
+        if setup.http:
+            raise BackendUnavailable("setup.http: only sim has the simulated HTTP server behind http.fetch")
         self.scale = choose_scale(setup.advances)
         # echo hosts from 100 + ECHO_ORDERED_BASE have three digits: their text order is their numeric order
         self._known_addresses = list(setup.endpoint_addresses)
@@ -325,7 +327,7 @@ class LocalBackend:
             if process is None or not process.running or process.process is None:
                 continue
             key = (index, process.process.pid)  # a restarted replica is a new process, its ring starts over
-            url = (f"http://127.0.0.1:{self.stack.debug_ports[index]}/debug/events?limit={_EVENT_LIMIT}"
+            url = (f"{self.stack.debug_url(index)}/debug/events?limit={_EVENT_LIMIT}"
                    f"&after={self._after.get(key, 0)}")
             try:
                 response = await self._client.get(url)
@@ -555,7 +557,7 @@ class LocalBackend:
         """``/debug/vars/<name>`` of a replica, None when it does not answer."""
         if self._client is None:
             return None
-        url = f"http://127.0.0.1:{self.s.debug_ports[replica]}/debug/vars/{name}"
+        url = f"{self.s.debug_url(replica)}/debug/vars/{name}"
         try:
             response = await self._client.get(url)
             return response.json() if response.status_code == 200 else None

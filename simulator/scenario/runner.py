@@ -239,7 +239,9 @@ class _Run:
         advances = sum(step.advance for step in scenario.steps if isinstance(step, AdvanceStep))
         await self.backend.start(BackendSetup(pods=setup.pods, replicas=setup.replicas, config=self.cell.config,
                                               objects=self.cell.objects(setup.objects), seed=seed, name=self.cell.id,
-                                              advances=advances, endpoint_addresses=endpoint_addresses(self.cell)))
+                                              advances=advances, endpoint_addresses=endpoint_addresses(self.cell),
+                                              http={h.url: [(0.0, h.content), *((t.at, t.content) for t in h.then)]
+                                                    for h in setup.http}))
         self.note("scenario.started", id=self.cell.id, seed=seed, pods=setup.pods, replicas=setup.replicas)
         if setup.settle:
             outcome = await self.backend.settle(SETUP_SETTLE)

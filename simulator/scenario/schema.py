@@ -153,12 +153,27 @@ class ConfigSource(_Strict):
         return self
 
 
+class TimedContent(_Strict):
+    at: Seconds = Field(description="from this time on (since the start of the scenario)")
+    content: str
+
+
+class HttpContent(_Strict):
+    """One URL of the simulated HTTP server templates reach with ``http.fetch`` (``sim`` only)."""
+
+    url: str = Field(pattern=r"^https?://[^/@\s]+/\S*$")
+    content: str = Field(description="what it serves from the start")
+    then: list[TimedContent] = Field(default_factory=list, description="later versions, each from its `at` on")
+
+
 class Setup(_Strict):
     pods: int = Field(default=2, ge=0, le=64, description="number of HAProxy pods")
     replicas: int = Field(default=1, ge=1, le=8, description="number of controller replicas")
     config: ConfigSource
     objects: list[ObjectSource] = Field(default_factory=list, description="objects present before the start")
     settle: bool = Field(default=True, description="settle after start, before the first step")
+    http: list[HttpContent] = Field(default_factory=list, description="URLs the simulated HTTP server serves to "
+                                                                      "templates' http.fetch (sim only)")
 
 
 # -- faults --------------------------------------------------------------------------------------
@@ -270,6 +285,14 @@ class PodRestart(_PodFault):
     kind: Literal["pod_restart"]
 
 
+class HttpFetchFailure(_Fault):
+    """The simulated HTTP server behind ``http.fetch`` answers ``status`` instead of its content."""
+
+    kind: Literal["http_fetch_failure"]
+    status: int = Field(default=503, ge=400, le=599)
+    url: str = Field(default="", description="only this URL; every URL when empty")
+
+
 class LeaderLoss(_Fault):
     """The leader loses leadership: ``crash`` kills its replica (the Lease expires, another takes over;
     restarted after ``duration``), ``lease`` takes the Lease away from it (handed to a follower): the
@@ -304,6 +327,7 @@ FaultSpec = Annotated[
     | Dataplane409Storm
     | ReloadFailure
     | PodRestart
+    | HttpFetchFailure
     | LeaderLoss
     | ClockSkew,
     Field(discriminator="kind"),
@@ -321,6 +345,7 @@ FAULT_KINDS: tuple[str, ...] = (
     "dataplane_409_storm",
     "reload_failure",
     "pod_restart",
+    "http_fetch_failure",
     "leader_loss",
     "clock_skew",
 )

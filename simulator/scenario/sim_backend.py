@@ -109,6 +109,9 @@ class SimBackend:
         self._lease_duration = lease_duration_of(config)
         self._t0 = asyncio.get_running_loop().time()
         await self.harness.start()
+        for url, versions in setup.http.items():
+            (_, first), *later = versions
+            self.harness.http_source.script(url, first, later)
         for obj in setup.objects:
             self.harness.apply(obj)
 
@@ -195,6 +198,10 @@ class SimBackend:
             replica = fault.replica
             h.skew_clock(replica, fault.offset)
             self._arm(f"replica-{replica}", fault.kind, fault.duration, lambda: h.skew_clock(replica, 0.0))
+        elif fault.kind == "http_fetch_failure":
+            source = h.http_source
+            source.fail(fault.status, fault.url)
+            self._arm("http", fault.kind, fault.duration, source.clear)
         elif fault.kind == "pod_restart":
             for name in self._pod_names(fault.pod):
                 await h.restart_pod(name)

@@ -162,8 +162,8 @@ class Deployer(IterationComponent):
                     sync=SyncMetadata(reload_triggered=result.reload_triggered, reload_id=result.reload_id or "",
                                       sync_duration_s=duration, version_conflict_retries=result.retries,
                                       fallback_used=result.fallback_used,
-                                      operation_counts={"total_api_operations": len(result.operations),
-                                                        "runtime_updates": result.runtime_updates},
+                                      operation_counts={**result.summary,
+                                                        "totalAPIOperations": len(result.operations)},
                                       error="; ".join(result.errors)),
                 ), cause=event)
         if runtime:

@@ -20,13 +20,15 @@ from haptic.config.haproxycfg import runtime_config_name
 from haptic.config.models import HAProxyTemplateConfig
 from haptic.controller.context import HAPROXY_CFGS, SECRETS, TEMPLATE_CONFIGS
 from haptic.controller.loop.iteration import Iteration, IterationSettings
+from haptic.controller.loop.progress import with_progress
 from haptic.controller.metrics import ControllerMetrics
 from haptic.controller.observe.debug_providers import DebugProviders
 from haptic.controller.observe.event_ring import EventRing
 from haptic.controller.ports import ControllerPorts
-from haptic.controller.publish.publisher import decode_content
+from haptic.controller.publish.content import decode_content
 from haptic.controller.publish.status_writer import write_invalid_status
 from haptic.controller.watch.config_loader import config_version, secret_fingerprint, validate_config_object
+from haptic.controller.watch.config_tests import validation_test_failures
 from haptic.core import ComponentHealth, Event, HealthReport, Status, cancel_and_wait
 from haptic.k8s.api import JSON, ApiError, NotFound, ResourceRef
 from haptic.validation.local_haproxy import detect_local_haproxy
@@ -34,6 +36,9 @@ from haptic.validation.local_haproxy import detect_local_haproxy
 RETRY_DELAY = 5.0
 CONFIG_POLL_INTERVAL = 5.0
 SHUTDOWN_TIMEOUT = 25.0
+#: how long /healthz stays healthy after a voluntary reinitialization (a new config or CRD): the new
+#: iteration may take a while (validationTests, initial sync) and must not get the pod restarted meanwhile
+REINIT_GRACE_WINDOW = 90.0
 EVENT_RING_SIZE = 1000
 
 
@@ -65,6 +70,11 @@ class Controller:
         self._stop = asyncio.Event()
         self._invalid_written: tuple[str, str] | None = None
         self.capabilities: dict[str, Any] | None = None
+        #: (config generation, its failing validationTests) of the last config tested
+        self._tested: tuple[str, list[str]] | None = None
+        #: monotonic time of the last voluntary reinitialization (None: none yet)
+        self.reinitialized_at: float | None = None
+        self.reinit_grace = REINIT_GRACE_WINDOW
 
     # -- control ---------------------------------------------------------------------------------
 
@@ -76,10 +86,15 @@ class Controller:
         self.stop()
         try:
             async with self.ports.clock.timeout(self.shutdown_timeout):
-                await asyncio.shield(task)
+                await with_progress(asyncio.shield(task), self.ports.clock, self.log, "shutting down",
+                                    self._still_running)
         except TimeoutError:
             self.log.warning("shutdown took longer than %.0fs: cancelling", self.shutdown_timeout)
             await cancel_and_wait(task)
+
+    def _still_running(self) -> str:
+        iteration = self.iteration
+        return iteration.still_running() if iteration is not None else ""
 
     @property
     def is_leader(self) -> bool:
@@ -109,6 +124,7 @@ class Controller:
                 outcome = await iteration.run(self._stop)
                 if outcome == "stopped":
                     return
+                self.reinitialized_at = self.ports.clock.monotonic()
                 self.log.info("reinitializing for a new configuration")
             except asyncio.CancelledError:
                 raise
@@ -158,6 +174,12 @@ class Controller:
                           f"{'; '.join(errors)})")
             await self._mark_invalid(obj, version, errors)
             return None
+        failures = await self._test_failures(config, version)
+        if failures:
+            self._waiting(f"a HAProxyTemplateConfig {namespace}/{name} whose validationTests pass (generation "
+                          f"{version}: {'; '.join(failures)})")
+            await self._mark_invalid(obj, version, failures)
+            return None
         secret = await self._get_or_wait(SECRETS, "credentials Secret", secret_name, namespace)
         if secret is None:
             return None
@@ -167,6 +189,17 @@ class Controller:
             self._waiting(f"valid credentials in Secret {namespace}/{secret_name} ({exc})")
             return None
         return config, version, credentials, secret_fingerprint(secret)
+
+    async def _test_failures(self, config: HAProxyTemplateConfig, version: str) -> list[str]:
+        """The config's failing validationTests, run once per generation (the loop polls every few seconds)."""
+        if self._tested is not None and self._tested[0] == version:
+            return self._tested[1]
+        if self.capabilities is None:
+            self.capabilities = await detect_local_haproxy(self.ports.haproxy_binary, self.ports.check_runner)
+            self.log.info("local HAProxy %s", self.capabilities.get("haproxy_version"))
+        failures = await validation_test_failures(config.spec, self.ports, self.capabilities)
+        self._tested = (version, failures)
+        return failures
 
     async def _mark_invalid(self, obj: JSON, version: str, errors: list[str]) -> None:
         key = (version, "; ".join(errors))
@@ -197,7 +230,7 @@ class Controller:
 
     # -- introspection ----------------------------------------------------------------------------
 
-    def health(self) -> HealthReport:
+    def health(self, *, grace: bool = True) -> HealthReport:
         """Liveness (``/healthz``): the current iteration's components and this replica's leadership.
 
         Waiting for the config or the Secret is healthy (the process works; it says what it waits for),
@@ -209,7 +242,23 @@ class Controller:
             return HealthReport(True, {"config": ComponentHealth(Status.PENDING, True, reason)})
         report = iteration.registry.health()
         components = {**report.components, "leadership": self._leadership(iteration)}
-        return HealthReport(all(c.healthy for c in components.values()), components)
+        healthy = all(c.healthy for c in components.values())
+        left = self._grace_left() if grace else 0.0
+        if not healthy and left > 0:
+            components["reinitialization"] = ComponentHealth(
+                Status.PENDING, True, f"reinitialized recently: healthy for another {left:.0f}s whatever the "
+                                      "new iteration reports")
+            healthy = True
+        return HealthReport(healthy, components)
+
+    def _grace_left(self) -> float:
+        if self.reinitialized_at is None:
+            return 0.0
+        try:
+            now = self.ports.clock.monotonic()
+        except RuntimeError:  # no running loop: no clock to read
+            return 0.0
+        return self.reinitialized_at + self.reinit_grace - now
 
     def readiness(self) -> HealthReport:
         """Readiness (``/readyz``): an iteration synced its watches, runs leader election (as leader or
@@ -218,7 +267,7 @@ class Controller:
         if iteration is None:
             reason = f"waiting for {self.waiting_for}" if self.waiting_for else "starting"
             return HealthReport(False, {"config": ComponentHealth(Status.PENDING, False, reason)})
-        report = self.health()
+        report = self.health(grace=False)  # the grace keeps the pod alive, not in the Service's endpoints
         return HealthReport(report.healthy and iteration.campaigning, report.components)
 
     def _leadership(self, iteration: Iteration) -> ComponentHealth:

@@ -23,26 +23,31 @@ from haptic.controller.deploy.deployer import Deployer
 from haptic.controller.deploy.discovery import Discovery
 from haptic.controller.deploy.drift_monitor import DriftMonitor
 from haptic.controller.deploy.scheduler import DeploymentScheduler
-from haptic.controller.events import ConfigValidated
+from haptic.controller.events import ConfigValidated, CrdChanged, NamespaceSelectionChanged
 from haptic.controller.loop.leader_election import LeaderElection
 from haptic.controller.loop.observed_bus import ObservedBus
+from haptic.controller.loop.progress import with_progress
 from haptic.controller.metrics import ControllerMetrics
 from haptic.controller.observe.commentator import EventCommentator
 from haptic.controller.observe.event_ring import EventRing
 from haptic.controller.observe.metrics_component import MetricsComponent
 from haptic.controller.observe.state_cache import StateCache
 from haptic.controller.ports import ControllerPorts
-from haptic.controller.publish.ingress_status import IngressStatusWriter
 from haptic.controller.publish.object_events import ObjectEventRecorder
 from haptic.controller.publish.object_status import ObjectStatusApplier
 from haptic.controller.publish.publisher import ConfigPublisher
 from haptic.controller.publish.status_writer import ConfigStatusWriter
 from haptic.controller.reconcile.coordinator import RenderValidateCoordinator
+from haptic.controller.reconcile.http_content import HttpContentRefresher, templates_use_http
 from haptic.controller.reconcile.reconciler import DEFAULT_DEBOUNCE, Reconciler
 from haptic.controller.watch.config_loader import ConfigLoader, ConfigWatcher, CredentialsLoader, SecretWatcher
+from haptic.controller.watch.crd_watch import CrdWatcher
 from haptic.controller.watch.index_tracker import IndexSynchronizationTracker
+from haptic.controller.watch.namespace_selection import NamespaceSelection
 from haptic.controller.watch.watcher import ResourceWatcher
-from haptic.core import Component, Event, EventBus, LifecycleRegistry
+from haptic.core import Component, Event, EventBus, LifecycleRegistry, Status
+from haptic.httpstore.fetcher import make_client
+from haptic.httpstore.store import HttpStore
 from haptic.k8s.leaderelection import ElectionConfig, LeaderElector
 from haptic.names import HAPROXY_PODS
 from haptic.templating.engine import compile_templates
@@ -63,10 +68,11 @@ class IterationSettings:
 
 
 class ReinitTrigger(IterationComponent):
-    """Signals reinitialization once a newer config generation validated (debounced: edits come in bursts)."""
+    """Signals reinitialization once a newer config generation validated or a CRD backing a watched resource
+    changed (debounced: edits and CRD installs come in bursts)."""
 
     name = "configchange-handler"
-    subscribes = (ConfigValidated,)
+    subscribes = (ConfigValidated, CrdChanged, NamespaceSelectionChanged)
 
     def __init__(self, bus: EventBus, ctx: IterationContext, debounce: float) -> None:
         super().__init__(bus, ctx)
@@ -84,6 +90,13 @@ class ReinitTrigger(IterationComponent):
         return self._timer.active or self.requested.is_set()
 
     async def handle(self, event: Event) -> None:
+        if isinstance(event, CrdChanged | NamespaceSelectionChanged):
+            self.version = self.version or self.ctx.config_version
+            what = (f"CustomResourceDefinition {event.crd} {event.change}" if isinstance(event, CrdChanged)
+                    else f"the namespaces selected for {', '.join(event.resources)} changed")
+            self.logger.info("%s: reinitializing in %.0fs", what, self.debounce)
+            self._timer.start(self.debounce)
+            return
         assert isinstance(event, ConfigValidated)
         if event.version == self.ctx.config_version:
             return
@@ -123,6 +136,8 @@ class Iteration:
             stores=spec.make_stores(),
             current_config=current_config, capabilities=dict(capabilities or {}),
         )
+        if templates_use_http(self.ctx.engine.templates):
+            self.ctx.http = HttpStore(make_client(ports.http_transport), ports.clock)
         self.ctx.validator.dirs = self.ctx.dirs
         self.registry = LifecycleRegistry()
         bus, ctx = self.bus, self.ctx
@@ -133,29 +148,36 @@ class Iteration:
         self.credentials_loader = CredentialsLoader(bus, ctx)
         self.reinit = ReinitTrigger(bus, ctx, self.settings.reinit_debounce)
         self.watchers = [ResourceWatcher(bus, ctx, name) for name in sorted(ctx.stores)]
+        self.crd_watcher = CrdWatcher(bus, ctx)
+        self.namespace_selection = NamespaceSelection(bus, ctx)
         self.index_tracker = IndexSynchronizationTracker(bus, sorted(ctx.stores))
         self.reconciler = Reconciler(bus, ctx, self.settings.reconcile_debounce)
         self.discovery = Discovery(bus, ctx)
         self.config_watcher = ConfigWatcher(bus, ctx)
         self.secret_watcher = SecretWatcher(bus, ctx, ports.identity.secret_name)
         self.coordinator = RenderValidateCoordinator(bus, ctx)
+        self.http_refresher = HttpContentRefresher(bus, ctx)
+        self.coordinator.http_gate.report_to(self.http_refresher.report)
         self.scheduler = DeploymentScheduler(bus, ctx)
         self.deployer = Deployer(bus, ctx)
         self.drift = DriftMonitor(bus, ctx)
         self.publisher = ConfigPublisher(bus, ctx)
         self.status_writer = ConfigStatusWriter(bus, ctx)
-        self.ingress_status = IngressStatusWriter(bus, ctx)
         self.object_status = ObjectStatusApplier(bus, ctx)
         self.object_events = ObjectEventRecorder(bus, ctx)
         all_replica: list[Component] = [
             self.commentator, self.metrics_recorder, self.state, self.config_loader, self.credentials_loader,
-            self.reinit, *self.watchers, self.index_tracker, self.reconciler, self.discovery, self.config_watcher,
-            self.secret_watcher,
+            self.reinit, *self.watchers, self.crd_watcher, self.namespace_selection, self.index_tracker,
+            self.reconciler, self.discovery,
+            self.config_watcher, self.secret_watcher,
         ]
         for component in all_replica:
             self.registry.register(component)
-        for component in (self.coordinator, self.scheduler, self.deployer, self.drift, self.publisher,
-                          self.status_writer, self.ingress_status, self.object_status, self.object_events):
+        leader_only: list[Component] = [self.coordinator, self.scheduler, self.deployer, self.drift, self.publisher,
+                                        self.status_writer, self.object_status, self.object_events]
+        if ctx.http is not None:
+            leader_only.insert(1, self.http_refresher)
+        for component in leader_only:
             self.registry.register(component, leader_only=True)
         # Started by hand after the bus is released (it must not lead before the initial sync).
         elector = _elector(ctx)
@@ -182,7 +204,7 @@ class Iteration:
             found.append("initial sync")
         if self.reinit.due:
             found.append(f"reinitialization for config generation {self.reinit.version}")
-        retrying = [w.resource for w in self.watchers if w.watch_state.retry_at is not None]
+        retrying = [w.resource for w in self.watchers if w.watch_state.retrying]
         if retrying:
             found.append(f"watch of {', '.join(retrying)} to be retried after an error")
         if self.reconciler.holds_change:
@@ -196,6 +218,8 @@ class Iteration:
             queued = component.subscription.queued if component.subscription is not None else 0
             if component.current_event is not None or queued:
                 found.append(f"{component.name} busy ({queued} event(s) queued)")
+        if self.is_leader and self.http_refresher.refreshing:
+            found.append("http.fetch content being refreshed")
         if self.is_leader:
             held = self.scheduler.held_back()
             if held:
@@ -222,6 +246,11 @@ class Iteration:
         """Runs until ``stop`` is set ("stopped") or a new config generation validated ("config_changed")."""
         graceful = False
         try:
+            absent = await self.crd_watcher.probe()
+            selected = await self.namespace_selection.probe()
+            for watcher in self.watchers:
+                watcher.absent = absent.get(watcher.resource)
+                watcher.namespaces = selected.get(watcher.resource)
             await self.registry.start()
             await self._wait_for_sync()
             counts = {w.resource: len(w.store) for w in self.watchers}
@@ -255,7 +284,16 @@ class Iteration:
             except Exception:
                 self.logger.exception("releasing leadership failed")
         await self.leader.abandon()
-        await self.registry.stop()
+        await with_progress(self.registry.stop(), self.ports.clock, self.logger, "stopping the iteration",
+                            self.still_running)
+        if self.ctx.http is not None:
+            await self.ctx.http.client.aclose()
+
+    def still_running(self) -> str:
+        """The components not stopped yet (for progress lines while stopping)."""
+        running = [name for name, status in self.registry.statuses().items()
+                   if status in (Status.RUNNING, Status.STARTING)]
+        return ", ".join(sorted(running))
 
     def resource_count(self, name: str = HAPROXY_PODS) -> int:
         return len(self.ctx.stores[name])

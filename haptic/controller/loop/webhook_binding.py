@@ -12,18 +12,21 @@ events (the webhook package knows no event bus).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
+from haptic.config.models import HAProxyTemplateConfigSpec
 from haptic.controller.events import (
     WebhookValidationAllowed,
     WebhookValidationDenied,
     WebhookValidationError,
     WebhookValidationRequest,
 )
+from haptic.controller.watch.config_tests import validation_test_failures
 from haptic.core import Event
-from haptic.webhook.admission import DEFAULT_TIMEOUT, AdmissionDecision, AdmissionValidator
-from haptic.webhook.proposal_check import admission_validator
+from haptic.webhook.admission import DEFAULT_TIMEOUT, AdmissionDecision, AdmissionValidator, ConfigCheck, ConfigVerdict
+from haptic.webhook.config_check import review_config
+from haptic.webhook.proposal_check import DryRunCheck, admission_validator
 
 if TYPE_CHECKING:
     from haptic.controller.context import IterationContext
@@ -48,11 +51,31 @@ class IterationValidators:
         if ctx is not self._ctx or self._validator is None:
             self._validator = admission_validator(
                 ctx.spec, ctx.stores, ctx.ports.haproxy_binary, timeout=self.timeout, runner=ctx.ports.check_runner,
-                wall_clock=ctx.ports.clock.wall, render_runner=ctx.ports.webhook_render_runner,
+                wall_clock=ctx.ports.clock.wall, render_runner=ctx.ports.webhook_render_runner, http=ctx.http,
             )
+            self._validator.config_target = (ctx.namespace, ctx.config_name)
+            self._validator.config_check = _config_check(ctx, self._validator, self.timeout)
             self._ctx = ctx
             self.built += 1
         return self._validator
+
+
+def _config_check(ctx: IterationContext, validator: AdmissionValidator, timeout: float) -> ConfigCheck:
+    """Reviews a proposed generation of the controller's own config against this iteration's stores."""
+    current = validator.check if isinstance(validator.check, DryRunCheck) else None
+
+    def make_check(spec: HAProxyTemplateConfigSpec) -> DryRunCheck:
+        return DryRunCheck.from_spec(spec, ctx.ports.haproxy_binary, timeout=timeout, runner=ctx.ports.check_runner,
+                                     capabilities=ctx.capabilities, wall_clock=ctx.ports.clock.wall,
+                                     render_runner=ctx.ports.webhook_render_runner, http=ctx.http)
+
+    async def run_tests(spec: HAProxyTemplateConfigSpec) -> list[str]:
+        return await validation_test_failures(spec, ctx.ports, ctx.capabilities)
+
+    async def check(obj: Mapping[str, Any]) -> ConfigVerdict:
+        return await review_config(obj, ctx.stores, make_check, run_tests, current)
+
+    return check
 
 
 def decision_events(decision: AdmissionDecision) -> tuple[Event, ...]:

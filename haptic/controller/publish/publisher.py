@@ -8,11 +8,8 @@ failure is recorded apart (``status.validationError``) and never replaces the pu
 
 from __future__ import annotations
 
-import base64
 from datetime import datetime
 from typing import Any
-
-import zstandard
 
 from haptic.controller.component import IterationComponent
 from haptic.controller.context import HAPROXY_CFGS, IterationContext
@@ -25,23 +22,11 @@ from haptic.controller.events import (
     ValidationCompleted,
     ValidationFailed,
 )
+from haptic.controller.publish.aux_publisher import AuxFilePublisher
+from haptic.controller.publish.content import encode_content
 from haptic.core import Event, EventBus
 from haptic.k8s.api import JSON, ApiError, NotFound
 from haptic.names import TEMPLATE_CONFIG_LABEL
-
-
-def encode_content(text: str, threshold: int) -> tuple[str, bool]:
-    """The stored form of ``text``: as is, or zstd + base64 when longer than ``threshold`` bytes."""
-    raw = text.encode()
-    if threshold <= 0 or len(raw) <= threshold:
-        return text, False
-    return base64.b64encode(zstandard.ZstdCompressor().compress(raw)).decode(), True
-
-
-def decode_content(content: str, compressed: bool) -> str:
-    if not compressed:
-        return content
-    return zstandard.ZstdDecompressor().decompress(base64.b64decode(content)).decode()
 
 
 def _time(moment: datetime) -> str:
@@ -57,6 +42,7 @@ class ConfigPublisher(IterationComponent):
 
     def __init__(self, bus: EventBus, ctx: IterationContext) -> None:
         super().__init__(bus, ctx)
+        self.aux = AuxFilePublisher(ctx.ports.kube, ctx.namespace, ctx.runtime_config_name, self.logger)
         self._reset()
 
     def _reset(self) -> None:
@@ -64,6 +50,9 @@ class ConfigPublisher(IterationComponent):
         self.pods: dict[str, dict[str, Any]] = {}
         self.validation_error: str | None = None
         self.meta: dict[str, Any] = {}
+        self.conditions: dict[str, JSON] = {}
+        self.aux_refs: dict[str, list[JSON]] | None = None
+        self.aux.forget()
         self._dirty = False
         self.writes = 0
 
@@ -93,6 +82,11 @@ class ConfigPublisher(IterationComponent):
         elif isinstance(event, ConfigAppliedToPod):
             entry = self.pods.setdefault(event.pod_name, {"podName": event.pod_name, "consecutiveErrors": 0})
             now = _time(self.clock.now())
+            sync = event.sync
+            entry.update({"syncDuration": f"{sync.sync_duration_s:.3f}s",
+                          "versionConflictRetries": sync.version_conflict_retries,
+                          "fallbackUsed": sync.fallback_used,
+                          "lastOperationSummary": dict(sync.operation_counts) or None})
             if event.sync.error:
                 entry["lastError"] = event.sync.error
                 entry["lastErrorAt"] = now
@@ -123,18 +117,27 @@ class ConfigPublisher(IterationComponent):
         kube = self.ctx.ports.kube
         name, namespace = self.ctx.runtime_config_name, self.ctx.namespace
         try:
-            await kube.patch(HAPROXY_CFGS, name, {"spec": spec}, "merge", namespace=namespace)
+            stored = await kube.patch(HAPROXY_CFGS, name, {"spec": spec}, "merge", namespace=namespace)
         except NotFound:
             meta: JSON = {"name": name, "namespace": namespace, "labels": {TEMPLATE_CONFIG_LABEL: self.ctx.config_name}}
             uid = self.ctx.config.metadata.uid
             if uid:
                 meta["ownerReferences"] = [{"apiVersion": self.ctx.config.api_version, "kind": self.ctx.config.kind,
                                             "name": self.ctx.config_name, "uid": uid, "controller": True}]
-            await kube.create(HAPROXY_CFGS, {"apiVersion": HAPROXY_CFGS.api_version, "kind": "HAProxyCfg",
-                                             "metadata": meta, "spec": spec}, namespace=namespace)
+            stored = await kube.create(HAPROXY_CFGS, {"apiVersion": HAPROXY_CFGS.api_version, "kind": "HAProxyCfg",
+                                                      "metadata": meta, "spec": spec}, namespace=namespace)
         self.writes += 1
         self.published_checksum = rendered.content_checksum
         aux = rendered.auxiliary_files
+        owner_uid = str((stored.get("metadata") or {}).get("uid") or "")
+        owner = {"apiVersion": HAPROXY_CFGS.api_version, "kind": "HAProxyCfg", "name": name,
+                 "uid": owner_uid} if owner_uid else None
+        try:
+            self.aux_refs = await self.aux.publish(aux, self.ctx.dirs, threshold, owner)
+        except ApiError as exc:
+            # The HAProxyCfg is what the pods' state is read from; its files are a convenience copy.
+            self.logger.warning("auxiliary files of %s not published: %s", name, exc)
+            self.aux.forget()
         size = len(rendered.haproxy_config.encode())
         total = size + sum(len(v.encode()) for group in (aux.maps, aux.files, aux.certificates, aux.crt_lists)
                            for v in group.values())
@@ -144,11 +147,39 @@ class ConfigPublisher(IterationComponent):
         self.publish(ConfigPublished(runtime_config_name=name, runtime_config_namespace=namespace,
                                      map_file_count=len(aux.maps), secret_count=len(aux.certificates)))
 
+    def _conditions(self, pods: list[dict[str, Any]]) -> list[JSON]:
+        """``Synced``: every pod runs the published config; ``Valid``: the latest render passed validation.
+        A condition's ``lastTransitionTime`` moves only when its status does."""
+        failing = sorted(p["podName"] for p in pods if int(p.get("consecutiveErrors") or 0) > 0)
+        behind = sorted(p["podName"] for p in pods if p.get("checksum") != self.published_checksum)
+        if not pods:
+            synced = ("False", "NoPods", "no HAProxy pod has been deployed to yet")
+        elif failing:
+            synced = ("False", "DeploymentFailed", f"deployment failing on {', '.join(failing)}")
+        elif behind:
+            synced = ("False", "Pending", f"not yet on the published config: {', '.join(behind)}")
+        else:
+            synced = ("True", "AllPodsSynced", f"{len(pods)} pod(s) run the published config")
+        valid = (("False", "ValidationFailed", (self.validation_error or "").splitlines()[0][:300])
+                 if self.validation_error else ("True", "Validated", "the latest render passed validation"))
+        now = _time(self.clock.now())
+        conditions: list[JSON] = []
+        for kind, (status, reason, message) in (("Synced", synced), ("Valid", valid)):
+            previous = self.conditions.get(kind)
+            since = previous["lastTransitionTime"] if previous and previous["status"] == status else now
+            condition = {"type": kind, "status": status, "reason": reason, "message": message,
+                         "lastTransitionTime": since, "observedGeneration": self.ctx.generation}
+            self.conditions[kind] = condition
+            conditions.append(condition)
+        return conditions
+
     async def _write_status(self) -> None:
         self._dirty = False
         pods = [{k: v for k, v in self.pods[n].items() if v is not None} for n in sorted(self.pods)]
         status: JSON = {"deployedToPods": pods, "metadata": self.meta, "validationError": self.validation_error,
-                        "observedGeneration": self.ctx.generation}
+                        "observedGeneration": self.ctx.generation, "conditions": self._conditions(pods)}
+        if self.aux_refs is not None:
+            status["auxiliaryFiles"] = self.aux_refs
         try:
             await self.ctx.ports.kube.patch(HAPROXY_CFGS, self.ctx.runtime_config_name, {"status": status}, "merge",
                                             namespace=self.ctx.namespace, subresource="status")

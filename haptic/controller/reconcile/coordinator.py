@@ -32,6 +32,7 @@ from haptic.controller.events import (
     ValidationCompleted,
     ValidationFailed,
 )
+from haptic.controller.reconcile.http_content import HttpContentGate
 from haptic.controller.reconcile.notice_tracker import NoticeTracker
 from haptic.core import Event, EventBus
 from haptic.names import HAPROXY_PODS
@@ -40,6 +41,8 @@ from haptic.templating.engine import RenderInputs, RenderResult
 from haptic.templating.errors import TemplatingError
 from haptic.templating.notices import ObjectNotice, object_ref
 from haptic.validation.isolation import Culprit, content_fingerprint, isolate_rejected
+from haptic.validation.isolation import change_order as _change_order
+from haptic.validation.isolation import resource_version as _version
 from haptic.validation.render_check import CheckedRender, render_and_validate
 
 ObjectKey = tuple[str, str, str]
@@ -76,6 +79,8 @@ class RenderValidateCoordinator(IterationComponent):
         self.isolated: dict[ObjectKey, tuple[str, Culprit, Mapping[str, Any] | None]] = {}
         #: id -> (object, its key) of the objects the last ``_objects`` saw (each holds its object: no id reuse)
         self._object_keys: dict[int, tuple[Mapping[str, Any], ObjectKey | None]] = {}
+        #: reports to the iteration's ``HttpContentRefresher.report`` (logs and publishes content changes)
+        self.http_gate = HttpContentGate(ctx.http, lambda changes: None)
 
     def _objects(self) -> dict[ObjectKey, Mapping[str, Any]]:
         """Every watched object (HAProxy pods aside) by (kind, namespace, name)."""
@@ -125,6 +130,8 @@ class RenderValidateCoordinator(IterationComponent):
             skip=self._still_isolated(self._objects()) if self.isolated else frozenset(),
             previous={key: old for key, (_, _, old) in self.isolated.items() if old is not None},
             wall_time=self.clock.wall(),
+            publish_address=self.ctx.ports.publish_address,
+            http=self.ctx.http.view(proposal=False) if self.ctx.http is not None else None,
         )
 
     def render(self) -> RenderResult:
@@ -201,11 +208,15 @@ class RenderValidateCoordinator(IterationComponent):
         inputs = self.render_inputs()
         self.renders += 1
         try:
-            checked = await render_and_validate(self.ctx.engine, inputs, self.ctx.validator,
-                                                runner=self.ctx.ports.check_runner, on_rendered=timed,
-                                                render_runner=self.ctx.ports.render_runner)
-            if not checked.valid:
-                checked = await self._isolate(inputs, checked, objects)
+            async def attempt(inputs: RenderInputs) -> CheckedRender:
+                checked = await render_and_validate(self.ctx.engine, inputs, self.ctx.validator,
+                                                    runner=self.ctx.ports.check_runner, on_rendered=timed,
+                                                    render_runner=self.ctx.ports.render_runner)
+                if not checked.valid:
+                    checked = await self._isolate(inputs, checked, objects)
+                return checked
+
+            checked = await self.http_gate.render(inputs, attempt)
         except TemplatingError as exc:
             self.logger.error("rendering failed: %s", exc)
             self.publish(TemplateRenderFailed(template_name=str(getattr(exc, "template", "") or ""), error=str(exc)),
@@ -269,16 +280,3 @@ class RenderValidateCoordinator(IterationComponent):
             self.isolated[key] = (fingerprint, culprit, old)
             self.logger.warning("excluding %s: %s", culprit.ref, culprit.message)
         return isolation.checked
-
-
-def _version(obj: Mapping[str, Any]) -> str:
-    meta = obj.get("metadata")
-    return str(meta.get("resourceVersion") or "") if isinstance(meta, Mapping) else ""
-
-
-def _change_order(obj: Mapping[str, Any]) -> tuple[int, str, tuple[str, str, str]]:
-    """Oldest change first: numeric resourceVersions by value (an API server's are opaque but increasing)."""
-    version = _version(obj)
-    ref = object_ref(obj)
-    key = ref.key if ref is not None else ("", "", "")
-    return (int(version) if version.isdigit() else -1, version, key)

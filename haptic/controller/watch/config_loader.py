@@ -31,6 +31,7 @@ from haptic.controller.events import (
     CredentialsUpdated,
     SecretResourceChanged,
 )
+from haptic.controller.watch.config_tests import validation_test_failures
 from haptic.core import Event, EventBus
 from haptic.k8s.api import JSON, ResourceRef, Selectors
 from haptic.k8s.watch_loop import list_and_watch
@@ -152,10 +153,10 @@ class _ReplayingLoader(IterationComponent):
             if self.last is not None:
                 self.publish(_copy(self.last))
             return
-        self.last = self.load(event)
+        self.last = await self.load(event)
         self.publish(self.last)
 
-    def load(self, event: Event) -> Event:
+    async def load(self, event: Event) -> Event:
         raise NotImplementedError
 
 
@@ -171,7 +172,7 @@ class ConfigLoader(_ReplayingLoader):
         self.last = event
         return event
 
-    def load(self, event: Event) -> Event:
+    async def load(self, event: Event) -> Event:
         assert isinstance(event, ConfigResourceChanged)
         obj = dict(event.resource)
         version = config_version(obj)
@@ -180,10 +181,14 @@ class ConfigLoader(_ReplayingLoader):
             out: Event = ConfigInvalid(version=version, errors={"config": tuple(errors)})
             self.logger.error("HAProxyTemplateConfig %s/%s generation %s is invalid: %s", event.namespace, event.name,
                            version, "; ".join(errors))
-        else:
-            self.publish(ConfigParsed(version=version, config=config))
-            out = ConfigValidated(version=version, config=config)
-        return out
+            return out
+        self.publish(ConfigParsed(version=version, config=config))
+        failures = await validation_test_failures(config.spec, self.ctx.ports, self.ctx.capabilities)
+        if failures:
+            self.logger.error("HAProxyTemplateConfig %s/%s generation %s not adopted, its validationTests fail: %s",
+                              event.namespace, event.name, version, "; ".join(failures))
+            return ConfigInvalid(version=version, errors={"validationTests": tuple(failures)})
+        return ConfigValidated(version=version, config=config)
 
 
 class CredentialsLoader(_ReplayingLoader):
@@ -197,7 +202,7 @@ class CredentialsLoader(_ReplayingLoader):
         self.last = event
         return event
 
-    def load(self, event: Event) -> Event:
+    async def load(self, event: Event) -> Event:
         assert isinstance(event, SecretResourceChanged)
         try:
             credentials = load_credentials(event.resource)

@@ -48,6 +48,10 @@ class ResourceWatcher(Component):
         self._counts = [0, 0, 0]
         self._flush_scheduled = False
         self.watch_state = WatchState()
+        #: why the resource is not served (its CRD is missing; see ``CrdWatcher``): synced empty, not watched
+        self.absent: str | None = None
+        #: the namespaces objects are taken from (``namespaceSelector``; see ``NamespaceSelection``); None: all
+        self.namespaces: frozenset[str] | None = None
         if resource == HAPROXY_PODS:
             self._namespace: str | None = ctx.namespace
             self._selectors = Selectors(label_selector=ctx.spec.pod_selector.label_selector)
@@ -57,6 +61,11 @@ class ResourceWatcher(Component):
             self._selectors = Selectors(label_selector=watched.label_selector)
 
     async def on_start(self) -> None:
+        if self.absent is not None:
+            self.logger.warning("not watching %s: %s; rendering without them until it is installed",
+                                self.resource, self.absent)
+            self._on_list([])
+            return
         ref = self.ctx.watched_ref(self.resource)
         self.spawn(
             list_and_watch(self.ctx.ports.kube, ref, self._namespace, self._selectors, self.clock, self.logger,
@@ -87,10 +96,20 @@ class ResourceWatcher(Component):
             self._unselected.add(name)
             self.logger.info("skipping %s %s: does not match the field selector", self.resource, name)
 
+    def _outside(self, obj: JSON) -> bool:
+        """In a namespace the ``namespaceSelector`` does not pick (cluster-scoped objects never are)."""
+        if self.namespaces is None:
+            return False
+        meta = obj.get("metadata")
+        namespace = meta.get("namespace") if isinstance(meta, dict) else None
+        return bool(namespace) and namespace not in self.namespaces
+
     def _on_list(self, items: list[JSON]) -> None:
         before = len(self.store)
         good: list[JSON] = []
         for obj in items:
+            if self._outside(obj):
+                continue
             self._note_selection(obj)
             try:
                 self.store.prepare(obj)
@@ -109,7 +128,7 @@ class ResourceWatcher(Component):
             self._count(max(0, len(self.store) - before), 1, max(0, before - len(self.store)))
 
     def _on_event(self, etype: str, obj: JSON) -> None:
-        if etype == "DELETED":
+        if etype == "DELETED" or self._outside(obj):
             try:
                 if self.store.remove(obj):
                     self._count(0, 0, 1)

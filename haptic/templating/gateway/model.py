@@ -7,6 +7,7 @@ import binascii
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from haptic.templating.addresses import is_hostname
 from haptic.templating.gateway.conditions import age_key, condition, generation_of
 from haptic.templating.gateway.grpc import as_http_route, method_problems
 from haptic.templating.gateway.listeners import Gateway, build_gateways, gateway_status
@@ -47,9 +48,12 @@ def _pem(secret: Mapping[str, Any]) -> str:
     return f"{crt}\n{key}\n"
 
 
-def _addresses(pods: Iterable[Any]) -> list[dict[str, str]]:
-    ips = sorted({str((p.get("status") or {}).get("podIP")) for p in pods if (p.get("status") or {}).get("podIP")})
-    return [{"type": "IPAddress", "value": ip} for ip in ips]
+def _addresses(addresses: Iterable[Any]) -> list[dict[str, str]]:
+    out = []
+    for address in addresses:
+        text = str(address)
+        out.append({"type": "Hostname" if is_hostname(text) else "IPAddress", "value": text})
+    return out
 
 
 def _class_statuses(classes: list[Any]) -> tuple[set[str], list[tuple[Any, dict[str, Any]]]]:
@@ -66,18 +70,40 @@ def _class_statuses(classes: list[Any]) -> tuple[set[str], list[tuple[Any, dict[
     return accepted, statuses
 
 
+def _isolated_routes(isolated: Iterable[Any], served: Iterable[Any]) -> tuple[list[Any], dict[int, str]]:
+    """The routes per-object isolation leaves out or holds back (current versions, oldest first) and why."""
+    kept = {_route_key(r) for r in served}
+    routes = sorted((as_http_route(o) if o.get("kind") == "GRPCRoute" else o for o in isolated
+                     if isinstance(o, Mapping) and o.get("kind") in ("HTTPRoute", "GRPCRoute")), key=age_key)
+    why = {}
+    for route in routes:
+        kept_back = "its last valid version stays deployed" if _route_key(route) in kept else "it is left out"
+        why[id(route)] = ("haproxy -c rejected the configuration lines rendered from this route (the Warning "
+                          f"Event RejectedByHAProxy names the field); {kept_back}")
+    return routes, why
+
+
+def _route_key(route: Mapping[str, Any]) -> tuple[str, str, str]:
+    meta = route.get("metadata") or {}
+    return str(route.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
 def gateway_model(resources: Mapping[str, Any], extra: Mapping[str, Any], path_resolver: Any,
-                  reserved_ports: Mapping[Any, Any] | None = None, pods: Iterable[Any] = ()) -> dict[str, Any]:
+                  reserved_ports: Mapping[Any, Any] | None = None, addresses: Iterable[Any] = (),
+                  isolated: Iterable[Any] = ()) -> dict[str, Any]:
     """The Gateway API objects of the render's stores as frontends, backends, certificates and statuses.
 
     ``resources``: the render's stores (``gatewayclasses``, ``gateways``, ``httproutes``, ``referencegrants``,
     ``namespaces``, ``services``, ``secrets``); ``extra``: extraContext (``gatewayControllerName``);
     ``path_resolver``: the render's ``pathResolver``; ``reserved_ports``: port -> what else binds it;
-    ``pods``: the HAProxy pods (their IPs are the Gateways' ``status.addresses``).
+    ``addresses``: what the Gateways' ``status.addresses`` publish (``published_addresses``: the publish
+    address, or the running HAProxy pods' IPs); ``isolated``: the objects
+    per-object isolation leaves out (``controller.isolated``): their routes get ``Accepted`` False.
 
     Returns ``frontends`` (``name``, ``port``, ``tls``, ``lines``, ``maps``, ``certificates``: [file, sni]),
     ``backends`` (``name``, ``namespace``, ``service``, ``port``), ``pems`` (certificate file -> PEM),
-    ``statuses`` ([object, status]) and ``excluded`` ([object, reason, message, field]).
+    ``statuses`` ([object, status]), ``excluded`` ([object, reason, message, field]: left out) and ``warnings``
+    (the same shape: served, or refused by its status only, e.g. a rule dropped for RequestMirror).
     """
     controller = str(extra.get("gatewayControllerName") or CONTROLLER_NAME)
     reserved = {int(k): str(v) for k, v in (reserved_ports or {}).items()}
@@ -97,7 +123,8 @@ def gateway_model(resources: Mapping[str, Any], extra: Mapping[str, Any], path_r
     by_key: dict[tuple[str, str], Gateway] = {g.key: g for g in gateways if g.problem is None}
     labels = {str(ns["metadata"]["name"]): (ns["metadata"].get("labels") or {})
               for ns in _list(resources, "namespaces")}
-    # Routes the controller isolates (their lines failed haproxy -c) are hidden by the engine's stores.
+    # Routes the controller isolates (their lines failed haproxy -c) are hidden by the engine's stores; their
+    # statuses come from ``isolated``.
     grpc_problems: dict[int, list[str]] = {}
     grpc_routes = []
     for original in _list(resources, "grpcroutes"):
@@ -117,9 +144,13 @@ def gateway_model(resources: Mapping[str, Any], extra: Mapping[str, Any], path_r
             excluded.append([route, "UnsafeInput", "; ".join(found), found[0].split(" ", 1)[0]])
     _VERDICTS["routes"] = verdicts
     attached = attach_routes(routes, by_key, labels, grants, services, controller, unsafe_routes)
-    addresses = _addresses(pods)
-    statuses.extend((g.obj, gateway_status(g, addresses)) for g in gateways)
+    published = _addresses(addresses)
+    statuses.extend((g.obj, gateway_status(g, published)) for g in gateways)
     statuses.extend(attached.statuses)
+    left_out, why = _isolated_routes(isolated, routes)
+    if left_out:
+        # After the served routes: a held-back route's status describes its current, rejected version.
+        statuses.extend(attach_routes(left_out, by_key, labels, grants, services, controller, why).statuses)
     frontends = build_frontends([a for a in attached.attachments if a.rules],
                                 lambda name: path_resolver.get_path(name, "map"), age_key)
     pems: dict[str, str] = {}
@@ -171,4 +202,5 @@ def gateway_model(resources: Mapping[str, Any], extra: Mapping[str, Any], path_r
         "pems": pems,
         "statuses": [[obj, status] for obj, status in statuses],
         "excluded": excluded,
+        "warnings": attached.warnings,
     }

@@ -4,8 +4,9 @@ A parentRef names a Gateway of this controller, optionally one listener (``secti
 The route attaches to every usable listener the ref selects that allows its namespace and kind and
 whose hostname intersects the route's hostnames. Its status gets one ``parents[]`` entry per such
 parentRef (entries of other controllers are kept): ``Accepted`` (``NoMatchingParent``,
-``NotAllowedByListeners``, ``NoMatchingListenerHostname``, ``UnsupportedValue``) and ``ResolvedRefs``
-(``InvalidKind``, ``RefNotPermitted``, ``BackendNotFound``).
+``NotAllowedByListeners``, ``NoMatchingListenerHostname``, ``UnsupportedValue``, ``IncompatibleFilters``),
+``ResolvedRefs`` (``InvalidKind``, ``RefNotPermitted``, ``BackendNotFound``) and ``PartiallyInvalid`` while
+some rules are dropped (a ``RequestMirror`` filter or backendRef filters: HAProxy cannot implement them).
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ from haptic.templating.gateway.listeners import Gateway, Listener, route_hostnam
 from haptic.templating.gateway.refs import GATEWAY_GROUP, Grants, ResolvedRef, resolve_backend_ref
 
 SUPPORTED_FILTERS = ("RequestHeaderModifier", "ResponseHeaderModifier", "RequestRedirect", "URLRewrite")
+#: Extended filters HAProxy cannot implement (it has no request mirroring): a rule using one is invalid and
+#: dropped, as the spec's HTTPRouteRule.filters asks (PartiallyInvalid, or the route not Accepted when no
+#: rule is left).
+DROPPED_FILTERS = ("RequestMirror",)
 
 
 @dataclass
@@ -54,6 +59,8 @@ class RouteResult:
     attachments: list[Attachment] = field(default_factory=list)
     rules: list[Rule] = field(default_factory=list)
     statuses: list[tuple[Any, dict[str, Any]]] = field(default_factory=list)
+    #: [route, reason, message, field]: what the route's author should hear (a Warning Event, an admission warning)
+    warnings: list[list[Any]] = field(default_factory=list)
 
 
 def _ref_key(ref: Mapping[str, Any], route_namespace: str) -> tuple[str, str, str, str, str, Any]:
@@ -63,13 +70,24 @@ def _ref_key(ref: Mapping[str, Any], route_namespace: str) -> tuple[str, str, st
 
 
 def _unsupported_filter(rules: list[Any]) -> str | None:
+    """Why the whole route is refused: a filter type this library does not know (``ExtensionRef`` included:
+    no custom filter resolves, and its requests must not be served as if it were absent)."""
     for i, rule in enumerate(rules):
         for j, flt in enumerate(rule.get("filters") or []):
-            if flt.get("type") not in SUPPORTED_FILTERS:
+            if flt.get("type") not in SUPPORTED_FILTERS + DROPPED_FILTERS:
                 return f"spec.rules[{i}].filters[{j}]: filter {flt.get('type')} is not supported"
-        for j, ref in enumerate(rule.get("backendRefs") or []):
-            if ref.get("filters"):
-                return f"spec.rules[{i}].backendRefs[{j}].filters: backendRef filters are not supported"
+    return None
+
+
+def _rule_problem(index: int, rule: Mapping[str, Any]) -> str | None:
+    """Why one rule is invalid and dropped (an extended filter HAProxy cannot implement), or None."""
+    for j, flt in enumerate(rule.get("filters") or []):
+        if flt.get("type") in DROPPED_FILTERS:
+            return (f"spec.rules[{index}].filters[{j}]: {flt.get('type')} is not supported "
+                    "(HAProxy cannot mirror requests)")
+    for j, ref in enumerate(rule.get("backendRefs") or []):
+        if ref.get("filters"):
+            return f"spec.rules[{index}].backendRefs[{j}].filters: backendRef filters are not supported"
     return None
 
 
@@ -117,6 +135,11 @@ def attach_routes(routes: list[Any], gateways: Mapping[tuple[str, str], Gateway]
         gen = generation_of(route)
         rules_spec = list(spec.get("rules") or [])
         refused = unsafe.get(id(route)) or _unsupported_filter(rules_spec)
+        problems = {i: p for i, rule in enumerate(rules_spec) if (p := _rule_problem(i, rule)) is not None}
+        dropped = ("Dropped Rule(s) " + ", ".join(str(i) for i in problems) + ": " + "; ".join(problems.values())
+                   if problems else "")
+        if not refused and problems and len(problems) == len(rules_spec):
+            refused = dropped
         parents: list[dict[str, Any]] = []
         first_attachment = len(out.attachments)
         seen: set[tuple[Any, ...]] = set()
@@ -130,7 +153,8 @@ def attach_routes(routes: list[Any], gateways: Mapping[tuple[str, str], Gateway]
                 continue  # not a Gateway of this controller: another controller reports on it
             seen.add(key)
             if refused:
-                ok, reason, message = False, "UnsupportedValue", refused
+                reason = "IncompatibleFilters" if refused == dropped else "UnsupportedValue"
+                ok, message = False, refused
             else:
                 ok, reason, message = _attach_one(route, ref, gateway, namespace, namespace_labels, kind, out)
             any_attached = any_attached or ok
@@ -138,9 +162,13 @@ def attach_routes(routes: list[Any], gateways: Mapping[tuple[str, str], Gateway]
                             "conditions": [condition("Accepted", ok, reason, message, gen)]})
         if not parents:
             continue
+        if dropped and (not refused or refused == dropped):
+            out.warnings.append([route, "UnsupportedValue", dropped, next(iter(problems.values())).split(":", 1)[0]])
         rules = []
         if any_attached:
             for index, rule in enumerate(rules_spec):
+                if index in problems:
+                    continue
                 refs = [resolve_backend_ref(r, namespace, kind, grants, services)
                         for r in rule.get("backendRefs") or []]
                 rules.append(Rule(next_rule, route, index, rule, refs))
@@ -153,6 +181,9 @@ def attach_routes(routes: list[Any], gateways: Mapping[tuple[str, str], Gateway]
                              broken.message if broken else "all references resolved", gen)
         for parent in parents:
             parent["conditions"].append(dict(resolved))
+            if dropped and parent["conditions"][0]["status"] == "True":
+                # Only set while some rules are valid: the spec's "Drop Rule(s)" approach.
+                parent["conditions"].append(condition("PartiallyInvalid", True, "UnsupportedValue", dropped, gen))
         others = [p for p in (route.get("status") or {}).get("parents") or []
                   if isinstance(p, Mapping) and p.get("controllerName") != controller_name]
         out.statuses.append((route, {"parents": parents + [dict(p) for p in others]}))

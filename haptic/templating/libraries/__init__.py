@@ -7,7 +7,9 @@ maps of named things (``watchedResources``, ``templateSnippets``, ``maps``, ``fi
 winning, ``haproxyConfig`` comes from the config when it has one, ignore-fields are unioned. A library
 marked ``haproxyConfigIsFallback: true`` (the ``gateway`` library) brings its ``haproxyConfig`` only when
 no library before it did, and loses it to any library after it: it plugs into the others' skeleton
-through snippets. Call it on the raw object before ``haptic.config.load_config``.
+through snippets. A library with ``extends: [names]`` (the ``nginx`` and ``haproxytech`` dialect libraries)
+brings those libraries first, unless they are already selected. Call it on the raw object before
+``haptic.config.load_config``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import yaml
 from haptic.names import LIBRARIES_ANNOTATION
 
 _FALLBACK = "haproxyConfigIsFallback"
+_EXTENDS = "extends"
 _KEYED = ("watchedResources", "templateSnippets", "maps", "files", "sslCertificates", "validationTests")
 
 
@@ -78,9 +81,27 @@ def library_names(obj: Mapping[str, Any]) -> list[str]:
     return [name.strip() for name in str(raw).split(",") if name.strip()]
 
 
+def with_bases(names: list[str]) -> list[str]:
+    """``names`` with the libraries each one extends placed before it (each library once, first place wins)."""
+    ordered: list[str] = []
+
+    def visit(name: str, chain: tuple[str, ...]) -> None:
+        if name in ordered:
+            return
+        if name in chain:
+            raise LibraryError(f"template library {name!r} extends itself (through {' → '.join(chain)})")
+        for base in load_library(name).get(_EXTENDS) or []:
+            visit(str(base), (*chain, name))
+        ordered.append(name)
+
+    for name in names:
+        visit(name, ())
+    return ordered
+
+
 def expand_libraries(obj: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of a full ``HAProxyTemplateConfig`` object with its annotated libraries merged in."""
-    names = library_names(obj)
+    names = with_bases(library_names(obj))
     result = copy.deepcopy(dict(obj))
     if not names or not isinstance(result.get("spec"), Mapping):
         return result
@@ -88,6 +109,7 @@ def expand_libraries(obj: Mapping[str, Any]) -> dict[str, Any]:
     fallback: Any = None
     for name in names:
         fragment = load_library(name)
+        fragment.pop(_EXTENDS, None)
         if fragment.pop(_FALLBACK, False) and "haproxyConfig" in fragment:
             fallback = fragment.pop("haproxyConfig") if "haproxyConfig" not in base else None
             fragment.pop("haproxyConfig", None)

@@ -16,7 +16,9 @@ import httpx
 import pytest
 import yaml
 
+from haptic.config.crds import all_crds
 from simulator.kube import BackgroundServer, FakeKubeAPI, write_kubeconfig
+from simulator.kube.gateway_api import gateway_api_crds
 from simulator.local.pod import translate_for_pod
 from tests.support.paths import REPO
 
@@ -49,7 +51,7 @@ def test_kustomize_builds_every_object(kubectl_bin: str) -> None:
     kinds = sorted(f"{d['kind']}/{d['metadata']['name']}" for d in built)
     assert "HAProxyTemplateConfig/haptic-config" in kinds
     assert "Deployment/haptic-controller" in kinds and "Deployment/haproxy" in kinds
-    assert len([k for k in kinds if k.startswith("CustomResourceDefinition/")]) == 2
+    assert len([k for k in kinds if k.startswith("CustomResourceDefinition/")]) == len(all_crds())
     config_maps = [d for d in built if d["kind"] == "ConfigMap"]
     assert len(config_maps) == 1 and config_maps[0]["metadata"]["name"].startswith("haproxy-dataplaneapi-")
     haproxy = next(d for d in built if d["kind"] == "Deployment" and d["metadata"]["name"] == "haproxy")
@@ -88,6 +90,27 @@ def test_manifests_apply_to_the_fake_api(kubectl_bin: str, kubeconfig: Path) -> 
                                        "ingressclass.networking.k8s.io/haptic"]
     again = kubectl(kubectl_bin, kubeconfig, "apply", "--validate=false", "-k", str(DEPLOY))
     assert "created" not in again  # idempotent
+
+
+def test_gateway_overlay_builds_and_applies_after_the_gateway_api_crds(kubectl_bin: str, kubeconfig: Path,
+                                                                       tmp_path: Path) -> None:
+    overlay = REPO / "examples" / "gateway-cluster"
+    built = [d for d in yaml.safe_load_all(kubectl(kubectl_bin, None, "kustomize", str(overlay))) if d]
+    config = next(d for d in built if d["kind"] == "HAProxyTemplateConfig")
+    expanded = next(d for d in yaml.safe_load_all((overlay / "haproxytemplateconfig.yaml").read_text()) if d)
+    assert config["spec"] == expanded["spec"], "the patch replaces the base config by the gateway one"
+    service = next(d for d in built if d["kind"] == "Service" and d["metadata"]["name"] == "haproxy")
+    assert {"name": "gateway-http", "port": 81, "targetPort": 8081, "nodePort": 30081} in service["spec"]["ports"]
+    crds = tmp_path / "gateway-api.yaml"
+    crds.write_text(yaml.safe_dump_all(list(gateway_api_crds().values())))
+    kubectl(kubectl_bin, kubeconfig, "apply", "--validate=false", "-f", str(DEPLOY / "crds"),
+            "-f", str(DEPLOY / "namespace.yaml"), "--server-side", "-f", str(crds))
+    out = kubectl(kubectl_bin, kubeconfig, "apply", "--validate=false", "-k", str(overlay))
+    assert "gateway.gateway.networking.k8s.io/haptic created" in out, out
+    assert "gatewayclass.gateway.networking.k8s.io/haptic created" in out
+    names = kubectl(kubectl_bin, kubeconfig, "get", "gateways,clusterroles", "-A", "-o", "name").split()
+    assert "gateway.gateway.networking.k8s.io/haptic" in names
+    assert "clusterrole.rbac.authorization.k8s.io/haptic-controller-gateway" in names
 
 
 @pytest.mark.haproxy

@@ -33,8 +33,11 @@ def test_certs_then_configuration(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     body = yaml.safe_load(out.stdout)
     assert body["kind"] == "ValidatingWebhookConfiguration"
-    [hook] = body["webhooks"]
+    hook, own = body["webhooks"]
     assert hook["name"] == "ingresses.networking.k8s.io.validate.haproxy-haptic.org"
+    # the config's own webhook, for its namespace, failing open
+    assert own["name"] == "haproxytemplateconfigs.haproxy-haptic.org.validate.haproxy-haptic.org"
+    assert own["failurePolicy"] == "Ignore" and own["clientConfig"] == hook["clientConfig"]
     assert hook["clientConfig"]["service"] == {"namespace": "ops", "name": "hw", "path": "/validate", "port": 8443}
     assert base64.b64decode(hook["clientConfig"]["caBundle"]) == (tmp_path / "ca.crt").read_bytes()
 

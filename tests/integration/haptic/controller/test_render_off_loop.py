@@ -11,7 +11,7 @@ from typing import Any
 
 from simulator.cluster_objects import SLOT_TEMPLATE, credentials_secret, template_config
 from simulator.kube import BackgroundServer
-from tests.integration.haptic.controller.test_run_command import _create, _free_port, _get, _seed, _until
+from tests.integration.haptic.controller.test_run_command import _create, _free_address, _get, _seed, _until
 
 # About 60 million loop iterations: about 3 s of CPU on this machine, well within the 30 s render timeout,
 # rendering nothing.
@@ -25,17 +25,17 @@ FAST_RENEWALS = {"controller": {"leaderElection": {"enabled": True, "leaseDurati
 def test_health_and_lease_renewals_continue_during_a_long_render(tmp_path: Path, haproxy_bin: str) -> None:
     with BackgroundServer() as server:
         server.call(_seed)
-        port = _free_port()
+        host, (port,) = _free_address()
         haptic = Path(sys.executable).parent / "haptic"
         env = dict(os.environ, POD_NAMESPACE="haptic", POD_NAME="controller-a", LOG_LEVEL="INFO")
         proc = subprocess.Popen(
-            [str(haptic), "run", "--server", server.url, "--debug-port", str(port), "--bind-address", "127.0.0.1",
-             "--haproxy-binary", haproxy_bin, "--shutdown-timeout", "10"],
+            [str(haptic), "run", "--server", server.url, "--debug-port", str(port), "--metrics-port", "0",
+             "--bind-address", host, "--haproxy-binary", haproxy_bin, "--shutdown-timeout", "10"],
             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path,
         )
         try:
-            base = f"http://127.0.0.1:{port}"
-            _until(lambda: _get(f"{base}/debug/vars/iterations")[1], "the debug server")
+            base = f"http://{host}:{port}"
+            _until(lambda: _get(f"{base}/debug/vars/iterations")[1], "the debug server", proc=proc)
 
             def create(obj: dict[str, Any]) -> None:
                 _create(server, obj)

@@ -19,12 +19,24 @@ import pytest
 from haptic.config.crds import all_crds
 from simulator.cluster_objects import credentials_secret, template_config
 from simulator.kube import BackgroundServer, FakeKubeAPI
+from simulator.local.network import LoopbackNetwork
 
 
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def _free_address(count: int = 1) -> tuple[str, list[int]]:
+    """An address of 127.0.0.0/8 of this test's own and ``count`` ports free on it: on 127.0.0.1 a port
+    chosen and released can be bound by any other test's server before the controller binds it."""
+    network = LoopbackNetwork()
+    host = network.controller_ip(0)
+    ports: list[int] = []
+    for _ in range(count):
+        ports.append(network.free_port([host], avoid=ports))
+    return host, ports
 
 
 def _get(url: str) -> tuple[int, Any]:
@@ -46,10 +58,13 @@ def _create(server: BackgroundServer, obj: dict[str, Any]) -> None:
     server.call(go)
 
 
-def _until(predicate: Any, what: str, timeout: float = 30.0) -> Any:
+def _until(predicate: Any, what: str, timeout: float = 60.0, proc: subprocess.Popen[str] | None = None) -> Any:
     deadline = time.monotonic() + timeout
     last: Any = None
     while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            output, _ = proc.communicate()
+            pytest.fail(f"haptic run exited with {proc.returncode} while waiting for {what}: {output[-2000:]}")
         try:
             last = predicate()
         except OSError as exc:
@@ -86,18 +101,18 @@ def _leader_gauge(metrics_text: str) -> str | None:
 def test_run_serves_health_metrics_through_reinit_and_stops_gracefully(tmp_path: Path, haproxy_bin: str) -> None:
     with BackgroundServer() as server:
         server.call(_seed)
-        port, metrics_port = _free_port(), _free_port()
+        host, (port, metrics_port) = _free_address(2)
         haptic = Path(sys.executable).parent / "haptic"
         env = dict(os.environ, POD_NAMESPACE="haptic", POD_NAME="controller-a", LOG_LEVEL="INFO")
         proc = subprocess.Popen(
             [str(haptic), "run", "--server", server.url, "--debug-port", str(port), "--metrics-port",
-             str(metrics_port), "--bind-address", "127.0.0.1", "--haproxy-binary", haproxy_bin,
+             str(metrics_port), "--bind-address", host, "--haproxy-binary", haproxy_bin,
              "--shutdown-timeout", "10"],
             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path,
         )
         try:
-            base, metrics_base = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{metrics_port}"
-            waiting = _until(lambda: _get(f"{base}/debug/vars/iterations")[1], "the debug server")
+            base, metrics_base = f"http://{host}:{port}", f"http://{host}:{metrics_port}"
+            waiting = _until(lambda: _get(f"{base}/debug/vars/iterations")[1], "the debug server", proc=proc)
             _until(lambda: "HAProxyTemplateConfig haptic/haproxy-config" in
                    str(_get(f"{base}/debug/vars/iterations")[1].get("waiting_for")), "waiting for the config")
             # Waiting is alive (no restart by the kubelet) but not ready, and says what it waits for.
@@ -150,6 +165,23 @@ def test_run_serves_health_metrics_through_reinit_and_stops_gracefully(tmp_path:
             output = proc.communicate()[0]
         assert "waiting for HAProxyTemplateConfig haptic/haproxy-config" in output
         assert "reinitializing for a new configuration" in output
-        assert output.count("serving http://127.0.0.1:") == 2, "one debug and one metrics server for the process"
+        assert output.count(f"serving http://{host}:") == 2, "one debug and one metrics server for the process"
         assert output.rstrip().splitlines()[-1].endswith("logger=haptic.run msg=stopped"), output[-500:]
         assert "s3cret-value" not in output
+
+
+def test_a_taken_debug_port_is_one_clear_line_and_exit_1(tmp_path: Path) -> None:
+    haptic = Path(sys.executable).parent / "haptic"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = int(taken.getsockname()[1])
+        env = dict(os.environ, POD_NAMESPACE="haptic", POD_NAME="controller-a")
+        done = subprocess.run(
+            [str(haptic), "run", "--server", "http://127.0.0.1:1", "--debug-port", str(port), "--metrics-port", "0",
+             "--bind-address", "127.0.0.1"],
+            env=env, capture_output=True, text=True, cwd=tmp_path, timeout=60,
+        )
+    assert done.returncode == 1
+    assert f"debug-server cannot listen on 127.0.0.1:{port}: Address already in use" in done.stderr
+    assert "Traceback" not in done.stderr + done.stdout

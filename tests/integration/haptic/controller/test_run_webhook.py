@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,16 +20,11 @@ from haptic.live.certs import generate_webhook_certs
 from simulator.cluster_objects import credentials_secret, endpoint_slice, ingress, ingress_library_config, service
 from simulator.kube import BackgroundServer, FakeKubeAPI, write_kubeconfig
 from simulator.kube.admission import enable_admission
+from tests.integration.haptic.controller.test_run_command import _free_port, _until
 
 pytestmark = [pytest.mark.kubectl, pytest.mark.haproxy]
 
 WEBHOOK_NAME = "ingresses.networking.k8s.io.validate.haproxy-haptic.org"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _admitting_api() -> FakeKubeAPI:
@@ -61,17 +55,6 @@ def _registered(api: FakeKubeAPI) -> list[dict[str, Any]]:
     return [w for cfg in api.objects(kind) for w in cfg.get("webhooks", [])]
 
 
-def _until(predicate: Any, what: str, proc: subprocess.Popen[str], timeout: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, f"haptic run exited with {proc.returncode} while waiting for {what}"
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    pytest.fail(f"timed out waiting for {what}")
-
-
 def _kubectl(kubectl_bin: str, home: Path, kubeconfig: Path, *args: str, stdin: str) -> tuple[int, str, str]:
     env = {**os.environ, "KUBECONFIG": str(kubeconfig), "HOME": str(home)}
     done = subprocess.run([kubectl_bin, "--cache-dir", str(home / "cache"), "--request-timeout", "30s", *args],
@@ -97,8 +80,10 @@ def test_run_serves_the_webhook_and_kubectl_goes_through_it(
             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path,
         )
         try:
-            hooks = _until(lambda: server.call(_registered), "the webhook registration", proc)
-            assert [h["name"] for h in hooks] == [WEBHOOK_NAME]
+            hooks = _until(lambda: server.call(_registered), "the webhook registration", proc=proc)
+            # the Ingresses' webhook, and the one reviewing the controller's own config
+            assert [h["name"] for h in hooks] == [WEBHOOK_NAME,
+                                                  "haproxytemplateconfigs.haproxy-haptic.org.validate.haproxy-haptic.org"]
             assert hooks[0]["clientConfig"]["url"] == f"https://127.0.0.1:{webhook_port}/validate"
             assert hooks[0]["clientConfig"]["caBundle"] == certs.ca_bundle
 

@@ -78,3 +78,23 @@ async def test_delete_of_an_ingress_renders_without_it(haproxy_bin: str) -> None
     validator, _ = _validator(ingress_example(), haproxy_bin)
     decision = await validator.review(review("DELETE", None, ingress("web")))
     assert decision.allowed, decision.message
+
+
+async def test_new_fault_is_denied_while_an_older_object_has_the_same_fault(haproxy_bin: str) -> None:
+    config = ingress_example()
+    stores = _live_stores(config)
+    huge = {"haproxy-haptic.org/timeout-server": "999999999d"}
+    # Already stored (created before the webhook, or while it failed open): the live render fails too.
+    stores["ingresses"].apply(ingress("old-slow", host="old.example.test", annotations=huge))
+    validator = AdmissionValidator.from_spec(config.spec, stores, DryRunCheck.from_spec(config.spec, haproxy_bin))
+    # haproxy -c says the same of both (only the line differs): the new one is at fault on its own.
+    decision = await validator.review(review("CREATE", ingress("new-slow", host="new.example.test",
+                                                               annotations=huge)))
+    assert not decision.allowed, decision.message
+    assert "timer overflow" in decision.message
+    fine = await validator.review(review("CREATE", ingress("api", host="api.example.test", service="api",
+                                                           port=9000)))
+    assert fine.allowed, fine.message
+    fixed = await validator.review(review("UPDATE", ingress("old-slow", host="old.example.test"),
+                                          ingress("old-slow", host="old.example.test", annotations=huge)))
+    assert fixed.allowed, fixed.message

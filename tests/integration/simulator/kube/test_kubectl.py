@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from simulator.kube import BackgroundServer
+from simulator.kube.gateway_api import gateway_api_crds
 from tests.integration.kube_helpers import WIDGET_CRD, wait_until
 from tests.support.kubectl import Kubectl
 
@@ -285,3 +286,51 @@ def test_imperative_create_sends_protobuf_that_is_understood(kubectl: Kubectl) -
     hpa = kubectl.stored("autoscaling/v2", "horizontalpodautoscalers", "default", "web")["spec"]  # stored as v2
     assert (hpa["minReplicas"], hpa["maxReplicas"], hpa["scaleTargetRef"]["name"]) == (1, 3, "web")
     assert hpa["metrics"][0]["resource"]["target"] == {"type": "Utilization", "averageUtilization": 50}
+
+
+GATEWAY_OBJECTS = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata:
+  name: haptic
+spec:
+  controllerName: haproxy-haptic.org/gateway-controller
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata:
+  name: edge
+spec:
+  gatewayClassName: haptic
+  listeners:
+  - {name: http, port: 80, protocol: HTTP}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: web
+spec:
+  parentRefs: [{name: edge}]
+  rules:
+  - backendRefs: [{name: web, port: 80}]
+"""
+
+
+def test_gateway_objects_after_the_gateway_api_crds(kubectl: Kubectl, tmp_path: Path) -> None:
+    # As on a real cluster: Gateway kinds are unknown until their CRDs are applied (without
+    # --validate=false kubectl stops earlier, at the openapi/v2 fallback the fake does not serve).
+    refused = kubectl("apply", "--validate=false", "-f", "-", stdin=GATEWAY_OBJECTS, check=False)
+    assert refused.returncode != 0 and 'no matches for kind "GatewayClass"' in refused.stderr, refused.stderr
+    crds = tmp_path / "gateway-api.yaml"
+    crds.write_text(yaml.safe_dump_all(list(gateway_api_crds().values())))
+    kubectl("apply", "--server-side", "-f", str(crds))
+    out = kubectl("apply", "-f", "-", stdin=GATEWAY_OBJECTS).stdout
+    assert "httproute.gateway.networking.k8s.io/web created" in out, out
+    route = kubectl.stored("gateway.networking.k8s.io/v1", "httproutes", "default", "web")
+    assert route["spec"]["rules"][0]["matches"] == [{"path": {"type": "PathPrefix", "value": "/"}}], "CRD defaults"
+    # A client-side re-apply patches a custom resource with a merge patch (no strategic merge for CRDs).
+    changed = GATEWAY_OBJECTS.replace("port: 80}]\n", "port: 8080}]\n")
+    assert "httproute.gateway.networking.k8s.io/web configured" in kubectl("apply", "-f", "-", stdin=changed).stdout
+    route = kubectl.stored("gateway.networking.k8s.io/v1", "httproutes", "default", "web")
+    assert route["spec"]["rules"][0]["backendRefs"][0]["port"] == 8080
+    assert kubectl("get", "gtw", "-o", "name").stdout.split() == ["gateway.gateway.networking.k8s.io/edge"]

@@ -68,7 +68,7 @@ async def stack(haproxy_bin: str) -> AsyncIterator[LocalStack]:
 def options_for(stack: LocalStack) -> ClusterOptions:
     assert stack.kube_server is not None and stack.kubeconfig is not None
     return ClusterOptions(kubeconfig=str(stack.kubeconfig), namespace=NAMESPACE, config_name=CONFIG,
-                          controller_urls=tuple(f"http://127.0.0.1:{p}" for p in stack.debug_ports),
+                          controller_urls=tuple(stack.debug_url(i) for i in range(len(stack.debug_ports))),
                           echo="local", dataplane="direct")
 
 

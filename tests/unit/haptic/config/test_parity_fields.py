@@ -39,11 +39,12 @@ def test_unknown_engine_is_refused(cr: dict[str, Any]) -> None:
     assert "unknown template engine 'handlebars'" in _problems(cr)["spec.templatingSettings.engine"]
 
 
-def test_namespace_selector_is_refused_as_not_supported_yet(cr: dict[str, Any]) -> None:
-    cr["spec"]["watchedResources"]["ingresses"]["namespaceSelector"] = "team=a"
+def test_namespace_selector_is_a_label_selector(cr: dict[str, Any]) -> None:
+    cr["spec"]["watchedResources"]["ingresses"]["namespaceSelector"] = "team=a,env in (prod)"
+    assert load_config(cr).spec.watched_resources["ingresses"].namespace_selector == "team=a,env in (prod)"
+    cr["spec"]["watchedResources"]["ingresses"]["namespaceSelector"] = "team==="
     message = _problems(cr)["spec.watchedResources.ingresses.namespaceSelector"]
-    assert "namespaceSelector is not supported yet" in message
-    assert "Extra inputs" not in message
+    assert "invalid namespace selector" in message
 
 
 def test_empty_namespace_selector_means_none(cr: dict[str, Any]) -> None:
@@ -66,12 +67,13 @@ def _test_with(**extra: Any) -> dict[str, Any]:
     return {"fixtures": {}, "assertions": [{"type": "haproxy_valid"}], **extra}
 
 
-def test_http_resources_in_a_validation_test_are_refused(cr: dict[str, Any]) -> None:
-    cr["spec"]["validationTests"] = {
-        "fetch": _test_with(httpResources=[{"url": "http://blocklist.example/ips", "content": "10.0.0.1\n"}])
-    }
+def test_http_resources_in_a_validation_test_load_and_a_url_given_twice_is_refused(cr: dict[str, Any]) -> None:
+    mock = {"url": "http://blocklist.example/ips", "content": "10.0.0.1\n"}
+    cr["spec"]["validationTests"] = {"fetch": _test_with(httpResources=[mock])}
+    assert load_config(cr).spec.validation_tests["fetch"].http_resources[0].content == "10.0.0.1\n"
+    cr["spec"]["validationTests"] = {"fetch": _test_with(httpResources=[mock, mock])}
     message = _problems(cr)["spec.validationTests.fetch.httpResources"]
-    assert "httpResources is not supported yet" in message and "http.Fetch" in message
+    assert "given twice: http://blocklist.example/ips" in message
 
 
 def test_a_validation_test_without_http_resources_loads(cr: dict[str, Any]) -> None:

@@ -22,7 +22,7 @@ from haptic.controller.events import (
     ValidationFailed,
 )
 from haptic.controller.observe.commentator import level_of, summarize
-from haptic.controller.publish.publisher import decode_content, encode_content
+from haptic.controller.publish.content import decode_content, encode_content
 from haptic.controller.reconcile.coordinator import merged_reason
 from haptic.controller.reconcile.reconciler import Reconciler
 from haptic.core import EventBus, VirtualClock

@@ -72,7 +72,7 @@ SLICE = {
 
 
 def render(
-    engine: TemplateEngine, *ingresses: dict[str, Any], secrets: Any = (), current: str | None = None
+    engine: TemplateEngine, *ingresses: dict[str, Any], secrets: Any = (), current: str | None = None, **more: Any
 ) -> RenderResult:
     stores = {
         name: ResourceStore(name, w["indexBy"], w.get("fieldSelector"), LIB["watchedResourcesIgnoreFields"])
@@ -85,7 +85,8 @@ def render(
     stores["services"].apply(SERVICE)
     stores["endpoints"].apply(SLICE)
     return engine.render(
-        RenderInputs(stores=stores, extra_context=LIB["templatingSettings"]["extraContext"], current_config=current)
+        RenderInputs(stores=stores, extra_context=LIB["templatingSettings"]["extraContext"], current_config=current,
+                     **more)
     )
 
 
@@ -194,3 +195,39 @@ def test_expand_libraries_merges_under_the_config() -> None:
     assert merge_fragment({"haproxyConfig": {"template": "lib"}}, {"haproxyConfig": {"template": "own"}}) == {
         "haproxyConfig": {"template": "own"}
     }
+
+
+def _pod(name: str, ip: str, phase: str = "Running", **meta: Any) -> dict[str, Any]:
+    return {"kind": "Pod", "metadata": {"namespace": "haptic", "name": name, **meta},
+            "status": {"phase": phase, "podIP": ip}}
+
+
+def _statuses(result: RenderResult) -> dict[str, Any]:
+    return {s.ref.name: s.status["loadBalancer"]["ingress"] for s in result.statuses if s.ref.kind == "Ingress"}
+
+
+def test_ingress_statuses_publish_the_running_pods_and_the_reason_of_those_left_out(engine: TemplateEngine) -> None:
+    pods = ResourceStore("haproxy-pods", ["metadata.namespace", "metadata.name"])
+    for pod in (_pod("b", "10.0.0.11"), _pod("a", "10.0.0.10"), _pod("pending", "10.0.0.12", "Pending"),
+                _pod("going", "10.0.0.13", deletionTimestamp="2026-01-01T00:00:00Z")):
+        pods.apply(pod)
+    hostile = ingress("evil", host="x.test\n    use_backend admin")
+    other_class = ingress("theirs", cls="nginx")
+    isolated = ingress("bad", host="bad.example.test")
+    result = render(engine, ingress("shop"), hostile, other_class, isolated, haproxy_pods=pods,
+                    skip=frozenset({("Ingress", "ns", "bad")}))
+    points = [{"ip": "10.0.0.10"}, {"ip": "10.0.0.11"}]
+    statuses = _statuses(result)
+    assert statuses["shop"] == points
+    assert "theirs" not in statuses, "another class's Ingress is left to its controller"
+    error = {"port": 8080, "protocol": "TCP", "error": "haproxy-haptic.org/UnsafeInput"}
+    assert statuses["evil"] == [{**p, "ports": [error]} for p in points]
+    assert statuses["bad"][0]["ports"][0]["error"] == "haproxy-haptic.org/RejectedByHAProxy"
+    assert "ing_ns_bad_" not in result.config
+
+
+def test_ingress_statuses_use_the_publish_address_and_wait_for_one(engine: TemplateEngine) -> None:
+    assert _statuses(render(engine, ingress("shop"))) == {}, "no HAProxy pod yet: nothing to publish"
+    named = render(engine, ingress("shop"), publish_address="lb.example.test")
+    assert _statuses(named) == {"shop": [{"hostname": "lb.example.test"}]}
+    assert _statuses(render(engine, ingress("shop"), publish_address="192.0.2.7")) == {"shop": [{"ip": "192.0.2.7"}]}

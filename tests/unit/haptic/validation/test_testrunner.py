@@ -147,3 +147,33 @@ def test_fixture_helpers() -> None:
         build_stores(config_spec, {"things": [{"metadata": {"namespace": "ns"}}]})
     with pytest.raises(FixtureError, match=r"fixtures.things\[0\]: not a Kubernetes object"):
         build_stores(config_spec, {"things": ["text"]})
+
+
+def test_http_resources_answer_http_fetch_merged_over_global() -> None:
+    template = ("a={{ http.fetch('http://x.example/a') }} b={{ http.fetch('http://x.example/b') }}\n"
+                "{% if extraContext.other %}{{ http.fetch('http://x.example/unmocked') }}{% endif %}")
+    runner = runner_for(
+        {
+            "_global": {
+                "fixtures": {},
+                "httpResources": [{"url": "http://x.example/a", "content": "1"},
+                                  {"url": "http://x.example/b", "content": "2"}],
+                "assertions": [{"type": "contains", "pattern": "^a=1 b=2$"}],
+            },
+            "own": {
+                "fixtures": {},
+                "httpResources": [{"url": "http://x.example/b", "content": "two"}],
+                "assertions": [{"type": "contains", "pattern": "^a=1 b=two$"}],
+            },
+            "unmocked": {
+                "fixtures": {},
+                "extraContext": {"other": True},
+                "assertions": [{"type": "contains", "target": "rendering_error",
+                                "pattern": "no httpResources fixture"}],
+            },
+        },
+        template,
+    )
+    report = runner.run()
+    assert report.passed, report_summary(report)
+    assert report.counts == (3, 0)

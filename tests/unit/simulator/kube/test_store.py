@@ -576,17 +576,23 @@ async def test_valid_labels_pass(kube: InProcessKubeClient) -> None:
     assert (await kube.create(CM, cm("a", labels), "default"))["metadata"]["labels"] == labels
 
 
-async def test_gateway_types_behave_as_custom_resources(kube: InProcessKubeClient, api: FakeKubeAPI) -> None:
+async def test_gateway_types_are_served_only_once_their_crds_are_installed(
+        kube: InProcessKubeClient, api: FakeKubeAPI) -> None:
+    # A real API server knows nothing of gateway.networking.k8s.io before the Gateway API CRDs are applied.
     route = ResourceRef("gateway.networking.k8s.io/v1", "httproutes")
-    await kube.create(route, {"metadata": {"name": "r"}, "spec": {"hostnames": ["a.example"]}}, "default")
-    with pytest.raises(ApiError) as info:
-        await kube.patch(route, "r", {"spec": {"hostnames": ["b"]}}, "strategic", namespace="default")
-    assert info.value.code == 415
+    with pytest.raises(NotFound, match="httproutes"):
+        await kube.create(route, {"metadata": {"name": "r"}, "spec": {"hostnames": ["a.example"]}}, "default")
+    assert "gateway.networking.k8s.io" not in api.types.groups()
     crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
            "metadata": {"name": "httproutes.gateway.networking.k8s.io"},
            "spec": {"group": "gateway.networking.k8s.io", "scope": "Namespaced",
                     "names": {"plural": "httproutes", "kind": "HTTPRoute", "shortNames": ["hr"]},
-                    "versions": [{"name": "v1", "served": True, "storage": True, "subresources": {"status": {}}}]}}
+                    "versions": [{"name": "v1", "served": True, "storage": True, "subresources": {"status": {}},
+                                  "schema": {"openAPIV3Schema": {
+                                      "type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]}}
     await kube.create(CRD, crd)
     assert api.resolve("gateway.networking.k8s.io/v1", "httproutes").short_names == ("hr",)
-    assert [o["metadata"]["name"] for o in (await kube.list(route)).items] == ["r"], "objects are kept"
+    await kube.create(route, {"metadata": {"name": "r"}, "spec": {"hostnames": ["a.example"]}}, "default")
+    with pytest.raises(ApiError) as info:
+        await kube.patch(route, "r", {"spec": {"hostnames": ["b"]}}, "strategic", namespace="default")
+    assert info.value.code == 415, "a custom resource takes no strategic merge patch"

@@ -33,7 +33,8 @@ def _backend(ring: EventRing) -> tuple[LocalBackend, _Busy]:
     transport = _Busy(build_debug_app(DebugProviders(events=ring.last)))
     backend = LocalBackend("haproxy")
     replica = SimpleNamespace(running=True, process=SimpleNamespace(pid=4242))
-    backend.stack = cast(Any, SimpleNamespace(controllers=[replica], debug_ports=[9]))
+    backend.stack = cast(Any, SimpleNamespace(controllers=[replica], debug_ports=[9],
+                                             debug_url=lambda replica: "http://127.0.0.1:9"))
     backend._client = httpx.AsyncClient(transport=transport)
     return backend, transport
 

@@ -46,7 +46,8 @@ def service(name: str, namespace: str = "shop") -> dict[str, Any]:
             "spec": {"ports": [{"name": "http", "port": 80}]}}
 
 
-def model(*objects: dict[str, Any], reserved: dict[int, str] | None = None) -> dict[str, Any]:
+def model(*objects: dict[str, Any], reserved: dict[int, str] | None = None,
+          isolated: tuple[dict[str, Any], ...] = (), addresses: tuple[str, ...] = ()) -> dict[str, Any]:
     plural = {"GatewayClass": "gatewayclasses", "Gateway": "gateways", "HTTPRoute": "httproutes",
               "GRPCRoute": "grpcroutes", "ReferenceGrant": "referencegrants", "Namespace": "namespaces",
               "Service": "services", "Secret": "secrets"}
@@ -54,7 +55,8 @@ def model(*objects: dict[str, Any], reserved: dict[int, str] | None = None) -> d
     for obj in objects:
         stores[plural[obj["kind"]]].append(copy.deepcopy(obj))
     resources = {name: ListStore(items) for name, items in stores.items()}
-    return gateway_model(resources, {}, PathResolver(StorageDirs()), reserved or {8404: "frontend stats"})
+    return gateway_model(resources, {}, PathResolver(StorageDirs()), reserved or {8404: "frontend stats"},
+                         addresses, isolated=isolated)
 
 
 def status_of(result: dict[str, Any], kind: str, name: str) -> dict[str, Any]:
@@ -225,11 +227,17 @@ def test_listener_conflicts_and_reserved_ports() -> None:
 def test_unsupported_filters_and_hostile_values_refuse_the_route() -> None:
     mirror = route("mirror", {"filters": [{"type": "RequestMirror", "requestMirror": {"backendRef": backend("web")}}],
                               "backendRefs": [backend("web")]})
+    custom = route("custom", {"filters": [{"type": "ExtensionRef", "extensionRef": {
+        "group": "example.com", "kind": "Auth", "name": "a"}}], "backendRefs": [backend("web")]})
     hostile = route("hostile", {"filters": [{"type": "RequestHeaderModifier", "requestHeaderModifier": {
         "set": [{"name": "X-A", "value": "a\n    http-request deny"}]}}], "backendRefs": [backend("web")]},
         hostnames=["evil.test"])
-    result = model(*BASE, mirror, hostile)
-    for name in ("mirror", "hostile"):
+    result = model(*BASE, mirror, custom, hostile)
+    # Its only rule dropped (HAProxy cannot mirror), the route is not accepted; the spec's reason for filters.
+    accepted = status_of(result, "HTTPRoute", "mirror")["parents"][0]["conditions"][0]
+    assert (accepted["status"], accepted["reason"]) == ("False", "IncompatibleFilters")
+    assert accepted["message"].startswith("Dropped Rule(s) 0: spec.rules[0].filters[0]: RequestMirror")
+    for name in ("custom", "hostile"):
         assert conditions(status_of(result, "HTTPRoute", name)["parents"][0])["Accepted"] == (
             "False", "UnsupportedValue")
     assert [e[0]["metadata"]["name"] for e in result["excluded"]] == ["hostile"]
@@ -237,6 +245,51 @@ def test_unsupported_filters_and_hostile_values_refuse_the_route() -> None:
     assert result["frontends"] == [{"name": "gw_8080", "port": 8080, "tls": False,
                                     "lines": ["default_backend haptic_default"], "maps": {}, "certificates": [],
                                     "crtList": ""}]
+
+
+def test_a_rule_with_request_mirror_is_dropped_and_the_route_partially_invalid() -> None:
+    mirrored = {"matches": [{"path": {"type": "PathPrefix", "value": "/shadow"}}],
+                "filters": [{"type": "RequestMirror", "requestMirror": {"backendRef": backend("api")}}],
+                "backendRefs": [backend("api")]}
+    plain = {"matches": [{"path": {"type": "PathPrefix", "value": "/"}}], "backendRefs": [backend("web")]}
+    result = model(*BASE, route("web", mirrored, plain))
+    found = conditions(status_of(result, "HTTPRoute", "web")["parents"][0])
+    assert found == {"Accepted": ("True", "Accepted"), "ResolvedRefs": ("True", "ResolvedRefs"),
+                     "PartiallyInvalid": ("True", "UnsupportedValue")}
+    partial = status_of(result, "HTTPRoute", "web")["parents"][0]["conditions"][2]
+    assert partial["message"].startswith("Dropped Rule(s) 0: spec.rules[0].filters[0]: RequestMirror")
+    assert [b["service"] for b in result["backends"]] == ["web"], "the dropped rule's backend is not rendered"
+    assert "/shadow" not in str(result["frontends"])
+    assert [(w[0]["metadata"]["name"], w[1], w[3]) for w in result["warnings"]] == [
+        ("web", "UnsupportedValue", "spec.rules[0].filters[0]")], "a Warning Event and an admission warning"
+    assert "PartiallyInvalid" not in conditions(status_of(model(*BASE, route("ok")), "HTTPRoute", "ok")["parents"][0])
+
+
+def test_routes_isolation_leaves_out_or_holds_back_are_not_accepted() -> None:
+    # The engine's stores hide a route left out and show the last valid version of one held back; the
+    # current versions come as ``isolated`` (controller.isolated). set_statuses keeps the last status per object.
+    new = route("new", hostnames=["new.test"])
+    old = route("changed", hostnames=["changed.test"])
+    changed = copy.deepcopy(old)
+    changed["metadata"]["generation"] = 4
+    result = model(*BASE, old, isolated=(new, changed, service("web")))
+    last = {obj["metadata"]["name"]: status for obj, status in result["statuses"] if obj["kind"] == "HTTPRoute"}
+    for name, gen, why in (("new", 3, "it is left out"), ("changed", 4, "its last valid version stays deployed")):
+        (accepted, resolved) = last[name]["parents"][0]["conditions"]
+        assert (accepted["status"], accepted["reason"], accepted["observedGeneration"]) == (
+            "False", "UnsupportedValue", gen)
+        assert "haproxy -c rejected" in accepted["message"] and why in accepted["message"]
+        assert resolved["type"] == "ResolvedRefs"
+    assert "changed.test" in str(result["frontends"]) and "new.test" not in str(result["frontends"])
+    listener = status_of(result, "Gateway", "gw")["listeners"][0]
+    assert listener["attachedRoutes"] == 1, "only the served version counts"
+
+
+def test_gateway_addresses_are_the_published_ones_typed() -> None:
+    status = status_of(model(*BASE, addresses=("10.0.0.10", "lb.example.test", "fd00::1")), "Gateway", "gw")
+    assert status["addresses"] == [{"type": "IPAddress", "value": "10.0.0.10"},
+                                   {"type": "Hostname", "value": "lb.example.test"},
+                                   {"type": "IPAddress", "value": "fd00::1"}]
 
 
 def test_other_controllers_parent_statuses_are_kept() -> None:

@@ -1,0 +1,69 @@
+"""The statuses the ``ingress`` library declares (``set_ingress_statuses``) for the Ingresses it serves.
+
+``set_ingress_statuses(ingresses, addresses, port)`` declares for each Ingress (the class-filtered list,
+the ones it leaves out included) ``status.loadBalancer.ingress``: one point per address (``ip``, or
+``hostname`` for a name). An Ingress this render leaves out (an ``exclude`` notice: a host another
+namespace owns, hostile fields; or per-object isolation after ``haproxy -c`` rejected its lines) carries
+the reason as its port status error, the one error field an Ingress status has:
+``ports: [{port, protocol: TCP, error: haproxy-haptic.org/<Reason>}]``. Rendered again, the error goes.
+
+The addresses come from ``haptic.templating.addresses.published_addresses``.
+Pure functions over the current render's notices; no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from haptic.names import ANNOTATION_PREFIX
+from haptic.templating import fragments
+from haptic.templating.addresses import is_hostname
+from haptic.templating.context import current_render
+from haptic.templating.notices import REJECTED_BY_HAPROXY, ObjectRef, object_ref
+from haptic.templating.statuses import ObjectStatus
+
+# The references of the last render's Ingresses, by identity: store objects are replaced, never mutated, so
+# the same object has the same reference (the entry holds it: its id cannot be reused), as in reject_unsafe.
+_REFS: dict[str, dict[int, tuple[Any, ObjectRef]]] = {}
+
+
+def _point(address: str) -> dict[str, Any]:
+    return {"hostname": address} if is_hostname(address) else {"ip": address}
+
+
+def set_ingress_statuses(ingresses: Iterable[Any], addresses: Iterable[Any], port: Any = 8080) -> str:
+    """``set_status`` of each Ingress (none without addresses: nothing to publish yet); renders nothing.
+    Declared directly (not through ``set_statuses``): thousands of Ingresses share two status values."""
+    points = [_point(str(a)) for a in addresses]
+    if not points:
+        return ""
+    fragments.uncacheable()  # reads the render's notices and writes statuses straight into its state
+    state = current_render()
+    reasons: dict[tuple[str, str, str], str] = {}
+    for notice in state.notices.values():
+        if notice.excluded:
+            reasons.setdefault(notice.ref.key, notice.reason)
+    for key in state.skip:
+        reasons.setdefault(key, REJECTED_BY_HAPROXY)
+    number = port if isinstance(port, int) and 0 < port < 65536 else 8080
+    routed = {"loadBalancer": {"ingress": points}}
+    previous, refs = _REFS.get("refs", {}), {}
+    for ing in ingresses:
+        hit = previous.get(id(ing))
+        if hit is not None and hit[0] is ing:
+            ref = hit[1]
+        else:
+            found = object_ref(ing)
+            if found is None:
+                continue
+            ref = found
+        refs[id(ing)] = (ing, ref)
+        reason = reasons.get(ref.key)
+        status = routed
+        if reason is not None:
+            error = {"port": number, "protocol": "TCP", "error": f"{ANNOTATION_PREFIX}{reason}"}
+            status = {"loadBalancer": {"ingress": [{**p, "ports": [error]} for p in points]}}
+        state.statuses[ref.key] = ObjectStatus(ref, status, ref.api_version or "networking.k8s.io/v1")
+    _REFS["refs"] = refs
+    return ""
