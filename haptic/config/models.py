@@ -211,7 +211,9 @@ class DataplaneSettings(CamelModel):
     max_parallel: int = Field(default=0, ge=0)
     """HAProxy pods written at once by a deployment; 0 means all at once."""
     raw_push_threshold: int = Field(default=DEFAULT_RAW_PUSH_THRESHOLD, ge=0)
-    """Above this many planned operations the whole config is pushed raw; 0 means the default 100."""
+    """Above this many planned operations the whole config is pushed raw; 0 means the default 100. At or
+    below it, a change made only of server creates, updates and deletes goes as those operations in one
+    Dataplane transaction; any other structural change is one raw push whatever its size."""
 
     @field_validator("raw_push_threshold")
     @classmethod

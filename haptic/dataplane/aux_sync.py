@@ -8,6 +8,7 @@ map API instead of a storage upload: no reload.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -52,6 +53,13 @@ class AuxChange:
         return f"{self.action.capitalize()} {_LABELS[self.kind]} '{self.name}'"
 
 
+# The pods of one deployment compare the same contents: two 3,000-line maps are parsed and diffed once.
+@functools.lru_cache(maxsize=32)
+def _maps_differ(current: str, desired: str) -> bool:
+    return parse_map_entries(current) != parse_map_entries(desired)
+
+
+@functools.lru_cache(maxsize=32)
 def map_edits(current: str, desired: str, limit: int) -> tuple[MapEdit, ...] | None:
     """The runtime entry edits turning ``current`` into ``desired``, or None when the runtime API
     cannot express them (duplicate keys, reordered entries, new keys not at the end, too many, a key
@@ -122,7 +130,7 @@ async def plan_aux(
                 continue
             current = await client.get_storage_content(kind, name)
             if kind == STORAGE_MAPS:
-                if parse_map_entries(current) != parse_map_entries(content):
+                if _maps_differ(current, content):
                     edits = map_edits(current, content, map_edit_limit) if runtime_maps else None
                     changes.append(AuxChange(kind, "update", name, content, edits))
             elif current != content:

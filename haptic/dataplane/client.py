@@ -425,6 +425,20 @@ class DataplaneClient:
         )
         return self._outcome(response)
 
+    async def create_server(self, backend: str, model: Mapping[str, Any], *, transaction_id: str) -> WriteOutcome:
+        """A new server in ``backend``, inside a transaction (202: staged; 201 where an API applies it at once)."""
+        response = await self._request(
+            "POST", f"{_CONFIG}/backends/{_segment(backend)}/servers", expected=(201, 202),
+            params={"transaction_id": transaction_id}, json_body=dict(model))
+        return self._outcome(response)
+
+    async def delete_server(self, backend: str, name: str, *, transaction_id: str) -> WriteOutcome:
+        """Removes a server from ``backend``, inside a transaction (202: staged; 204 where applied at once)."""
+        response = await self._request(
+            "DELETE", f"{_CONFIG}/backends/{_segment(backend)}/servers/{_segment(name)}", expected=(202, 204),
+            params={"transaction_id": transaction_id})
+        return self._outcome(response)
+
     # -- transactions ---------------------------------------------------------------------------
 
     async def start_transaction(self, version: int) -> Transaction:

@@ -28,8 +28,12 @@ from haptic.dataplane.planner import plan_parsed
 from haptic.dataplane.server_model import NON_API_FIELDS
 
 # noop: nothing to do; files: only auxiliary files changed (uploaded); runtime: server replaces;
-# runtime_maps: map entries through the runtime API; raw: one raw push; failed: see errors.
-SyncMode = Literal["noop", "files", "runtime", "runtime_maps", "raw", "failed"]
+# runtime_maps: map entries through the runtime API; transaction: server creates/updates/deletes in one
+# Dataplane transaction (one reload); raw: one raw push; failed: see errors.
+SyncMode = Literal["noop", "files", "runtime", "runtime_maps", "transaction", "raw", "failed"]
+
+#: ``dataplane.rawPushThreshold``'s default, as the original's ``SetDefaults``
+DEFAULT_RAW_PUSH_THRESHOLD = 100
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,10 @@ class SyncOptions:
     runtime_maps: bool = True  # map-content-only changes through the runtime map API
     map_edit_limit: int = 100  # more entry edits than this: upload the file instead
     force_aux_compare: bool = False  # drift checks: compare files even when the checksum matches
+    #: ``dataplane.rawPushThreshold``: a structural change of at most this many planned operations goes as
+    #: fine-grained operations in one transaction when the planner can express them all (server creates,
+    #: updates and deletes); more operations, or any other kind, is one raw push (as the original's rule)
+    raw_push_threshold: int = DEFAULT_RAW_PUSH_THRESHOLD
 
 
 @dataclass
@@ -122,6 +130,16 @@ def _sendable(payload: dict[str, Any] | None) -> bool:
         payload is not None
         and not NON_API_FIELDS & payload.keys()
         and not any(isinstance(v, str) and has_control_characters(v) for v in payload.values())
+    )
+
+
+def _fine_grained(plan: SyncPlan, threshold: int) -> bool:
+    """Whether the plan goes as operations in one transaction rather than a raw push: at most ``threshold``
+    operations, each a server create, update or delete the API can take as is."""
+    return 0 < len(plan.operations) <= threshold and all(
+        op.child_type == "server" and op.section_name is not None and op.child_name is not None
+        and (op.action == "delete" or _sendable(op.payload))
+        for op in plan.operations
     )
 
 
@@ -279,6 +297,16 @@ async def _apply(run: _Run, desired_config: str, version: int, plan: SyncPlan | 
         except DataplaneHTTPError as exc:
             run.fallbacks.append(f"runtime server update failed, pushing the configuration: {exc}")
             version = await client.get_version()
+    # (after a failed runtime update the servers go in one raw push, as documented above)
+    if raw and plan is not None and version != 1 and not run.fallbacks \
+            and _fine_grained(plan, run.options.raw_push_threshold):
+        run.mode = "transaction"
+        try:
+            version = await _transaction_servers(run, plan.operations)
+            raw = False
+        except DataplaneHTTPError as exc:
+            run.fallbacks.append(f"fine-grained server operations failed, pushing the configuration: {exc}")
+            version = await client.get_version()
     if raw:
         # Version 1 is a freshly started API: always one raw push first.
         run.mode = "raw"
@@ -290,6 +318,28 @@ async def _apply(run: _Run, desired_config: str, version: int, plan: SyncPlan | 
     run.operations.extend(c.description for c in deletes)
     run.warnings.extend(await delete_aux(client, deletes))
     return version
+
+
+async def _transaction_servers(run: _Run, operations: tuple[Operation, ...]) -> int:
+    """The plan's server operations in one transaction; returns the version after its commit."""
+    client = run.client
+
+    async def body(transaction_id: str) -> None:
+        for op in operations:
+            assert op.section_name is not None and op.child_name is not None
+            if op.action == "delete":
+                await client.delete_server(op.section_name, op.child_name, transaction_id=transaction_id)
+            elif op.action == "create":
+                assert op.payload is not None
+                await client.create_server(op.section_name, op.payload, transaction_id=transaction_id)
+            else:
+                assert op.payload is not None
+                await client.replace_server(op.section_name, op.child_name, op.payload,
+                                            transaction_id=transaction_id)
+
+    done = await client.run_transaction(body)
+    run.reload(done.outcome.reload_id)
+    return done.version + 1
 
 
 async def _runtime_servers(run: _Run, operations: tuple[Operation, ...], version: int) -> int:

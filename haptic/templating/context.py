@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from jinja2 import Undefined
 
+from haptic.templating import fragments
 from haptic.templating.current_config import CurrentBackend, CurrentConfig
 from haptic.templating.errors import TemplateFailure
 from haptic.templating.notices import ObjectNotice, object_ref
@@ -40,26 +41,36 @@ class StoreLike(Protocol):
 
 
 class StoreView:
-    """Read-only face of a store for templates: ``list()``, ``fetch(*keys)``, ``get_single(*keys)``."""
+    """Read-only face of a store for templates: ``list()``, ``fetch(*keys)``, ``get_single(*keys)``.
+    Reads inside a ``{% fragment %}`` are journalled under ``role`` (see ``fragments``)."""
 
-    __slots__ = ("_store",)
+    __slots__ = ("_role", "_store")
 
-    def __init__(self, store: StoreLike) -> None:
+    def __init__(self, store: StoreLike, role: str = "store:?") -> None:
         self._store = store
+        self._role = role
 
     def list(self) -> Sequence[Any]:
-        return self._store.list()
+        result = self._store.list()
+        fragments.note(fragments.READ, self._role, "list", (), fragments.store_result(result))
+        return result
 
     def fetch(self, *keys: Any) -> Sequence[Any]:
-        return self._store.fetch(*(str(k) for k in keys))
+        result = self._store.fetch(*(str(k) for k in keys))
+        fragments.note(fragments.READ, self._role, "fetch", keys, fragments.store_result(result))
+        return result
 
     def get_single(self, *keys: Any) -> Any:
-        return self._store.get_single(*(str(k) for k in keys))
+        result = self._store.get_single(*(str(k) for k in keys))
+        fragments.note(fragments.READ, self._role, "get_single", keys, fragments.store_result(result))
+        return result
 
     def count(self) -> int:
+        fragments.uncacheable()
         return len(self._store)
 
     def __len__(self) -> int:
+        fragments.uncacheable()
         return len(self._store)
 
 
@@ -195,9 +206,15 @@ class PathResolver:
         self._dirs = dirs
 
     def base_dir(self) -> str:
+        fragments.note_read("paths", "base_dir", (), self._dirs.base_dir)
         return self._dirs.base_dir
 
     def get_path(self, filename: str, kind: str = "map") -> str:
+        path = self._get_path(filename, kind)
+        fragments.note_read("paths", "get_path", (filename, kind), path)
+        return path
+
+    def _get_path(self, filename: str, kind: str) -> str:
         directory = self._dirs.dir_for(kind).rstrip("/")
         name = sanitize_filename(filename) if kind in ("cert", "crt-list") else posixpath.basename(filename)
         if posixpath.dirname(directory) == self._dirs.base_dir:
@@ -222,7 +239,8 @@ class FileRegistry:
         if existing is not None and existing != content:
             raise TemplateFailure(f"fileRegistry.register: {kind} {name!r} registered twice with different content")
         self.files[kind][name] = str(content)
-        return self._resolver.get_path(name, kind)
+        fragments.note(fragments.EFFECT, "registry", "register", (kind, filename, content))
+        return self._resolver._get_path(name, kind)
 
 
 class SharedState:
@@ -233,30 +251,39 @@ class SharedState:
         self._marks: dict[str, dict[Any, None]] = {}
 
     def get(self, key: str, default: Any = None) -> Any:
-        return self._values.get(key, default)
+        result = self._values.get(key, default)
+        fragments.note_read("shared", "get", (key, default), result)
+        return result
 
     def set(self, key: str, value: Any) -> str:
         self._values[key] = value
+        fragments.note(fragments.EFFECT, "shared", "set", (key, value))
         return ""
 
     def setdefault(self, key: str, value: Any) -> Any:
+        fragments.uncacheable()  # a read and a write in one
         return self._values.setdefault(key, value)
 
     def has(self, key: str) -> bool:
+        fragments.note_read("shared", "has", (key,), key in self._values)
         return key in self._values
 
     def append(self, key: str, value: Any) -> str:
         """Appends to the list under ``key`` (O(1); templates cannot mutate lists themselves)."""
         self._values.setdefault(key, []).append(value)
+        fragments.note(fragments.EFFECT, "shared", "append", (key, value))
         return ""
 
     def mark(self, key: str, member: Any) -> str:
         """Adds ``member`` to the set under ``key``; ``marked`` tests membership in O(1)."""
         self._marks.setdefault(key, {})[member] = None
+        fragments.note(fragments.EFFECT, "shared", "mark", (key, member))
         return ""
 
     def marked(self, key: str, member: Any) -> bool:
-        return member in self._marks.get(key, {})
+        result = member in self._marks.get(key, {})
+        fragments.note_read("shared", "marked", (key, member), result)
+        return result
 
     def snapshot(self) -> dict[str, Any]:
         """A copy of the plain values (for ``jsonpath`` assertions and debugging)."""
@@ -349,7 +376,8 @@ def service_endpoints(service: Any, port_ref: Any, slices: Iterable[Any]) -> lis
 
 
 #: backend -> (the deployed backend it was assigned against, endpoints, step, compacted, slots)
-SlotMemo = dict[str, tuple[CurrentBackend | None, tuple[Endpoint, ...], int, bool, tuple[ServerSlot, ...]]]
+#: backend -> (deployed backend, endpoints, step, compact, slots, deployed slot count)
+SlotMemo = dict[str, tuple[CurrentBackend | None, tuple[Endpoint, ...], int, bool, tuple[ServerSlot, ...], int]]
 
 
 class EndpointsMemo:
@@ -425,11 +453,12 @@ class ServerSlots:
             raise TemplateFailure(f"server slots must be an integer from 1 to 1000, got {slots!r}")
         quiet = _quiet_period(shrink_after)
         previous = self._current.backends.get(backend) if self._current is not None else None
-        deployed = deployed_slots(previous)
+        hit = self._previous_memo.get(backend)
+        # counting the deployed slots is a scan of the backend's servers: once per deployed backend object
+        deployed = hit[5] if hit is not None and hit[0] is previous else deployed_slots(previous)
         shrinkable = self._quiet_long_enough(backend, len(endpoints), deployed, quiet)
         compact = self._compact and shrinkable
         key = tuple(endpoints)
-        hit = self._previous_memo.get(backend)
         # The deployed backend is compared by identity (the current-config reader reuses unchanged ones;
         # the memo holds it, so the identity cannot be recycled), endpoints and step by value.
         if hit is not None and hit[0] is previous and hit[1] == key and hit[2] == step and hit[3] == compact:
@@ -437,8 +466,10 @@ class ServerSlots:
         else:
             count = slot_count(len(endpoints), step, deployed, compact=compact)
             result = tuple(self._assign(previous, endpoints, count))
-        self.memo[backend] = (previous, key, step, compact, result)
+        self.memo[backend] = (previous, key, step, compact, result, deployed)
         self.shrinkable = self.shrinkable or (shrinkable and not compact)
+        # journalled with the memo's own tuples: a fragment cache of 10,000 backends holds no copies
+        fragments.note(fragments.CHECKED, "slots", "assign", (backend, key, slots, shrink_after), result)
         return list(result)
 
     def _quiet_long_enough(self, backend: str, endpoints: int, deployed: int, quiet: float) -> bool:
@@ -545,15 +576,23 @@ class RenderState:
     statuses: dict[tuple[str, str, str], Any] = field(default_factory=dict)
 
     def first_seen(self, key: tuple[str, ...]) -> bool:
-        if key in self.seen:
-            return False
-        self.seen[key] = None
-        return True
+        fresh = key not in self.seen
+        if fresh:
+            self.seen[key] = None
+        fragments.note(fragments.CLAIM, "state", "first_seen", (key,), fresh)
+        return fresh
 
     def warn(self, message: str) -> None:
         self.warnings[message] = None
+        fragments.note(fragments.EFFECT, "state", "warn", (message,))
 
     def notice(self, notice: ObjectNotice, text: str | None = None) -> None:
         """Records a notice about one object; ``text`` (default: its one-line form) is a render warning too."""
         self.notices.setdefault(notice.key, notice)
-        self.warn(notice.text() if text is None else text)
+        self.warnings[notice.text() if text is None else text] = None
+        fragments.note(fragments.EFFECT, "state", "notice", (notice, text))
+
+    def is_skipped(self, key: tuple[str, str, str], obj: Any) -> bool:
+        result = key in self.skip and self.previous.get(key) is not obj
+        fragments.note_read("state", "is_skipped", (key, obj), result)
+        return result

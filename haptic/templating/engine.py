@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import gc
+import os
 import posixpath
 import time
 from collections.abc import Callable, Mapping
@@ -48,6 +49,7 @@ from haptic.templating.errors import (
     TemplatingError,
 )
 from haptic.templating.filters import FILTERS, GLOBALS, TESTS
+from haptic.templating.fragments import Entry, FragmentCache, adopt, begin, end, key_of, replay
 from haptic.templating.functions import FUNCTION_FILTERS, FUNCTIONS
 from haptic.templating.gateway import gateway_model
 from haptic.templating.http_fetch import HttpFetcher, HttpSource
@@ -69,6 +71,7 @@ from haptic.templating.statuses import ObjectStatus, set_status, set_statuses
 
 HAPROXY_CFG = "haproxy.cfg"
 DEFAULT_RENDER_TIMEOUT = 30.0
+VERIFY_FRAGMENTS_ENV = "HAPTIC_VERIFY_FRAGMENTS"
 
 
 @dataclass(frozen=True)
@@ -202,8 +205,18 @@ class TemplateEngine:
         *,
         render_timeout: float | None = DEFAULT_RENDER_TIMEOUT,
         clock: Callable[[], float] = time.monotonic,
+        fragments: bool = True,
     ) -> None:
         self.templates = templates
+        #: ``{% fragment %}`` bodies reused while what they read is unchanged (False: always rendered)
+        self.fragments = fragments
+        self.fragment_cache = FragmentCache()
+        #: render every time a second time without fragments and fail unless identical (tests set it for the
+        #: scenario library through ``HAPTIC_VERIFY_FRAGMENTS=1``)
+        self.verify_fragments = os.environ.get(VERIFY_FRAGMENTS_ENV) == "1"
+        self._roles: dict[str, Any] = {}
+        self._role_dicts: frozenset[int] = frozenset()
+        self._stable_dicts: dict[str, dict[str, Any]] = {}
         self.render_timeout = render_timeout
         sources: dict[str, str] = dict(templates.snippets)
         sources[HAPROXY_CFG] = templates.haproxy_config.source
@@ -266,6 +279,7 @@ class TemplateEngine:
             for fn in self.env.globals.values()
             if isinstance(fn, FunctionType) and not hasattr(fn, "jinja_pass_arg")
         )
+        self.env.render_fragment = self._render_fragment  # type: ignore[attr-defined]
         self._compiled = {name: self._compile(name) for name in sorted(sources)}
         self._current_cache: tuple[Any, CurrentConfig | None] | None = None
 
@@ -302,6 +316,30 @@ class TemplateEngine:
             parts.append(self._compiled[name].render(variables))
         return "".join(parts)
 
+    # -- fragments --------------------------------------------------------------------------------
+
+    def _render_fragment(self, fragment: str, values: dict[str, Any], caller: Callable[[], str]) -> str:
+        state = CURRENT_RENDER.get()
+        if state is None or not self.fragments or state is not self._roles.get("state"):
+            return caller()  # not inside ``render`` (whose objects the journals name)
+        cache = self.fragment_cache
+        key, refs = key_of(fragment, values, _ROLE_TYPES, self._role_dicts)
+        entry = cache.get(key)
+        if entry is not None and replay(entry.ops, self._roles, self._roles["state"].seen):
+            cache.put(key, entry)
+            adopt(entry.ops)
+            cache.hits += 1
+            return entry.text
+        cache.misses += 1
+        journal, token, outer = begin()
+        try:
+            text = caller()
+        finally:
+            end(journal, token, outer)
+        if journal.cacheable:
+            cache.put(key, Entry(text, tuple(journal.ops), refs))
+        return text
+
     # -- render -----------------------------------------------------------------------------------
 
     def _current(self, value: Any) -> CurrentConfig | None:
@@ -313,32 +351,42 @@ class TemplateEngine:
         self._current_cache = (value, parsed)
         return parsed
 
+    def _stable(self, name: str, value: Mapping[str, Any]) -> dict[str, Any]:
+        """A copy of ``value``, the same object as the last render's while equal: fragments key on identity
+        (templates cannot mutate it: the sandbox is immutable)."""
+        last = self._stable_dicts.get(name)
+        if last is not None and last == value:
+            return last
+        self._stable_dicts[name] = copy = dict(value)
+        return copy
+
     def build_context(self, inputs: RenderInputs) -> tuple[dict[str, Any], RenderState, FileRegistry]:
         resolver = PathResolver(inputs.dirs)
         registry = FileRegistry(resolver)
         state = RenderState(wall_time=inputs.wall_time)
         current = self._current(inputs.current_config)
-        pods = StoreView(inputs.haproxy_pods if inputs.haproxy_pods is not None else EMPTY_STORE)
+        pods = StoreView(inputs.haproxy_pods if inputs.haproxy_pods is not None else EMPTY_STORE, "store:@pods")
         context: dict[str, Any] = {
             "resources": {
-                name: StoreView(SkippingStore(store, inputs.skip, inputs.previous) if inputs.skip else store)
+                name: StoreView(SkippingStore(store, inputs.skip, inputs.previous) if inputs.skip else store,
+                                f"store:{name}")
                 for name, store in sorted(inputs.stores.items())
             },
             "controller": {"haproxy_pods": pods, "publish_address": inputs.publish_address,
                            "isolated": _isolated(inputs)},
-            "extraContext": dict(inputs.extra_context),
-            "capabilities": dict(inputs.capabilities),
+            "extraContext": self._stable("extraContext", inputs.extra_context),
+            "capabilities": self._stable("capabilities", inputs.capabilities),
             "currentConfig": current,
             "pathResolver": resolver,
             "fileRegistry": registry,
             "templateSnippets": list(self._snippet_names),
-            "dataplane": {
+            "dataplane": self._stable("dataplane", {
                 "maps_dir": inputs.dirs.maps_dir,
                 "ssl_certs_dir": inputs.dirs.ssl_certs_dir,
                 "general_storage_dir": inputs.dirs.general_storage_dir,
                 "config_file": inputs.dirs.config_file,
                 "base_dir": inputs.dirs.base_dir,
-            },
+            }),
             "shared": SharedState(),
             "http": HttpFetcher(inputs.http),
             "server_slots": ServerSlots(current, self._slot_memo, compact=inputs.compact_slots, now=inputs.wall_time,
@@ -348,10 +396,30 @@ class TemplateEngine:
 
     def render(self, inputs: RenderInputs) -> RenderResult:
         """Renders ``haproxy.cfg`` then maps, files and certificates (name order), sharing one context."""
+        result = self._render_pass(inputs)
+        if self.fragments and self.verify_fragments:
+            self.fragments = False
+            try:
+                full = self._render_pass(inputs)
+            finally:
+                self.fragments = True
+            _require_same(result, full)
+        return result
+
+    def _render_pass(self, inputs: RenderInputs) -> RenderResult:
         context, state, registry = self.build_context(inputs)
         state.skip = inputs.skip
         state.previous = inputs.previous
         self._endpoints.next_render()
+        if self.fragments:
+            self.fragment_cache.next_render()
+        self._roles = {
+            "shared": context["shared"], "state": state, "slots": context["server_slots"], "registry": registry,
+            "paths": context["pathResolver"], "store:@pods": context["controller"]["haproxy_pods"],
+            **{f"store:{name}": view for name, view in context["resources"].items()},
+        }
+        # (``controller`` holds plain values too: fragments reading it are keyed on it, by identity)
+        self._role_dicts = frozenset({id(context["resources"])})
         self.env.start_deadline(self.render_timeout)
         # A render allocates hundreds of thousands of short-lived objects next to large stores; the
         # cyclic GC would rescan the stores over and over, and a render creates no cycles worth it.
@@ -424,6 +492,19 @@ class TemplateEngine:
     ) -> TemplateRenderError:
         where, line = _template_location(exc.__traceback__, self._sources)
         return cls(message, template=where or name, line=line, field=_field_of(where or name))
+
+
+class FragmentMismatch(AssertionError):
+    """A render with fragments differed from the same render without them (a bug in the fragment cache)."""
+
+
+def _require_same(cached: RenderResult, full: RenderResult) -> None:
+    for name in ("config", "aux", "warnings", "notices", "statuses", "slots_shrinkable"):
+        if getattr(cached, name) != getattr(full, name):
+            raise FragmentMismatch(f"render with fragments differs from the full render in {name}")
+
+
+_ROLE_TYPES = frozenset({StoreView, SharedState, ServerSlots, FileRegistry, PathResolver, RenderState})
 
 
 def _isolated(inputs: RenderInputs) -> list[Any]:

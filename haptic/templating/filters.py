@@ -418,8 +418,7 @@ def skipped(obj: Any) -> bool:
     ref = object_ref(obj)
     if ref is None:
         return False
-    state = current_render()
-    return ref.key in state.skip and state.previous.get(ref.key) is not obj
+    return current_render().is_skipped(ref.key, obj)
 
 
 def reject_unsafe_filter(items: Iterable[Any], kind: str = "ingress") -> list[Any]:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any, Final
 
+from haptic.templating import fragments
 from haptic.templating.context import current_render
 from haptic.templating.errors import TemplateFailure
 from haptic.templating.filters import md5, sha256
@@ -185,6 +186,7 @@ def sprint(*args: Any) -> str:
 
 def now() -> datetime:
     """The render's wall time (UTC), as handed to ``TemplateEngine.render``; fails when none was given."""
+    fragments.uncacheable()  # a fragment reading the clock is rendered every time
     wall = current_render().wall_time
     if wall is None:
         raise TemplateFailure("now(): this render has no clock (RenderInputs.wall_time is not set)")

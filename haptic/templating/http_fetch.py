@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 
 from jinja2 import Undefined
 
+from haptic.templating import fragments
 from haptic.templating.errors import TemplateRenderError, TemplatingError
 
 DEFAULT_TIMEOUT: Final = 30.0
@@ -189,6 +190,7 @@ class HttpFetcher:
         self._missing: dict[str, FetchRequest] = {}
 
     def fetch(self, url: Any, options: Any = None, auth: Any = None) -> str:
+        fragments.uncacheable()  # content from outside the cluster: a fragment fetching is rendered every time
         request = FetchRequest.parse(url, options, auth)
         if self._source is None:
             raise TemplateRenderError(f"http.fetch({request.url!r}): HTTP content is not available in this render")

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from haptic.names import ANNOTATION_PREFIX
+from haptic.templating import fragments
 from haptic.templating.addresses import is_hostname
 from haptic.templating.context import current_render
 from haptic.templating.notices import REJECTED_BY_HAPROXY, ObjectRef, object_ref
@@ -37,6 +38,7 @@ def set_ingress_statuses(ingresses: Iterable[Any], addresses: Iterable[Any], por
     points = [_point(str(a)) for a in addresses]
     if not points:
         return ""
+    fragments.uncacheable()  # reads the render's notices and writes statuses straight into its state
     state = current_render()
     reasons: dict[tuple[str, str, str], str] = {}
     for notice in state.notices.values():

@@ -23,6 +23,7 @@ from jinja2.utils import missing
 from jinja2.visitor import NodeTransformer
 
 from haptic.templating.errors import RenderTimeout
+from haptic.templating.fragments import FragmentExtension
 from haptic.templating.output_caps import (
     check_output_size,
     check_printf,
@@ -123,7 +124,7 @@ class HapticSandbox(ImmutableSandboxedEnvironment):
             keep_trailing_newline=True,
             auto_reload=False,
             cache_size=-1,
-            extensions=["jinja2.ext.do", "jinja2.ext.loopcontrols"],
+            extensions=["jinja2.ext.do", "jinja2.ext.loopcontrols", FragmentExtension],
         )
         self._deadline = _Deadline()
         self._deadline.clock = clock

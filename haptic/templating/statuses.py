@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from haptic.templating import fragments
 from haptic.templating.context import current_render
 from haptic.templating.errors import TemplateFailure
 from haptic.templating.notices import ObjectRef, object_ref
@@ -51,6 +52,7 @@ def set_status(obj: Any, status: Any) -> str:
         raise TemplateFailure("set_status: the object must be a Kubernetes object with apiVersion and kind")
     if not isinstance(status, Mapping):
         raise TemplateFailure("set_status: the status must be a mapping")
+    fragments.uncacheable()  # statuses are written straight into the render state
     state = current_render()
     state.statuses[ref.key] = ObjectStatus(ref, _plain(status, str(ref)), str(obj.get("apiVersion")))
     return ""
@@ -61,6 +63,7 @@ def set_statuses(pairs: Any) -> str:
     ``gateway`` library's model returns). One call instead of thousands keeps large renders fast."""
     if not isinstance(pairs, list | tuple):
         raise TemplateFailure("set_statuses: expects a list of [object, status] pairs")
+    fragments.uncacheable()  # statuses are written straight into the render state
     state = current_render()
     for pair in pairs:
         if not isinstance(pair, list | tuple) or len(pair) != 2:

@@ -195,7 +195,8 @@ class Deployer(IterationComponent):
         cache = self.caches.setdefault(endpoint.url, VersionCache())
         if forced:
             cache.invalidate()  # drift checks look at what is really there
-        options = SyncOptions(force_aux_compare=forced)
+        options = SyncOptions(force_aux_compare=forced,
+                              raw_push_threshold=self.ctx.spec.dataplane.raw_push_threshold)
         delay = BACKOFF
         result: SyncResult | None = None
         for attempt in range(1, ATTEMPTS + 1):

@@ -77,19 +77,30 @@ class RenderValidateCoordinator(IterationComponent):
         #: changes held back after haproxy -c rejected their lines: key -> (the rejected content's fingerprint,
         #: why, the version rendered instead or None for a new object, which is left out)
         self.isolated: dict[ObjectKey, tuple[str, Culprit, Mapping[str, Any] | None]] = {}
+        #: id -> (object, its key) of the objects the last ``_objects`` saw (each holds its object: no id reuse)
+        self._object_keys: dict[int, tuple[Mapping[str, Any], ObjectKey | None]] = {}
         #: reports to the iteration's ``HttpContentRefresher.report`` (logs and publishes content changes)
         self.http_gate = HttpContentGate(ctx.http, lambda changes: None)
 
     def _objects(self) -> dict[ObjectKey, Mapping[str, Any]]:
         """Every watched object (HAProxy pods aside) by (kind, namespace, name)."""
         found: dict[ObjectKey, Mapping[str, Any]] = {}
+        # Store objects are replaced, never mutated: their keys are worked out once per object.
+        known, keys = self._object_keys, {}
         for name, store in sorted(self.ctx.stores.items()):
             if name == HAPROXY_PODS:
                 continue
             for obj in store.list():
-                ref = object_ref(obj)
-                if ref is not None:
-                    found[ref.key] = obj
+                hit = known.get(id(obj))
+                if hit is not None and hit[0] is obj:
+                    key = hit[1]
+                else:
+                    ref = object_ref(obj)
+                    key = ref.key if ref is not None else None
+                keys[id(obj)] = (obj, key)
+                if key is not None:
+                    found[key] = obj
+        self._object_keys = keys
         return found
 
     def _still_isolated(self, objects: Mapping[ObjectKey, Mapping[str, Any]]) -> frozenset[ObjectKey]:
@@ -116,7 +127,7 @@ class RenderValidateCoordinator(IterationComponent):
             current_config=self._deployed.read(self.ctx.current_config),
             dirs=self.ctx.dirs,
             capabilities=self.ctx.capabilities,
-            skip=self._still_isolated(self._objects()),
+            skip=self._still_isolated(self._objects()) if self.isolated else frozenset(),
             previous={key: old for key, (_, _, old) in self.isolated.items() if old is not None},
             wall_time=self.clock.wall(),
             publish_address=self.ctx.ports.publish_address,

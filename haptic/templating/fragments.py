@@ -1,0 +1,285 @@
+"""Fragment caching: ``{% fragment %}…{% endfragment %}`` renders its body once and reuses the text in the
+next renders for as long as everything the body read is unchanged.
+
+What a body reads is of two kinds. Template variables from around it (the loop's ``ing``, a ``set``
+before it): the extension lists every name the body loads when it compiles, and the key of an entry is
+their values (scalars and small plain containers by value, anything else by identity: store objects are
+replaced, never mutated, on change, and the sandbox lets templates mutate nothing). Render state reached
+through the context objects (stores, ``shared``, ``first_seen``, ``warn``, ``server_slots``,
+``fileRegistry``): each such call made while a body renders is written to the fragment's ``Journal``
+(role of the object, method, arguments, result). A later render reuses the text only when replaying the
+journal's reads against this render's objects gives the same answers (stores: the same objects;
+``first_seen``: the same verdicts; ``server_slots.assign``: the same slots); then it applies the journal's
+effects (appends, marks, warnings, notices, registered files, ``first_seen`` claims) as the body would have.
+A body that reads what it cannot be checked on (``now()``, a big ``shared`` value, a value it wrote
+itself) is rendered every time. The result is byte-identical to a render without the cache
+(``TemplateEngine(fragments=False)``; tests compare both over the scenario library).
+
+Holds no Jinja state of its own besides the extension; must not import the engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from jinja2 import nodes
+from jinja2.ext import Extension
+from jinja2.parser import Parser
+from jinja2.runtime import Undefined
+
+#: A read whose answer must be the same (stores by identity of the objects, else by value).
+READ = 0
+#: A call made again when checking (idempotent within a render: ``server_slots.assign``), same answer.
+CHECKED = 1
+#: ``first_seen``: the verdict must be the same; a True verdict is claimed again.
+CLAIM = 2
+#: A write, replayed once the entry is known valid.
+EFFECT = 3
+
+Op = tuple[int, str, str, tuple[Any, ...], Any]
+
+#: Containers up to this many values (nested included) are compared by value; larger ones by identity.
+_FREEZE_BUDGET = 32
+
+
+class Journal:
+    """The calls on render state one fragment body made, in order."""
+
+    __slots__ = ("cacheable", "ops", "wrote")
+
+    def __init__(self) -> None:
+        self.ops: list[Op] = []
+        self.cacheable = True
+        self.wrote: set[str] = set()  # roles written so far: a later read of one is the body's own value
+
+
+RECORDING: ContextVar[Journal | None] = ContextVar("haptic_fragment_journal", default=None)
+
+
+def note(kind: int, role: str, method: str, args: tuple[Any, ...], result: Any = None) -> None:
+    """Writes one call into the journal of the fragment rendering now, if any."""
+    journal = RECORDING.get()
+    if journal is None:
+        return
+    if kind == EFFECT:
+        journal.wrote.add(role)
+    elif kind == READ and role in journal.wrote:
+        journal.cacheable = False
+    journal.ops.append((kind, role, method, args, result))
+
+
+def note_read(role: str, method: str, args: tuple[Any, ...], result: Any) -> None:
+    """A read of a plain value (``shared.get``): kept by value (small ones frozen, containers as a shallow
+    copy, as they were when read: the original may still grow), anything else by identity."""
+    journal = RECORDING.get()
+    if journal is None:
+        return
+    frozen = freeze(result)
+    if frozen is _UNFROZEN:
+        frozen = _snapshot(result)
+    note(READ, role, method, args, frozen)
+
+
+class _Copy(tuple[Any, ...]):
+    """A shallow copy of a container read (its type, its items); compared item by item with ``==``."""
+
+
+def _snapshot(value: Any) -> Any:
+    if isinstance(value, list | tuple):
+        return _Copy((type(value), tuple(value)))
+    if isinstance(value, dict):
+        return _Copy((dict, tuple(value.items())))
+    return ("objects", (value,))
+
+
+def uncacheable() -> None:
+    """The body read something no journal entry can check (the clock, the render's skip set)."""
+    journal = RECORDING.get()
+    if journal is not None:
+        journal.cacheable = False
+
+
+class _Unfrozen:
+    pass
+
+
+_UNFROZEN: Any = _Unfrozen()
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def freeze(value: Any, budget: list[int] | None = None) -> Any:
+    """``value`` as a hashable snapshot (type-tagged, so 1 and True differ), or ``_UNFROZEN``."""
+    budget = budget if budget is not None else [_FREEZE_BUDGET]
+    budget[0] -= 1
+    if budget[0] < 0:
+        return _UNFROZEN
+    if isinstance(value, _SCALARS):
+        return (type(value).__name__, value)
+    if isinstance(value, Undefined):
+        return ("undefined",)
+    if isinstance(value, list | tuple):
+        items = tuple(freeze(v, budget) for v in value)
+        return _UNFROZEN if any(i is _UNFROZEN for i in items) else (type(value).__name__, items)
+    if isinstance(value, dict):
+        pairs = tuple((freeze(k, budget), freeze(v, budget)) for k, v in value.items())
+        if any(k is _UNFROZEN or v is _UNFROZEN for k, v in pairs):
+            return _UNFROZEN
+        return ("dict", pairs)
+    return _UNFROZEN
+
+
+@dataclass(slots=True)
+class Entry:
+    text: str
+    ops: tuple[Op, ...]
+    #: what the key names by identity, kept alive so that no id in the key is reused meanwhile
+    refs: tuple[Any, ...] = field(repr=False)
+
+
+class FragmentCache:
+    """Entries by (fragment, key) of the last render and of this one; ``next_render`` drops the older."""
+
+    def __init__(self) -> None:
+        self._previous: dict[tuple[Any, ...], Entry] = {}
+        self._current: dict[tuple[Any, ...], Entry] = {}
+        self.hits = self.misses = 0
+
+    def next_render(self) -> None:
+        self._previous, self._current = self._current, {}
+        self.hits = self.misses = 0
+
+    def clear(self) -> None:
+        self._previous, self._current = {}, {}
+
+    def get(self, key: tuple[Any, ...]) -> Entry | None:
+        return self._current.get(key) or self._previous.get(key)
+
+    def put(self, key: tuple[Any, ...], entry: Entry) -> None:
+        self._current[key] = entry
+
+
+_ROLE = ("role",)
+_UNDEFINED = ("undefined",)
+_SCALAR_TYPES = frozenset(_SCALARS)
+_EMPTY: dict[type, tuple[str]] = {dict: ("dict",), list: ("list",), tuple: ("tuple",)}
+
+
+def key_of(fragment: str, values: Mapping[str, Any], roles: frozenset[type],
+           role_dicts: frozenset[int] = frozenset()) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """The cache key of a fragment for the values of the names its body loads (in the extension's fixed
+    order), and the objects it names by identity. Non-empty containers go by identity too: comparing them
+    deeply would cost what the fragment saves, and the engine keeps its per-render dicts the same objects
+    while their content is. ``role_dicts``: ids of this render's dicts of context objects (``resources``)."""
+    parts: list[Any] = [fragment]
+    refs: list[Any] = []
+    for value in values.values():
+        kind = type(value)
+        if kind in _SCALAR_TYPES:
+            parts.append(kind)
+            parts.append(value)
+        elif kind in roles or (kind is dict and id(value) in role_dicts):
+            parts.append(_ROLE)  # reached through the journal
+        elif kind in _EMPTY and not value:
+            parts.append(_EMPTY[kind])
+        elif isinstance(value, Undefined):
+            parts.append(_UNDEFINED)
+        else:
+            parts.append(id(value))
+            refs.append(value)
+    return tuple(parts), tuple(refs)
+
+
+def _same(recorded: Any, now: Any) -> bool:
+    if isinstance(recorded, tuple) and recorded and recorded[0] == "objects":
+        seq = now if isinstance(now, list | tuple) else (now,)
+        return len(seq) == len(recorded[1]) and all(a is b for a, b in zip(recorded[1], seq, strict=True))
+    return bool(recorded == now)
+
+
+def _as_recorded(recorded: Any, answer: Any) -> Any:
+    """``answer`` in the form ``recorded`` was kept in (see ``note_read``)."""
+    if isinstance(recorded, _Copy):
+        return _snapshot(answer)
+    if isinstance(recorded, tuple) and recorded and recorded[0] == "objects":
+        return answer
+    return freeze(answer)
+
+
+def store_result(value: Any) -> Any:
+    """A store read's answer as journalled: the objects themselves (compared by identity)."""
+    return ("objects", tuple(value) if isinstance(value, list | tuple) else (value,))
+
+
+def replay(ops: tuple[Op, ...], roles: Mapping[str, Any], seen: Mapping[tuple[str, ...], None]) -> bool:
+    """Checks the journal against this render's objects; when it holds, applies its effects and returns True."""
+    token = RECORDING.set(None)  # neither the checks nor the replayed writes are a body's own calls
+    try:
+        claimed: set[tuple[str, ...]] = set()
+        for kind, role, method, args, result in ops:
+            if kind == READ:
+                answer = getattr(roles[role], method)(*args)
+                if not _same(result, answer if role.startswith("store:") else _as_recorded(result, answer)):
+                    return False
+            elif kind == CHECKED:
+                answer = getattr(roles[role], method)(*args)
+                if (tuple(answer) if type(result) is tuple and type(answer) is list else answer) != result:
+                    return False
+            elif kind == CLAIM:
+                key = args[0]
+                fresh = key not in seen and key not in claimed
+                if fresh != result:
+                    return False
+                if fresh:
+                    claimed.add(key)
+        for kind, role, method, args, result in ops:
+            if kind == EFFECT or (kind == CLAIM and result):
+                getattr(roles[role], method)(*args)
+    finally:
+        RECORDING.reset(token)
+    return True
+
+
+def begin() -> tuple[Journal, Any, Journal | None]:
+    """A journal for one body (``end`` closes it); what it records goes into the enclosing fragment's too."""
+    outer = RECORDING.get()
+    journal = Journal()
+    return journal, RECORDING.set(journal), outer
+
+
+def end(journal: Journal, token: Any, outer: Journal | None) -> None:
+    RECORDING.reset(token)
+    if outer is not None:
+        outer.ops.extend(journal.ops)
+        outer.wrote |= journal.wrote
+        outer.cacheable = outer.cacheable and journal.cacheable
+
+
+def adopt(ops: tuple[Op, ...]) -> None:
+    """A reused entry's calls count as the enclosing fragment's reads and writes."""
+    outer = RECORDING.get()
+    if outer is not None:
+        for op in ops:
+            note(op[0], op[1], op[2], op[3], op[4])
+
+
+class FragmentExtension(Extension):
+    """``{% fragment %}body{% endfragment %}``: calls ``environment.render_fragment(name, values, caller)``."""
+
+    tags = {"fragment"}
+
+    def parse(self, parser: Parser) -> nodes.Node:
+        lineno = next(parser.stream).lineno
+        body = parser.parse_statements(("name:endfragment",), drop_needle=True)
+        names = sorted({n.name for stmt in body for n in stmt.find_all(nodes.Name) if n.ctx == "load"})
+        values = nodes.Dict([nodes.Pair(nodes.Const(n), nodes.Name(n, "load")) for n in names])
+        fragment = nodes.Const(f"{parser.name}:{lineno}")
+        call = self.call_method("_render", [fragment, values])
+        return nodes.CallBlock(call, [], [], body).set_lineno(lineno)
+
+    def _render(self, fragment: str, values: dict[str, Any], caller: Callable[[], str]) -> str:
+        render: Callable[[str, dict[str, Any], Callable[[], str]], str] | None = getattr(
+            self.environment, "render_fragment", None)
+        return render(fragment, values, caller) if render is not None else caller()

@@ -1,0 +1,145 @@
+"""``{% fragment %}``: a render reusing fragments is byte-identical to a full render, whatever changed."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from haptic.k8s.store import ResourceStore
+from haptic.templating.engine import FragmentMismatch, RenderInputs, RenderResult, TemplateEngine, TemplateSet
+from haptic.templating.libraries import load_library
+from tests.unit.haptic.templating.helpers import engine_for
+
+
+def _ingress(i: int, host: str | None = None, **annotations: str) -> dict[str, Any]:
+    meta: dict[str, Any] = {"namespace": f"ns{i % 3}", "name": f"app{i}",
+                            "creationTimestamp": f"2026-01-01T00:00:{i:02d}Z"}
+    if annotations:
+        meta["annotations"] = {f"haproxy-haptic.org/{k.replace('_', '-')}": v for k, v in annotations.items()}
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": meta,
+            "spec": {"ingressClassName": "haptic", "rules": [{"host": host or f"app{i}.example", "http": {"paths": [
+                {"path": f"/p{i}", "pathType": "Prefix",
+                 "backend": {"service": {"name": f"svc{i}", "port": {"number": 80}}}}]}}]}}
+
+
+def _service(i: int) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Service", "metadata": {"namespace": f"ns{i % 3}", "name": f"svc{i}"},
+            "spec": {"ports": [{"name": "http", "port": 80, "targetPort": 8080}]}}
+
+
+def _slice(i: int, count: int) -> dict[str, Any]:
+    return {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+            "metadata": {"namespace": f"ns{i % 3}", "name": f"svc{i}-x",
+                         "labels": {"kubernetes.io/service-name": f"svc{i}"}},
+            "addressType": "IPv4", "ports": [{"name": "http", "port": 8080}],
+            "endpoints": [{"addresses": [f"10.0.{i}.{k}"], "conditions": {"ready": True}} for k in range(1, count + 1)]}
+
+
+class Library:
+    """The Ingress library over real stores, rendered with fragments (checked against a full render)."""
+
+    def __init__(self, n: int) -> None:
+        lib = load_library("ingress")
+        spec = SimpleNamespace(haproxy_config=lib["haproxyConfig"], template_snippets=lib["templateSnippets"],
+                               maps=lib.get("maps", {}))
+        self.engine = TemplateEngine(TemplateSet.from_spec(spec))
+        self.engine.verify_fragments = True
+        self.stores = {name: ResourceStore(name, w["indexBy"], w.get("fieldSelector"),
+                                           lib.get("watchedResourcesIgnoreFields", []))
+                       for name, w in lib["watchedResources"].items()}
+        self.extra = lib["templatingSettings"]["extraContext"]
+        for i in range(n):
+            self.stores["ingresses"].apply(_ingress(i))
+            self.stores["services"].apply(_service(i))
+            self.stores["endpoints"].apply(_slice(i, 2))
+
+    def render(self) -> RenderResult:
+        return self.engine.render(RenderInputs(stores=self.stores, extra_context=self.extra))
+
+
+def test_changes_of_every_kind_render_as_a_full_render_would() -> None:
+    lib = Library(12)
+    first = lib.render()
+    assert lib.engine.fragment_cache.misses > 0 and lib.engine.fragment_cache.hits == 0
+    again = lib.render()
+    assert again.config == first.config and lib.engine.fragment_cache.misses == 0
+    changes = [
+        lambda: lib.stores["endpoints"].apply(_slice(3, 5)),  # endpoints grow within the slots
+        lambda: lib.stores["endpoints"].apply(_slice(3, 14)),  # ... and beyond them
+        lambda: lib.stores["ingresses"].apply(_ingress(20)),  # a new Ingress, its Service missing
+        lambda: lib.stores["services"].apply(_service(20)),
+        lambda: lib.stores["ingresses"].apply(_ingress(5, timeout_server="7s", balance="leastconn")),
+        lambda: lib.stores["ingresses"].apply(_ingress(30, host="app1.example")),  # a host conflict (ns0 vs ns1)
+        lambda: lib.stores["ingresses"].apply(_ingress(7, ssl_redirect="true")),
+        lambda: lib.stores["ingresses"].remove(_ingress(1)),  # the conflict resolves
+        lambda: lib.stores["services"].remove(_service(2)),
+        lambda: lib.stores["ingresses"].apply(_ingress(8, request_set_header="X-A bad\nvalue")),  # refused
+    ]
+    seen = {first.config}
+    for change in changes:
+        change()
+        result = lib.render()  # verify_fragments: a FragmentMismatch would fail the test here
+        seen.add(result.config)
+        assert lib.engine.fragment_cache.hits > 0
+    assert len(seen) >= 8  # the changes did change the config
+
+
+def test_a_change_re_renders_only_the_fragments_that_read_it() -> None:
+    lib = Library(12)
+    lib.render()
+    lib.stores["endpoints"].apply(_slice(4, 3))
+    lib.render()
+    # the Ingress whose endpoints changed; the maps and selection are reused
+    assert lib.engine.fragment_cache.misses == 1
+
+
+def test_a_stale_fragment_is_caught_by_the_verification() -> None:
+    lib = Library(3)
+    lib.render()
+    # Tamper with a cached text: the verification compares against a full render and refuses.
+    for entry in lib.engine.fragment_cache._current.values():
+        entry.text = entry.text.replace("balance roundrobin", "balance first")
+    with pytest.raises(FragmentMismatch):
+        lib.render()
+
+
+def test_first_seen_claims_decide_as_in_a_full_render() -> None:
+    source = (
+        "{% for x in extraContext.order %}{% fragment %}"
+        "{% if first_seen('k', x.key) %}{{ x.name }} first\n{% else %}{{ x.name }} again\n{% endif %}"
+        "{% endfragment %}{% endfor %}"
+    )
+    engine = engine_for(source)
+    engine.verify_fragments = True
+    a, b = {"name": "a", "key": 1}, {"name": "b", "key": 1}
+    assert engine.render(RenderInputs(extra_context={"order": [a, b]})).config == "a first\nb again\n"
+    assert engine.render(RenderInputs(extra_context={"order": [b, a]})).config == "b first\na again\n"
+
+
+def test_fragments_reading_the_clock_or_their_own_writes_render_every_time() -> None:
+    source = (
+        "{% fragment %}{{ now().year }}{% endfragment %}"
+        "{% fragment %}{% do shared.set('x', 1) %}{{ shared.get('x') }}{% endfragment %}"
+    )
+    engine = engine_for(source)
+    for _ in range(2):
+        assert engine.render(RenderInputs(wall_time=1_800_000_000.0)).config == "20271"
+    assert engine.fragment_cache.hits == 0 and engine.fragment_cache.misses == 2
+
+
+def test_a_fragment_keyed_on_a_value_outside_it() -> None:
+    source = "{% set label = extraContext.label %}{% fragment %}{{ label }}{% endfragment %}"
+    engine = engine_for(source)
+    assert engine.render(RenderInputs(extra_context={"label": "one"})).config == "one"
+    assert engine.render(RenderInputs(extra_context={"label": "two"})).config == "two"
+    assert engine.render(RenderInputs(extra_context={"label": "two"})).config == "two"
+    assert engine.fragment_cache.hits == 1
+
+
+def test_without_fragments_nothing_is_cached() -> None:
+    lib = Library(2)
+    lib.engine.fragments = False
+    assert lib.render().config == lib.render().config
+    assert lib.engine.fragment_cache.hits == lib.engine.fragment_cache.misses == 0
