@@ -66,7 +66,8 @@ def regex_routes(ingresses: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]
 def weighted_routes(ingresses: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One entry per backend of an Ingress with ``haproxy-haptic.org/canary-service`` and a ``canary-weight``
     above 0: ``main`` (its backend), ``backend`` (the canary Service's backend, same port), ``service`` (the
-    canary's service reference) and ``weight`` (0..100, the percentage of ``main``'s requests sent to it)."""
+    canary's service reference), ``weight`` (0..100, the percentage of ``main``'s requests sent to it) and
+    ``type`` ``Canary`` (a backend of the Ingress, never a route)."""
     out: dict[str, dict[str, Any]] = {}
     for ingress in ingresses:
         a = _annotations(ingress)
@@ -80,7 +81,7 @@ def weighted_routes(ingresses: Iterable[Mapping[str, Any]]) -> list[dict[str, An
                 continue
             service = {"name": name, "port": route["service"].get("port") or {}}
             out[route["backend"]] = {"main": route["backend"], "backend": _backend_name(prefix, service),
-                                     "service": service, "weight": int(weight)}
+                                     "service": service, "weight": int(weight), "type": "Canary"}
     return list(out.values())
 
 

@@ -46,7 +46,8 @@ def test_a_weighted_route_per_backend_with_the_canary_on_the_same_port() -> None
     ing = _ingress("w", {"haproxy-haptic.org/canary-service": "canary", "haproxy-haptic.org/canary-weight": "30"},
                    [("/", "Prefix"), ("/b", "Prefix")])
     assert weighted_routes([ing]) == [{"main": "ing_ns_w_svc_80", "backend": "ing_ns_w_canary_80",
-                                       "service": {"name": "canary", "port": {"number": 80}}, "weight": 30}]
+                                       "service": {"name": "canary", "port": {"number": 80}}, "weight": 30,
+                                       "type": "Canary"}]
     ing["metadata"]["annotations"]["haproxy-haptic.org/canary-weight"] = "0"
     assert weighted_routes([ing]) == []
 
