@@ -19,11 +19,11 @@ import shutil
 from typing import Any
 
 from _meter import children_cpu, cpu, meter_pods
-from reconcile import _until_deployed
+from reconcile import _until_deployed, seed_ingresses
 
 import haptic.dataplane.synchronizer as synchronizer
 from haptic.core import VirtualClock
-from simulator.cluster_objects import endpoint_slice, ingress, ingress_library_config, service
+from simulator.cluster_objects import ingress, ingress_library_config
 from simulator.harness import Harness
 
 
@@ -32,12 +32,7 @@ async def bench(pods: int, n: int, max_parallel: int, haproxy: str) -> None:
     config["spec"]["dataplane"]["maxParallel"] = max_parallel
     h = await Harness(pods=pods, haproxy_binary=haproxy, config=config).start()
     meter = meter_pods(h)
-    services = max(1, n // 10)
-    for s in range(services):
-        h.apply(service(f"svc-{s}"))
-        h.apply(endpoint_slice(f"svc-{s}", [f"10.{s // 250}.{s % 250}.1", f"10.{s // 250}.{s % 250}.2"]))
-    for i in range(n):
-        h.apply(ingress(f"ing-{i:05d}", f"h{i}.example", f"svc-{i % services}"))
+    seed_ingresses(h, n)
     await h.settle()
     plans = 0
     plan_parsed = synchronizer.plan_parsed

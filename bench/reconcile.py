@@ -47,15 +47,20 @@ async def _until_deployed(h: Harness, count: int, limit: float = 120.0) -> None:
         raise RuntimeError("no deployment")
 
 
-async def bench(n: int, haproxy: str, library: bool) -> dict[str, Any]:
-    h = await Harness(pods=2, haproxy_binary=haproxy, ingress_library=library).start()
-    meter = meter_pods(h)
+def seed_ingresses(h: Harness, n: int) -> None:
+    """``n`` Ingresses over ``n // 10`` Services of two endpoints each."""
     services = max(1, n // 10)
     for s in range(services):
         h.apply(service(f"svc-{s}"))
         h.apply(endpoint_slice(f"svc-{s}", [f"10.{s // 250}.{s % 250}.1", f"10.{s // 250}.{s % 250}.2"]))
     for i in range(n):
         h.apply(ingress(f"ing-{i:05d}", f"h{i}.example", f"svc-{i % services}"))
+
+
+async def bench(n: int, haproxy: str, library: bool) -> dict[str, Any]:
+    h = await Harness(pods=2, haproxy_binary=haproxy, ingress_library=library).start()
+    meter = meter_pods(h)
+    seed_ingresses(h, n)
     t0 = time.perf_counter()
     await _until_deployed(h, 0)
     startup = time.perf_counter() - t0

@@ -10,9 +10,11 @@ from haptic.config.aux_resources import CRT_LIST_FILES, GENERAL_FILES, MAP_FILES
 from haptic.config.haproxycfg import runtime_config_name
 from haptic.config.models import HAProxyTemplateConfigSpec
 from haptic.controller.context import HAPROXY_CFGS, PODS, TEMPLATE_CONFIGS
+from haptic.controller.publish.aux_publisher import aux_ref
 from haptic.controller.publish.content import decode_content
 from haptic.k8s.api import JSON, KubeAPI, NotFound, ResourceRef, Selectors
-from haptic.names import GROUP_VERSION, HAPROXY_PODS
+from haptic.k8s.watch_loop import list_all
+from haptic.names import HAPROXY_PODS
 
 
 async def read_published_files(kube: KubeAPI, namespace: str, config_name: str) -> dict[str, dict[str, str]]:
@@ -21,8 +23,8 @@ async def read_published_files(kube: KubeAPI, namespace: str, config_name: str) 
     files: dict[str, dict[str, str]] = {}
     for kind, group in ((MAP_FILES, "maps"), (GENERAL_FILES, "files"), (CRT_LIST_FILES, "crt_lists")):
         found = files.setdefault(group, {})
-        for item in await _list_all(kube, ResourceRef(GROUP_VERSION, kind.plural, True, kind.kind), namespace,
-                                    selector):
+        items, _ = await list_all(kube, aux_ref(kind), namespace, selector)
+        for item in items:
             spec = item.get("spec") or {}
             found[str(spec.get(kind.name_field) or "")] = decode_content(str(spec.get(kind.content_field) or ""),
                                                                          bool(spec.get("compressed")))
@@ -56,18 +58,7 @@ async def read_watched_objects(kube: KubeAPI, spec: HAProxyTemplateConfigSpec,
     objects: dict[str, list[JSON]] = {}
     for name, watched in sorted(spec.watched_resources.items()):
         ref = ResourceRef(watched.api_version, watched.resources, True)
-        objects[name] = await _list_all(kube, ref, None, Selectors(label_selector=watched.label_selector))
-    objects[HAPROXY_PODS] = await _list_all(kube, PODS, namespace,
-                                            Selectors(label_selector=spec.pod_selector.label_selector))
+        objects[name], _ = await list_all(kube, ref, None, Selectors(label_selector=watched.label_selector))
+    objects[HAPROXY_PODS], _ = await list_all(kube, PODS, namespace,
+                                              Selectors(label_selector=spec.pod_selector.label_selector))
     return objects
-
-
-async def _list_all(kube: KubeAPI, ref: ResourceRef, namespace: str | None, selectors: Selectors) -> list[JSON]:
-    items: list[JSON] = []
-    token: str | None = None
-    while True:
-        page = await kube.list(ref, namespace, selectors, limit=500, continue_token=token)
-        items.extend(page.items)
-        token = page.continue_token
-        if not token:
-            return items

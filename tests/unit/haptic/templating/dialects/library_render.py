@@ -13,6 +13,9 @@ from haptic.templating.engine import RenderInputs, RenderResult, TemplateEngine,
 from haptic.templating.libraries import expand_libraries
 from haptic.validation.haproxy_check import HAProxyValidator
 
+# SHA-512-crypt of "opensesame" (test data only)
+HASH = "$6$migrate1$6KJS.mgt9qirboVOcUUozNPJXJ8tzdk/dFHKVdNDwwc62/y0yTfYsmqUfhlMLkEQJcHZoD6KuXGUHN4XoOZ2a."
+
 
 def library_spec(name: str) -> dict[str, Any]:
     obj = {"metadata": {"annotations": {LIBRARIES_ANNOTATION: name}}, "spec": {"podSelector": {}}}

@@ -6,6 +6,7 @@ import pytest
 
 from haptic.templating.engine import TemplateEngine
 from tests.unit.haptic.templating.dialects.library_render import (
+    HASH,
     engine_for,
     haproxy_check,
     ingress,
@@ -17,7 +18,6 @@ from tests.unit.haptic.templating.dialects.library_render import (
 
 H = "haproxy.org/"
 SPEC = library_spec("haproxytech")
-HASH = "$6$migrate1$6KJS.mgt9qirboVOcUUozNPJXJ8tzdk/dFHKVdNDwwc62/y0yTfYsmqUfhlMLkEQJcHZoD6KuXGUHN4XoOZ2a."
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ import pytest
 from haptic.templating.engine import TemplateEngine
 from haptic.templating.libraries import LibraryError, available_libraries, with_bases
 from tests.unit.haptic.templating.dialects.library_render import (
+    HASH,
     engine_for,
     haproxy_check,
     ingress,
@@ -22,8 +23,6 @@ from tests.unit.haptic.templating.dialects.library_render import (
 
 P = "nginx.ingress.kubernetes.io/"
 SPEC = library_spec("nginx")
-# SHA-512-crypt of "opensesame" (test data only)
-HASH = "$6$migrate1$6KJS.mgt9qirboVOcUUozNPJXJ8tzdk/dFHKVdNDwwc62/y0yTfYsmqUfhlMLkEQJcHZoD6KuXGUHN4XoOZ2a."
 
 
 @pytest.fixture(scope="module")
