@@ -17,15 +17,9 @@ from haptic.dataplane.aux_files import AuxFiles
 from haptic.dataplane.client import STORAGE_MAPS
 from haptic.dataplane.synchronizer import VersionCache, sync
 from simulator.dataplane.process_runner import AsyncProcessRunner
+from tests.support import dataplane_harness as harness
 from tests.support.certs import make_pem
-from tests.support.dataplane_harness import (
-    DrivenInstance,
-    EchoServer,
-    free_port,
-    render_config,
-    served_serial,
-    start_instance,
-)
+from tests.support.dataplane_harness import DrivenInstance, free_port, served_serial, start_instance
 
 pytestmark = pytest.mark.haproxy
 
@@ -137,10 +131,10 @@ async def test_server_slots_grow_in_the_running_haproxy_without_a_reload(
     sends (haproxy 2.x would create them in maintenance without ``enabled``), traffic reaches the added
     server at once, haproxy's master counts no reload, and a later reload, from the file the skip_reload
     push wrote, runs the same servers in the same states."""
-    echoes = [await EchoServer(name).start() for name in ("alpha", "beta")]
+    echoes = [await harness.EchoServer(name).start() for name in ("alpha", "beta")]
     try:
         def grown(slots: list[str]) -> str:
-            head = render_config(instance, {}, "host.map")
+            head = harness.render_config(instance, {}, "host.map")
             return head + "\nbackend web\n    balance roundrobin\n" + "".join(f"    server {s}\n" for s in slots)
 
         small = [f"SRV_1 127.0.0.1:{echoes[0].port}", "SRV_2 127.0.0.1:1 disabled"]
