@@ -204,12 +204,17 @@ async def _peek(conn: socket.socket, wanted: int = len(_H2_PREFACE), limit: floa
                     return data
                 await asyncio.sleep(0.005)  # a partial preface stays readable: wait for the rest
                 continue
-            readable = loop.create_future()
-            loop.add_reader(conn.fileno(), lambda: readable.done() or readable.set_result(None))
+            readable: asyncio.Future[None] = loop.create_future()
+            loop.add_reader(conn.fileno(), _resolve, readable)
             try:
                 await readable
             finally:
                 loop.remove_reader(conn.fileno())
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 async def _streams(conn: socket.socket, context: ssl.SSLContext | None) -> tuple[asyncio.StreamReader,
