@@ -166,8 +166,12 @@ ANNOTATIONS: tuple[Annotation, ...] = (
     Annotation("default-backend", "a Service of the Ingress's namespace", "a backend of that Service (its first "
                "port); `use_backend` to it when `nbsrv()` of the Ingress's backend is 0", "differences",
                "not used for custom-http-errors (see there)", v.name, routing=True),
-    Annotation("ssl-passthrough", "`true`", "nothing", "ignored", "TLS is terminated by HAProxy; SNI passthrough "
-               "is not supported", routing=True),
+    Annotation("ssl-passthrough", "`true`/`false`", "a `mode tcp` frontend on the https port: `use_backend` by "
+               "`req_ssl_sni` to a `mode tcp` backend of the Service; other names go on to the terminating https "
+               "frontend (PROXY v2 over an abstract socket)", "differences", "always available (ingress-nginx: "
+               "only with --enable-ssl-passthrough); exact hosts only; every connection for a host goes to the "
+               "Service of its first path; as in ingress-nginx, the Ingress's other annotations do not apply and it "
+               "is not routed over plain HTTP", v.boolean, routing=True),
     Annotation("auth-url", "a URL", "`http-request deny deny_status 503`: fails closed", "differences",
                "external authentication is not supported: every request is denied instead of forwarded unchecked",
                v.url, key="deny_all", routing=True, routing_difference=True),

@@ -86,7 +86,7 @@ def test_canary_paths_never_route_by_themselves_and_switch_in_precedence_order(e
 
 def test_refused_invalid_and_unknown_annotations_are_warnings_naming_the_ingress(engine: TemplateEngine) -> None:
     bad = ingress("bad", {P + "configuration-snippet": "more_set_headers \"X: y\";\nreturn 200;",
-                          P + "proxy-body-size": "lots", P + "no-such-thing": "1", P + "ssl-passthrough": "true"},
+                          P + "proxy-body-size": "lots", P + "no-such-thing": "1", P + "from-to-www-redirect": "true"},
                   host="bad.example.test")
     result = render(SPEC, engine, bad, *service("web"))
     notices = {(n.reason, n.field) for n in result.notices}
@@ -94,7 +94,7 @@ def test_refused_invalid_and_unknown_annotations_are_warnings_naming_the_ingress
         ("AnnotationRefused", f"metadata.annotations[{P}configuration-snippet]"),
         ("AnnotationInvalid", f"metadata.annotations[{P}proxy-body-size]"),
         ("AnnotationUnknown", f"metadata.annotations[{P}no-such-thing]"),
-        ("AnnotationIgnored", f"metadata.annotations[{P}ssl-passthrough]"),
+        ("AnnotationIgnored", f"metadata.annotations[{P}from-to-www-redirect]"),
     }
     assert all(str(n.ref) == "Ingress ns/bad" and not n.excluded for n in result.notices)
     assert "more_set_headers" not in result.config and "return 200" not in result.config
