@@ -11,7 +11,8 @@ bytes: a TLS ClientHello (``ssl``; the echo's own self-signed certificate, ALPN 
 ``http/1.1``), the HTTP/2 connection preface (``proto h2``: cleartext prior knowledge), else HTTP/1.1.
 The protocol is reported as ``http/1.1``, ``h2c``, ``https`` (HTTP/1.1 over TLS) or ``h2`` (over TLS).
 A request header ``X-Echo-Delay: <seconds>`` (at most 30) holds the answer back that long: how a
-traffic check shows a server timeout (haproxy's 504) or holds connections open (connection limits).
+traffic check shows a server timeout (haproxy's 504) or holds connections open (connection limits);
+``X-Echo-Status: <code>`` (200..599) answers with that status instead of 200 (an upstream's error answer).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import socket
 import ssl
 import tempfile
 from collections.abc import Iterable
+from http import HTTPStatus
 
 import h2.config
 import h2.connection
@@ -39,6 +41,7 @@ from cryptography.x509.oid import NameOID
 #: the subject (and DNS SAN) of the certificate every echo server presents over TLS
 CERTIFICATE_NAME = "haptic-echo"
 DELAY_HEADER = "x-echo-delay"
+STATUS_HEADER = "x-echo-status"
 _MAX_DELAY = 30.0
 _H2_PREFACE = b"PRI"
 _TLS_HANDSHAKE = 0x16
@@ -133,8 +136,9 @@ class EchoServer:
             body = self._answer(protocol, method, path, _first(headers.get("host")), headers, received)
             await asyncio.sleep(_delay(headers))
             close = _first(headers.get("connection")).lower() == "close"
+            status = _status(headers)
             writer.write(
-                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\nContent-Type: application/json\r\n".encode()
                 + f"X-Echo-Server: {self.name}\r\nX-Echo-Protocol: {protocol}\r\n".encode()
                 + f"Content-Length: {len(body)}\r\n".encode()
                 + (b"Connection: close\r\n" if close else b"")
@@ -158,7 +162,7 @@ class EchoServer:
                                 pseudo.get(":authority") or _first(plain.get("host")), plain, received)
             await asyncio.sleep(_delay(plain))
             with contextlib.suppress(h2.exceptions.ProtocolError):  # the stream was reset meanwhile
-                conn.send_headers(stream, [(":status", "200"), ("content-type", "application/json"),
+                conn.send_headers(stream, [(":status", str(_status(plain))), ("content-type", "application/json"),
                                            ("x-echo-server", self.name), ("x-echo-protocol", protocol),
                                            ("content-length", str(len(body)))])
                 conn.send_data(stream, body, end_stream=True)
@@ -258,6 +262,14 @@ def _delay(headers: Headers) -> float:
         return min(max(float(_first(headers.get(DELAY_HEADER)) or 0), 0.0), _MAX_DELAY)
     except ValueError:
         return 0.0
+
+
+def _status(headers: Headers) -> int:
+    code = _first(headers.get(STATUS_HEADER))
+    return int(code) if code.isdigit() and int(code) >= 200 and int(code) in _PHRASES else 200
+
+
+_PHRASES = {status.value for status in HTTPStatus}
 
 
 def _first(value: str | list[str] | None) -> str:
