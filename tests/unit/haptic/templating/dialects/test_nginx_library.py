@@ -110,6 +110,8 @@ def test_refused_invalid_and_unknown_annotations_are_warnings_naming_the_ingress
         ({P + "upstream-vhost": "x.test\n    server evil 6.6.6.6:1"}, "6.6.6.6"),
         ({P + "rewrite-target": "/$1\nfrontend evil"}, "frontend evil"),
         ({P + "app-root": "/a\r\n    use_backend admin"}, "use_backend admin"),
+        ({P + "custom-http-errors": "404\n    http-request return status 202"}, "return status 202"),
+        ({P + "ssl-passthrough": "true\n    use_backend admin"}, "use_backend admin"),
     ],
 )
 def test_control_characters_exclude_the_ingress_like_the_ingress_library(
@@ -118,7 +120,7 @@ def test_control_characters_exclude_the_ingress_like_the_ingress_library(
     result = render(SPEC, engine, ingress("evil", annotations, host="evil.example.test"),
                     ingress("good", {}, host="good.example.test"), *service("web"))
     assert needle not in result.config
-    assert "ing_ns_evil_" not in result.config and "backend ing_ns_good_web_80" in result.config
+    assert "_ns_evil_" not in result.config and "backend ing_ns_good_web_80" in result.config
     [notice] = result.notices
     assert notice.excluded and notice.reason == "UnsafeInput" and notice.field.startswith("metadata.annotations[")
 
