@@ -86,8 +86,10 @@ def test_control_characters_in_one_line_annotations_exclude_the_ingress(engine: 
 
 
 def test_ssl_passthrough_routes_by_server_name_and_an_invalid_value_is_refused(engine: TemplateEngine) -> None:
-    result = render(SPEC, engine, ingress("vault", {H + "ssl-passthrough": "true"}, host="vault.example.test"),
-                    ingress("odd", {H + "ssl-passthrough": "yes"}, host="odd.example.test"), *service("web"))
+    result = render(SPEC, engine,
+                    ingress("vault", {H + "ssl-passthrough": "true"}, host="vault.example.test", cls="haproxy"),
+                    ingress("odd", {H + "ssl-passthrough": "yes"}, host="odd.example.test", cls="haproxy"),
+                    *service("web"))
     valid, output = haproxy_check(result)
     assert valid and "Warnings were found" not in output, output
     config = result.config
