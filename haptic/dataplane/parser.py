@@ -332,6 +332,10 @@ class _Parser:
         if header_end < 0:
             header_end = len(chunk)
         before = (self.unnamed_defaults, self.last_defaults)
+        candidate = reuse.get(chunk)
+        if candidate is not None and self._adopt(candidate):
+            self.chunks.append((candidate, len(chunk), before))
+            return
         section = self._open_section(tokenize_line(chunk[:header_end], first_number), first_number)
         self.chunks.append((section, len(chunk), before))
         candidate = reuse.get(chunk)
@@ -390,6 +394,25 @@ class _Parser:
                 self._add_named(section, kind[1], directive)
         if server_needs_address and not servers:
             del section.named["server"]
+
+    def _adopt(self, candidate: Section) -> bool:
+        """Takes an equal chunk's section as it is, without reading its header again, when nothing around it makes
+        it another section here: not a defaults or global one (numbered, merged), the same defaults inherited, no
+        name clash (``_open_section`` reports that)."""
+        kind = candidate.kind
+        if kind == "defaults" or kind in UNNAMED_SECTIONS:
+            return False
+        inherits = self.last_defaults if kind in PROXY_KINDS and "from" not in candidate.header_args else None
+        if candidate.implicit_defaults != inherits:
+            return False
+        name = candidate.name
+        seen = self.seen
+        for clash_kind in _NAMESPACE_CLASHES.get(kind, (kind,)):
+            if (clash_kind, name) in seen:
+                return False
+        seen[(kind, name)] = candidate
+        self.sections.append(candidate)
+        return True
 
     def _open_section(self, words: list[str], number: int) -> Section:
         kind = words[0]
