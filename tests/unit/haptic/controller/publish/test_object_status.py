@@ -35,7 +35,8 @@ def accepted(status: str) -> dict[str, Any]:
                             "InvalidParameters", "message": "m", "observedGeneration": 1}]}
 
 
-async def test_statuses_follow_the_deployment_and_are_written_once() -> None:
+async def gateway_class_cluster() -> tuple[Any, Any]:
+    """A fake cluster with the Gateway API CRDs and one GatewayClass, and a context whose store holds it."""
     api, kube = fake_cluster()
     crd_type = api.types.by_kind("apiextensions.k8s.io/v1", "CustomResourceDefinition")
     assert crd_type is not None
@@ -46,6 +47,11 @@ async def test_statuses_follow_the_deployment_and_are_written_once() -> None:
     created = await kube.create(CLASSES, {"apiVersion": G, "kind": "GatewayClass", "metadata": {"name": "haptic"},
                                           "spec": {"controllerName": "haproxy-haptic.org/gateway-controller"}})
     ctx.stores["gatewayclasses"].apply(created)
+    return kube, ctx
+
+
+async def test_statuses_follow_the_deployment_and_are_written_once() -> None:
+    kube, ctx = await gateway_class_cluster()
     bus = started_bus()
     applier = ObjectStatusApplier(bus, ctx)
     await applier.start()
@@ -84,16 +90,7 @@ async def test_an_object_that_needed_no_patch_is_not_compared_again_until_it_or_
         monkeypatch: pytest.MonkeyPatch) -> None:
     import haptic.controller.publish.object_status as module
 
-    api, kube = fake_cluster()
-    crd_type = api.types.by_kind("apiextensions.k8s.io/v1", "CustomResourceDefinition")
-    assert crd_type is not None
-    for crd in gateway_api_crds().values():
-        api.create(crd_type, None, crd)
-    config = yaml.safe_load((REPO / "scenarios" / "configs" / "gateway-library.yaml").read_text())
-    ctx = make_ctx(kube=kube, config=config)
-    created = await kube.create(CLASSES, {"apiVersion": G, "kind": "GatewayClass", "metadata": {"name": "haptic"},
-                                          "spec": {"controllerName": "haproxy-haptic.org/gateway-controller"}})
-    ctx.stores["gatewayclasses"].apply(created)
+    kube, ctx = await gateway_class_cluster()
     applier = ObjectStatusApplier(started_bus(), ctx)
     ref = ObjectRef("GatewayClass", "", "haptic", G)
     compared: list[Any] = []
