@@ -29,9 +29,16 @@ class ConfigDocument:
 
     @classmethod
     def from_text(cls, text: str) -> ConfigDocument:
-        document = cls(strip_version_lines(text))
-        document._index()  # paid once per push, so that runtime server updates stay O(1)
-        return document
+        known = _INDEXED.get(text)
+        if known is None:
+            known = cls(strip_version_lines(text))
+            known._index()  # paid once per pushed text, so that runtime server updates stay O(1)
+            _INDEXED[text] = known
+            while len(_INDEXED) > _INDEXED_KEPT:
+                del _INDEXED[next(iter(_INDEXED))]
+        assert known._servers is not None and known._sections is not None
+        # Each pod edits its own document: the lines and indexes are copied, never shared.
+        return cls(list(known.lines), dict(known._servers), dict(known._sections))
 
     def copy(self) -> ConfigDocument:
         return ConfigDocument(list(self.lines))
@@ -119,3 +126,8 @@ class ConfigDocument:
             if path in line and not line.lstrip().startswith("#"):
                 return number, line.strip()
         return None
+
+
+# A fleet is pushed one text on every pod: its lines are split and indexed once (the last few texts).
+_INDEXED: dict[str, ConfigDocument] = {}
+_INDEXED_KEPT = 4
