@@ -282,6 +282,10 @@ class TemplateEngine:
         self.env.render_fragment = self._render_fragment  # type: ignore[attr-defined]
         self._compiled = {name: self._compile(name) for name in sorted(sources)}
         self._current_cache: tuple[Any, CurrentConfig | None] | None = None
+        # the stores' change marks at the last render with fragments, and what was written since (see replay)
+        self._store_marks: dict[str, tuple[object, int]] = {}
+        self._dirty: dict[str, frozenset[tuple[str, ...]] | None] = {}
+        self._skipped_last = False
 
     @property
     def template_names(self) -> tuple[str, ...]:
@@ -325,7 +329,7 @@ class TemplateEngine:
         cache = self.fragment_cache
         key, refs = key_of(fragment, values, _ROLE_TYPES, self._role_dicts)
         entry = cache.get(key)
-        if entry is not None and replay(entry.ops, self._roles, self._roles["state"].seen):
+        if entry is not None and replay(entry.ops, self._roles, self._roles["state"].seen, self._dirty):
             cache.put(key, entry)
             adopt(entry.ops)
             cache.hits += 1
@@ -339,6 +343,24 @@ class TemplateEngine:
         if journal.cacheable:
             cache.put(key, Entry(text, tuple(journal.ops), refs))
         return text
+
+    def _store_changes(self, inputs: RenderInputs) -> dict[str, frozenset[tuple[str, ...]] | None]:
+        """Per store role, the index prefixes written since the last render with fragments (``ResourceStore``'s
+        change log; None where a store cannot tell, or where per-object isolation changes the answers)."""
+        stores: dict[str, Any] = {f"store:{name}": store for name, store in inputs.stores.items()}
+        stores["store:@pods"] = inputs.haproxy_pods
+        comparable = not inputs.skip and not self._skipped_last
+        self._skipped_last = bool(inputs.skip)
+        marks, dirty = self._store_marks, {}
+        self._store_marks = {}
+        for role, store in stores.items():
+            mark = getattr(store, "change_mark", None)
+            since = getattr(store, "changed_since", None)
+            if not callable(mark) or not callable(since):
+                continue
+            self._store_marks[role] = mark()
+            dirty[role] = since(marks.get(role)) if comparable else None
+        return dirty
 
     # -- render -----------------------------------------------------------------------------------
 
@@ -413,6 +435,7 @@ class TemplateEngine:
         self._endpoints.next_render()
         if self.fragments:
             self.fragment_cache.next_render()
+            self._dirty = self._store_changes(inputs)
         self._roles = {
             "shared": context["shared"], "state": state, "slots": context["server_slots"], "registry": registry,
             "paths": context["pathResolver"], "store:@pods": context["controller"]["haproxy_pods"],

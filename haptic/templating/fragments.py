@@ -213,13 +213,23 @@ def store_result(value: Any) -> Any:
     return ("objects", tuple(value) if isinstance(value, list | tuple) else (value,))
 
 
-def replay(ops: tuple[Op, ...], roles: Mapping[str, Any], seen: Mapping[tuple[str, ...], None]) -> bool:
-    """Checks the journal against this render's objects; when it holds, applies its effects and returns True."""
+#: store role -> the index prefixes whose lookups may answer differently than in the last render (None: unknown)
+Dirty = Mapping[str, frozenset[tuple[str, ...]] | None]
+
+
+def replay(ops: tuple[Op, ...], roles: Mapping[str, Any], seen: dict[tuple[str, ...], None],
+           dirty: Dirty | None = None) -> bool:
+    """Checks the journal against this render's objects; when it holds, applies its effects and returns True.
+    ``dirty``: what each store's writes since the last render touched; a store read outside it gives the objects
+    it gave then (stores replace objects, never mutate them), so it is not asked again."""
     token = RECORDING.set(None)  # neither the checks nor the replayed writes are a body's own calls
     try:
         claimed: set[tuple[str, ...]] = set()
         for kind, role, method, args, result in ops:
             if kind == READ:
+                changed = dirty.get(role) if dirty else None
+                if changed is not None and (() if method == "list" else tuple(map(str, args))) not in changed:
+                    continue
                 answer = getattr(roles[role], method)(*args)
                 if not _same(result, answer if role.startswith("store:") else _as_recorded(result, answer)):
                     return False
@@ -235,8 +245,10 @@ def replay(ops: tuple[Op, ...], roles: Mapping[str, Any], seen: Mapping[tuple[st
                 if fresh:
                     claimed.add(key)
         for kind, role, method, args, result in ops:
-            if kind == EFFECT or (kind == CLAIM and result):
+            if kind == EFFECT:
                 getattr(roles[role], method)(*args)
+            elif kind == CLAIM and result:
+                seen[args[0]] = None  # what ``RenderState.first_seen`` does with a fresh key
     finally:
         RECORDING.reset(token)
     return True

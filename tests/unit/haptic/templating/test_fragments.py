@@ -143,3 +143,77 @@ def test_without_fragments_nothing_is_cached() -> None:
     lib.engine.fragments = False
     assert lib.render().config == lib.render().config
     assert lib.engine.fragment_cache.hits == lib.engine.fragment_cache.misses == 0
+
+
+class _CountingStore(ResourceStore):
+    """A store that counts the lookups made of it."""
+
+    asked: list[tuple[Any, ...]]
+
+    def fetch(self, *keys: Any) -> Any:
+        self.asked.append(keys)
+        return super().fetch(*keys)
+
+
+def _counted(lib: Library, name: str) -> _CountingStore:
+    store = lib.stores[name]
+    store.__class__ = _CountingStore
+    counting: _CountingStore = store  # type: ignore[assignment]
+    counting.asked = []
+    return counting
+
+
+def test_a_reused_fragment_asks_only_the_stores_written_under_its_lookups() -> None:
+    lib = Library(12)
+    lib.render()
+    endpoints = _counted(lib, "endpoints")
+    lib.stores["endpoints"].apply(_slice(4, 3))
+    lib.render()
+    # the one Ingress whose slices changed is checked (its lookup answers otherwise) and renders again, and the
+    # full render of the verification asks for all 12; the reused fragments of the 11 others did not ask
+    assert endpoints.asked.count(("ns1", "svc4")) == 3
+    assert len(endpoints.asked) == 2 + 12
+
+
+@pytest.mark.parametrize("change", ["new slice, same Service", "slice moved to another Service", "slice removed"])
+def test_a_lookup_whose_answer_changed_is_never_taken_from_the_cache(change: str) -> None:
+    lib = Library(6)
+    lib.render()
+    if change == "new slice, same Service":  # no object the fragment read changed: a new one joins its lookup
+        extra = _slice(2, 2)
+        extra["metadata"]["name"] = "svc2-y"
+        extra["endpoints"] = [{"addresses": ["10.9.9.9"], "conditions": {"ready": True}}]
+        lib.stores["endpoints"].apply(extra)
+    elif change == "slice moved to another Service":
+        moved = _slice(2, 2)
+        moved["metadata"]["labels"] = {"kubernetes.io/service-name": "svc5"}  # ns2 both
+        lib.stores["endpoints"].apply(moved)
+    else:
+        lib.stores["endpoints"].remove(_slice(2, 2))
+    before = lib.engine.fragment_cache
+    result = lib.render()  # verify_fragments: a stale reuse fails here with FragmentMismatch
+    assert before.misses >= 1
+    assert ("10.9.9.9" in result.config) == (change == "new slice, same Service")
+
+
+def test_the_verification_fails_when_the_change_log_hides_a_change(monkeypatch: pytest.MonkeyPatch) -> None:
+    lib = Library(4)
+    lib.render()
+    lib.stores["endpoints"].apply(_slice(1, 5))
+    monkeypatch.setattr(ResourceStore, "changed_since", lambda self, mark: frozenset())
+    with pytest.raises(FragmentMismatch):
+        lib.render()
+
+
+def test_per_object_isolation_checks_every_lookup_again() -> None:
+    lib = Library(4)
+    lib.render()
+    lib.engine.verify_fragments = False  # only the reused fragments' checks ask the store
+    endpoints = _counted(lib, "endpoints")
+    skip = frozenset({("Ingress", "ns0", "app3")})
+    for inputs in (RenderInputs(stores=lib.stores, extra_context=lib.extra, skip=skip),
+                   RenderInputs(stores=lib.stores, extra_context=lib.extra)):
+        endpoints.asked.clear()
+        lib.engine.render(inputs)
+        reused = lib.engine.fragment_cache.hits
+        assert reused >= 3 and len(endpoints.asked) >= 3, "the skipping stores' answers are checked"
