@@ -13,6 +13,7 @@ import posixpath
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from types import FunctionType, TracebackType
 from typing import Any
 
@@ -49,7 +50,7 @@ from haptic.templating.errors import (
     TemplatingError,
 )
 from haptic.templating.filters import FILTERS, GLOBALS, TESTS
-from haptic.templating.fragments import Entry, FragmentCache, adopt, begin, end, key_of, replay
+from haptic.templating.fragments import Entry, FragmentCache, adopt, begin, end, item_key, key_of, replay
 from haptic.templating.functions import FUNCTION_FILTERS, FUNCTIONS
 from haptic.templating.gateway import gateway_model
 from haptic.templating.http_fetch import HttpFetcher, HttpSource
@@ -280,6 +281,7 @@ class TemplateEngine:
             if isinstance(fn, FunctionType) and not hasattr(fn, "jinja_pass_arg")
         )
         self.env.render_fragment = self._render_fragment  # type: ignore[attr-defined]
+        self.env.render_fragments = self._render_fragments  # type: ignore[attr-defined]
         self._compiled = {name: self._compile(name) for name in sorted(sources)}
         self._current_cache: tuple[Any, CurrentConfig | None] | None = None
         # the stores' change marks at the last render with fragments, and what was written since (see replay)
@@ -322,12 +324,31 @@ class TemplateEngine:
 
     # -- fragments --------------------------------------------------------------------------------
 
-    def _render_fragment(self, fragment: str, values: dict[str, Any], caller: Callable[[], str]) -> str:
+    def _caching(self) -> bool:
         state = CURRENT_RENDER.get()
-        if state is None or not self.fragments or state is not self._roles.get("state"):
-            return caller()  # not inside ``render`` (whose objects the journals name)
-        cache = self.fragment_cache
+        # not inside ``render`` (whose objects the journals name): no cache
+        return state is not None and self.fragments and state is self._roles.get("state")
+
+    def _render_fragment(self, fragment: str, values: dict[str, Any], caller: Callable[[], str]) -> str:
+        if not self._caching():
+            return caller()
         key, refs = key_of(fragment, values, _ROLE_TYPES, self._role_dicts)
+        return self._cached(key, refs, caller)
+
+    def _render_fragments(self, fragment: str, items: Any, values: dict[str, Any],
+                          caller: Callable[[Any], str]) -> str:
+        """``{% fragment for x in items %}``: the loop's key once, then each item's entry."""
+        if not self._caching():
+            return "".join(caller(item) for item in items)
+        base, refs = key_of(fragment, values, _ROLE_TYPES, self._role_dicts)
+        parts = []
+        for item in items:
+            part, held = item_key(item)
+            parts.append(self._cached((base, part), (held, refs), partial(caller, item)))
+        return "".join(parts)
+
+    def _cached(self, key: tuple[Any, ...], refs: tuple[Any, ...], render: Callable[[], str]) -> str:
+        cache = self.fragment_cache
         entry = cache.get(key)
         if entry is not None and replay(entry.ops, self._roles, self._roles["state"].seen, self._dirty):
             cache.put(key, entry)
@@ -337,7 +358,7 @@ class TemplateEngine:
         cache.misses += 1
         journal, token, outer = begin()
         try:
-            text = caller()
+            text = render()
         finally:
             end(journal, token, outer)
         if journal.cacheable:

@@ -192,6 +192,17 @@ def key_of(fragment: str, values: Mapping[str, Any], roles: frozenset[type],
     return tuple(parts), tuple(refs)
 
 
+def item_key(item: Any) -> tuple[Any, Any]:
+    """An item's part of a loop fragment's key (as ``key_of`` keys a value: scalars by value, the rest by
+    identity) and what the entry must hold to keep that identity."""
+    kind = type(item)
+    if kind in _SCALAR_TYPES:
+        return (kind, item), None
+    if isinstance(item, Undefined):
+        return _UNDEFINED, None
+    return id(item), item
+
+
 def _same(recorded: Any, now: Any) -> bool:
     if isinstance(recorded, tuple) and recorded and recorded[0] == "objects":
         seq = now if isinstance(now, list | tuple) else (now,)
@@ -278,20 +289,41 @@ def adopt(ops: tuple[Op, ...]) -> None:
 
 
 class FragmentExtension(Extension):
-    """``{% fragment %}body{% endfragment %}``: calls ``environment.render_fragment(name, values, caller)``."""
+    """``{% fragment %}body{% endfragment %}``: calls ``environment.render_fragment(name, values, caller)``.
+
+    ``{% fragment for x in items %}body{% endfragment %}`` is ``{% for x in items %}{% fragment %}body{% endfragment
+    %}{% endfor %}`` (without ``loop``) run by the engine (``environment.render_fragments``): the body's other names
+    are loaded and keyed once for the whole loop, each item adds its own identity, and a reused item costs no
+    template code at all."""
 
     tags = {"fragment"}
 
     def parse(self, parser: Parser) -> nodes.Node:
         lineno = next(parser.stream).lineno
+        target: str | None = None
+        items: nodes.Expr | None = None
+        if parser.stream.skip_if("name:for"):
+            target = parser.stream.expect("name").value
+            parser.stream.expect("name:in")
+            items = parser.parse_tuple(with_condexpr=False)
         body = parser.parse_statements(("name:endfragment",), drop_needle=True)
-        names = sorted({n.name for stmt in body for n in stmt.find_all(nodes.Name) if n.ctx == "load"})
+        names = sorted({n.name for stmt in body for n in stmt.find_all(nodes.Name) if n.ctx == "load"} - {target})
         values = nodes.Dict([nodes.Pair(nodes.Const(n), nodes.Name(n, "load")) for n in names])
         fragment = nodes.Const(f"{parser.name}:{lineno}")
-        call = self.call_method("_render", [fragment, values])
-        return nodes.CallBlock(call, [], [], body).set_lineno(lineno)
+        if target is None or items is None:
+            call = self.call_method("_render", [fragment, values])
+            return nodes.CallBlock(call, [], [], body).set_lineno(lineno)
+        call = self.call_method("_render_each", [fragment, items, values])
+        return nodes.CallBlock(call, [nodes.Name(target, "param")], [], body).set_lineno(lineno)
 
     def _render(self, fragment: str, values: dict[str, Any], caller: Callable[[], str]) -> str:
         render: Callable[[str, dict[str, Any], Callable[[], str]], str] | None = getattr(
             self.environment, "render_fragment", None)
         return render(fragment, values, caller) if render is not None else caller()
+
+    def _render_each(self, fragment: str, items: Any, values: dict[str, Any], caller: Callable[[Any], str]) -> str:
+        render: Callable[[str, Any, dict[str, Any], Callable[[Any], str]], str] | None = getattr(
+            self.environment, "render_fragments", None)
+        if render is not None:
+            return render(fragment, items, values, caller)
+        return "".join(caller(item) for item in items)

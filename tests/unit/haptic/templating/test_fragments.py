@@ -217,3 +217,40 @@ def test_per_object_isolation_checks_every_lookup_again() -> None:
         lib.engine.render(inputs)
         reused = lib.engine.fragment_cache.hits
         assert reused >= 3 and len(endpoints.asked) >= 3, "the skipping stores' answers are checked"
+
+
+def test_a_fragment_loop_renders_as_a_for_loop_of_fragments() -> None:
+    body = ("{% set n = x.n %}{% if first_seen('k', n % 3) %}{{ n }} first{% else %}{{ n }} again{% endif %}\n"
+            "{% do shared.append('seen', n) %}{{ label }}\n")
+    looped = "{% fragment for x in extraContext.order %}\n" + body + "{% endfragment %}\n{{ shared.get('seen') }}"
+    nested = ("{% for x in extraContext.order %}\n{% fragment %}\n" + body + "{% endfragment %}\n{% endfor %}\n"
+              "{{ shared.get('seen') }}")
+    a, b = engine_for("{% set label = 'L' %}" + looped), engine_for("{% set label = 'L' %}" + nested)
+    a.verify_fragments = True
+    items = [{"n": i} for i in range(7)]
+    hits = []
+    for order in (items, items[::-1], [*items[2:], {"n": 9}], []):
+        inputs = RenderInputs(extra_context={"order": order})
+        assert a.render(inputs).config == b.render(inputs).config
+        hits.append(a.fragment_cache.hits)
+    assert hits[0] == 0 and hits[1] > 0 and hits[2] > 0
+
+
+def test_the_ingress_library_s_fragment_loop_renders_as_its_for_loop_did() -> None:
+    lib = Library(12)
+    spec = load_library("ingress")
+    snippets = dict(spec["templateSnippets"])
+    source = snippets["ingress-backends"]["template"]
+    loop = '{% fragment for ing in shared.get("ingresses") %}\n'
+    assert loop in source and source.rstrip().endswith("{% endfragment %}")
+    snippets["ingress-backends"] = {"template": source.replace(loop, '{% for ing in shared.get("ingresses") %}\n'
+                                                               "{% fragment %}\n").rstrip() + "\n{% endfor %}\n"}
+    nested = TemplateEngine(TemplateSet.from_spec(SimpleNamespace(
+        haproxy_config=spec["haproxyConfig"], template_snippets=snippets, maps=spec.get("maps", {}))))
+    for change in (lambda: None, lambda: lib.stores["endpoints"].apply(_slice(3, 5)),
+                   lambda: lib.stores["ingresses"].apply(_ingress(5, timeout_server="7s")),
+                   lambda: lib.stores["ingresses"].remove(_ingress(1))):
+        change()
+        inputs = RenderInputs(stores=lib.stores, extra_context=lib.extra)
+        ours, theirs = lib.engine.render(inputs), nested.render(inputs)
+        assert (ours.config, ours.aux, ours.warnings) == (theirs.config, theirs.aux, theirs.warnings)
