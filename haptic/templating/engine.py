@@ -504,7 +504,8 @@ class TemplateEngine:
             crt_lists=dict(sorted(registry.files["crt-list"].items())),
         )
         notices = tuple(sorted(state.notices.values()))
-        statuses = tuple(sorted(state.statuses.values()))
+        # by key, (kind, namespace, name): the order of ``ObjectStatus``, compared as plain tuples
+        statuses = tuple(status for _, status in sorted(state.statuses.items()))
         return RenderResult(config=config, aux=aux, warnings=tuple(state.warnings), notices=notices,
                             statuses=statuses, context=context, slots_shrinkable=shrinkable)
 
