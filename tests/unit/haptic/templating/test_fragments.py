@@ -254,3 +254,21 @@ def test_the_ingress_library_s_fragment_loop_renders_as_its_for_loop_did() -> No
         inputs = RenderInputs(stores=lib.stores, extra_context=lib.extra)
         ours, theirs = lib.engine.render(inputs), nested.render(inputs)
         assert (ours.config, ours.aux, ours.warnings) == (theirs.config, theirs.aux, theirs.warnings)
+
+
+def test_ingress_statuses_are_the_same_objects_while_nothing_they_say_changed() -> None:
+    lib = Library(4)
+
+    def statuses(address: str) -> dict[tuple[str, str, str], Any]:
+        inputs = RenderInputs(stores=lib.stores, extra_context=lib.extra, publish_address=address)
+        return {s.ref.key: s for s in lib.engine.render(inputs).statuses}
+
+    first, again = statuses("10.1.1.1"), statuses("10.1.1.1")
+    assert len(first) == 4 and all(again[k] is first[k] for k in first)
+    moved = statuses("10.2.2.2")
+    assert all(moved[k].status == {"loadBalancer": {"ingress": [{"ip": "10.2.2.2"}]}} for k in first)
+    lib.stores["ingresses"].apply(_ingress(30, host="app1.example"))  # ns0 claims ns1's host: left out
+    conflict = statuses("10.2.2.2")
+    left_out = conflict[("Ingress", "ns0", "app30")].status["loadBalancer"]["ingress"][0]
+    assert left_out["ports"][0]["error"] == "haproxy-haptic.org/HostConflict"
+    assert conflict[("Ingress", "ns1", "app1")] is moved[("Ingress", "ns1", "app1")]
