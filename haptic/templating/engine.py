@@ -341,17 +341,21 @@ class TemplateEngine:
         if not self._caching():
             return "".join(caller(item) for item in items)
         base, refs = key_of(fragment, values, _ROLE_TYPES, self._role_dicts)
+        current, previous = self.fragment_cache.group(base)
         parts = []
         for item in items:
             part, held = item_key(item)
-            parts.append(self._cached((base, part), (held, refs), partial(caller, item)))
+            parts.append(self._cached(part, (held, refs), partial(caller, item), current, previous))
         return "".join(parts)
 
-    def _cached(self, key: tuple[Any, ...], refs: tuple[Any, ...], render: Callable[[], str]) -> str:
+    def _cached(self, key: Any, refs: tuple[Any, ...], render: Callable[[], str],
+                current: dict[Any, Entry] | None = None, previous: dict[Any, Entry] | None = None) -> str:
+        """The entry under ``key`` (in ``current``/``previous``, a loop's entries, or the cache's own) when its
+        journal holds, else ``render()`` journalled into a new one."""
         cache = self.fragment_cache
-        entry = cache.get(key)
+        entry = cache.get(key) if current is None or previous is None else current.get(key) or previous.get(key)
         if entry is not None and replay(entry.ops, self._roles, self._roles["state"].seen, self._dirty):
-            cache.put(key, entry)
+            self._keep(key, entry, current)
             adopt(entry.ops)
             cache.hits += 1
             return entry.text
@@ -362,8 +366,14 @@ class TemplateEngine:
         finally:
             end(journal, token, outer)
         if journal.cacheable:
-            cache.put(key, Entry(text, tuple(journal.ops), refs))
+            self._keep(key, Entry(text, tuple(journal.ops), refs), current)
         return text
+
+    def _keep(self, key: Any, entry: Entry, group: dict[Any, Entry] | None) -> None:
+        if group is None:
+            self.fragment_cache.put(key, entry)
+        else:
+            group[key] = entry
 
     def _store_changes(self, inputs: RenderInputs) -> dict[str, frozenset[tuple[str, ...]] | None]:
         """Per store role, the index prefixes written since the last render with fragments (``ResourceStore``'s

@@ -145,20 +145,36 @@ class FragmentCache:
     def __init__(self) -> None:
         self._previous: dict[tuple[Any, ...], Entry] = {}
         self._current: dict[tuple[Any, ...], Entry] = {}
+        self._groups_previous: dict[tuple[Any, ...], dict[Any, Entry]] = {}
+        self._groups_current: dict[tuple[Any, ...], dict[Any, Entry]] = {}
         self.hits = self.misses = 0
 
     def next_render(self) -> None:
         self._previous, self._current = self._current, {}
+        self._groups_previous, self._groups_current = self._groups_current, {}
         self.hits = self.misses = 0
 
     def clear(self) -> None:
         self._previous, self._current = {}, {}
+        self._groups_previous, self._groups_current = {}, {}
+
+    def entries(self) -> list[Entry]:
+        """Every entry kept for the next render."""
+        return [*self._current.values(), *(e for group in self._groups_current.values() for e in group.values())]
 
     def get(self, key: tuple[Any, ...]) -> Entry | None:
         return self._current.get(key) or self._previous.get(key)
 
     def put(self, key: tuple[Any, ...], entry: Entry) -> None:
         self._current[key] = entry
+
+    def group(self, key: tuple[Any, ...]) -> tuple[dict[Any, Entry], dict[Any, Entry]]:
+        """The entries of one fragment loop (by item part) of this render, to fill, and of the last one: the loop's
+        key is hashed once, not with each item."""
+        current = self._groups_current.get(key)
+        if current is None:
+            current = self._groups_current[key] = {}
+        return current, self._groups_previous.get(key, {})
 
 
 _ROLE = ("role",)
@@ -233,7 +249,8 @@ def replay(ops: tuple[Op, ...], roles: Mapping[str, Any], seen: dict[tuple[str, 
     """Checks the journal against this render's objects; when it holds, applies its effects and returns True.
     ``dirty``: what each store's writes since the last render touched; a store read outside it gives the objects
     it gave then (stores replace objects, never mutate them), so it is not asked again."""
-    token = RECORDING.set(None)  # neither the checks nor the replayed writes are a body's own calls
+    # neither the checks nor the replayed writes are a body's own calls
+    token = RECORDING.set(None) if RECORDING.get() is not None else None
     try:
         claimed: set[tuple[str, ...]] = set()
         for kind, role, method, args, result in ops:
@@ -242,7 +259,13 @@ def replay(ops: tuple[Op, ...], roles: Mapping[str, Any], seen: dict[tuple[str, 
                 if changed is not None and (() if method == "list" else tuple(map(str, args))) not in changed:
                     continue
                 answer = getattr(roles[role], method)(*args)
-                if not _same(result, answer if role.startswith("store:") else _as_recorded(result, answer)):
+                if role.startswith("store:"):
+                    if not _same(result, answer):
+                        return False
+                elif type(answer) in _SCALAR_TYPES:  # frozen as (type name, value): compared as such
+                    if result != (type(answer).__name__, answer):
+                        return False
+                elif not _same(result, _as_recorded(result, answer)):
                     return False
             elif kind == CHECKED:
                 answer = getattr(roles[role], method)(*args)
@@ -261,7 +284,8 @@ def replay(ops: tuple[Op, ...], roles: Mapping[str, Any], seen: dict[tuple[str, 
             elif kind == CLAIM and result:
                 seen[args[0]] = None  # what ``RenderState.first_seen`` does with a fresh key
     finally:
-        RECORDING.reset(token)
+        if token is not None:
+            RECORDING.reset(token)
     return True
 
 

@@ -99,7 +99,7 @@ def test_a_stale_fragment_is_caught_by_the_verification() -> None:
     lib = Library(3)
     lib.render()
     # Tamper with a cached text: the verification compares against a full render and refuses.
-    for entry in lib.engine.fragment_cache._current.values():
+    for entry in lib.engine.fragment_cache.entries():
         entry.text = entry.text.replace("balance roundrobin", "balance first")
     with pytest.raises(FragmentMismatch):
         lib.render()
