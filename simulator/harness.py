@@ -142,8 +142,6 @@ class Harness:
         self.pods: dict[str, SimPod] = {}
         self.replicas: list[Replica] = []
         self.trace: list[TraceEntry] = []
-        #: called with each event as it is traced (benchmarks time an event when it happens, not when polled)
-        self.listeners: list[Callable[[str, Event], None]] = []
         self._initial_pods = pods
         self._initial_replicas = replicas
         if config is None:
@@ -533,8 +531,6 @@ class Harness:
     def _record(self, replica: str, event: Event) -> None:
         t = asyncio.get_running_loop().time()
         self.trace.append(TraceEntry(t, replica, event, event.to_dict()))
-        for listener in self.listeners:
-            listener(replica, event)
 
     def events(self, type_name: str, replica: str | None = None) -> list[Event]:
         return [e.event for e in self.trace if e.event.type == type_name and (replica is None or e.replica == replica)]

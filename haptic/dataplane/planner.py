@@ -195,7 +195,7 @@ class _Planner:
             return
         for child_type, children in section.named.items():
             for name, directive in children.items():
-                self._named("create", section, child_type, name, directive)
+                self._named("create", section, child_type, name, directive, model=False)
         for name, definitions in section.acls.items():
             self._acl("create", section, name, definitions)
         for child_type, rules in section.rules.items():
@@ -248,11 +248,15 @@ class _Planner:
         name: str,
         directive: Directive,
         existing: Directive | None = None,
+        *,
+        model: bool = True,
     ) -> None:
         payload: dict[str, Any] | None = None
         before: dict[str, Any] | None = None
         runtime = False
-        if child_type == "server" and section.kind in _SERVER_MODEL_KINDS:
+        # A new section goes out as configuration text (a plan creating a section is never fine-grained):
+        # its servers need no API model, and a first deployment has 30,000 of them.
+        if model and child_type == "server" and section.kind in _SERVER_MODEL_KINDS:
             if action != "delete":
                 payload = server_words_to_model(directive.words)
             if existing is not None and payload is not None:
