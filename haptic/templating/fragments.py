@@ -312,6 +312,15 @@ def adopt(ops: tuple[Op, ...]) -> None:
             note(op[0], op[1], op[2], op[3], op[4])
 
 
+def _loads_outer_loop(node: nodes.Node) -> bool:
+    """Whether ``node`` reads ``loop`` outside the bodies of the for loops within it (which have their own)."""
+    if isinstance(node, nodes.Name):
+        return node.name == "loop" and node.ctx == "load"
+    if isinstance(node, nodes.For):
+        return _loads_outer_loop(node.iter)
+    return any(_loads_outer_loop(child) for child in node.iter_child_nodes())
+
+
 class FragmentExtension(Extension):
     """``{% fragment %}body{% endfragment %}``: calls ``environment.render_fragment(name, values, caller)``.
 
@@ -331,6 +340,8 @@ class FragmentExtension(Extension):
             parser.stream.expect("name:in")
             items = parser.parse_tuple(with_condexpr=False)
         body = parser.parse_statements(("name:endfragment",), drop_needle=True)
+        if target is not None and any(_loads_outer_loop(stmt) for stmt in body):
+            parser.fail("'loop' is not available in a {% fragment for %} body (only in the loops inside it)", lineno)
         names = sorted({n.name for stmt in body for n in stmt.find_all(nodes.Name) if n.ctx == "load"} - {target})
         values = nodes.Dict([nodes.Pair(nodes.Const(n), nodes.Name(n, "load")) for n in names])
         fragment = nodes.Const(f"{parser.name}:{lineno}")

@@ -272,3 +272,12 @@ def test_ingress_statuses_are_the_same_objects_while_nothing_they_say_changed() 
     left_out = conflict[("Ingress", "ns0", "app30")].status["loadBalancer"]["ingress"][0]
     assert left_out["ports"][0]["error"] == "haproxy-haptic.org/HostConflict"
     assert conflict[("Ingress", "ns1", "app1")] is moved[("Ingress", "ns1", "app1")]
+
+
+def test_a_fragment_loop_body_has_no_loop_of_its_own() -> None:
+    from haptic.templating.errors import TemplateCompileError
+
+    with pytest.raises(TemplateCompileError, match="'loop' is not available"):
+        engine_for("{% fragment for x in [1, 2] %}{{ loop.index }}{% endfragment %}")
+    inner = engine_for("{% fragment for x in [[1, 2]] %}{% for y in x %}{{ loop.index }}{% endfor %}{% endfragment %}")
+    assert inner.render(RenderInputs()).config == "12"
