@@ -354,9 +354,12 @@ class TemplateEngine:
         journal holds, else ``render()`` journalled into a new one."""
         cache = self.fragment_cache
         entry = cache.get(key) if current is None or previous is None else current.get(key) or previous.get(key)
-        if entry is not None and replay(entry.ops, self._roles, self._roles["state"].seen, self._dirty):
+        kept = None if entry is None else replay(entry.ops, self._roles, self._roles["state"].seen, self._dirty)
+        if entry is not None and kept is not None:
+            if kept is not entry.ops:
+                entry = Entry(entry.text, kept, entry.refs)
             self._keep(key, entry, current)
-            adopt(entry.ops)
+            adopt(kept)
             cache.hits += 1
             return entry.text
         cache.misses += 1

@@ -245,15 +245,18 @@ Dirty = Mapping[str, frozenset[tuple[str, ...]] | None]
 
 
 def replay(ops: tuple[Op, ...], roles: Mapping[str, Any], seen: dict[tuple[str, ...], None],
-           dirty: Dirty | None = None) -> bool:
-    """Checks the journal against this render's objects; when it holds, applies its effects and returns True.
-    ``dirty``: what each store's writes since the last render touched; a store read outside it gives the objects
-    it gave then (stores replace objects, never mutate them), so it is not asked again."""
+           dirty: Dirty | None = None) -> tuple[Op, ...] | None:
+    """Checks the journal against this render's objects; when it holds, applies its effects and returns the
+    journal to keep (None when it does not hold). ``dirty``: what each store's writes since the last render
+    touched; a store read outside it gives the objects it gave then (stores replace objects, never mutate them),
+    so it is not asked again. A container read equal to the recorded one by value is kept as read now: the
+    next comparison then finds the same items (by identity, at C speed) instead of comparing them all again."""
     # neither the checks nor the replayed writes are a body's own calls
     token = RECORDING.set(None) if RECORDING.get() is not None else None
+    fresh_reads: dict[int, Op] = {}
     try:
         claimed: set[tuple[str, ...]] = set()
-        for kind, role, method, args, result in ops:
+        for position, (kind, role, method, args, result) in enumerate(ops):
             if kind == READ:
                 changed = dirty.get(role) if dirty else None
                 if changed is not None and args not in changed:  # ``list()``: (), in it after any write
@@ -261,21 +264,25 @@ def replay(ops: tuple[Op, ...], roles: Mapping[str, Any], seen: dict[tuple[str, 
                 answer = getattr(roles[role], method)(*args)
                 if role.startswith("store:"):
                     if not _same(result, answer):
-                        return False
+                        return None
                 elif type(answer) in _SCALAR_TYPES:  # frozen as (type name, value): compared as such
                     if result != (type(answer).__name__, answer):
-                        return False
-                elif not _same(result, _as_recorded(result, answer)):
-                    return False
+                        return None
+                else:
+                    now = _as_recorded(result, answer)
+                    if not _same(result, now):
+                        return None
+                    if type(result) is _Copy:
+                        fresh_reads[position] = (kind, role, method, args, now)
             elif kind == CHECKED:
                 answer = getattr(roles[role], method)(*args)
                 if (tuple(answer) if type(result) is tuple and type(answer) is list else answer) != result:
-                    return False
+                    return None
             elif kind == CLAIM:
                 key = args[0]
                 fresh = key not in seen and key not in claimed
                 if fresh != result:
-                    return False
+                    return None
                 if fresh:
                     claimed.add(key)
         for kind, role, method, args, result in ops:
@@ -286,7 +293,12 @@ def replay(ops: tuple[Op, ...], roles: Mapping[str, Any], seen: dict[tuple[str, 
     finally:
         if token is not None:
             RECORDING.reset(token)
-    return True
+    if not fresh_reads:
+        return ops
+    kept = list(ops)
+    for position, op in fresh_reads.items():
+        kept[position] = op
+    return tuple(kept)
 
 
 def begin() -> tuple[Journal, Any, Journal | None]:

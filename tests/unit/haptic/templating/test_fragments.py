@@ -281,3 +281,18 @@ def test_a_fragment_loop_body_has_no_loop_of_its_own() -> None:
         engine_for("{% fragment for x in [1, 2] %}{{ loop.index }}{% endfragment %}")
     inner = engine_for("{% fragment for x in [[1, 2]] %}{% for y in x %}{{ loop.index }}{% endfor %}{% endfragment %}")
     assert inner.render(RenderInputs()).config == "12"
+
+
+def test_a_read_equal_by_value_is_kept_as_read_now() -> None:
+    lib = Library(6)
+    lib.render()
+    lib.engine.fragment_cache._groups_current.clear()  # every Ingress renders again: equal routes, new objects
+    result = lib.render()
+    assert lib.engine.fragment_cache.hits > 0
+    routes = result.context["shared"].snapshot()["routes"]
+    reads = [op[4] for entry in lib.engine.fragment_cache.entries() for op in entry.ops
+             if op[:3] == (0, "shared", "get") and op[3][0] == "routes"]
+    assert reads, "the maps read the routes"
+    for recorded in reads:
+        kept = recorded[1]
+        assert len(kept) == len(routes) and all(a is b for a, b in zip(kept, routes, strict=True))
