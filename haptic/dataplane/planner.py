@@ -76,15 +76,19 @@ _PARENT_LABELS: dict[str, str] = {
 _PHASE = {"delete": 0, "create": 1, "update": 2}
 
 
+def parsed(text: str) -> HAProxyConfig:
+    """``text`` parsed, from the cache ``plan`` keeps (a desired config is planned against every pod)."""
+    config = _PARSED.get(text)
+    return config if config is not None else _PARSED.put(text, parse_config(text))
+
+
 def plan(current: str, desired: str) -> SyncPlan:
     """Compare two haproxy.cfg texts. Raises ``ConfigParseError`` if either cannot be parsed.
 
     The desired config is parsed in full (and cached: it is planned against every HAProxy
     instance); the current one reuses every section whose text is unchanged.
     """
-    desired_config = _PARSED.get(desired)
-    if desired_config is None:
-        desired_config = _PARSED.put(desired, parse_config(desired))
+    desired_config = parsed(desired)
     current_config = _PARSED.get(current)
     if current_config is None:
         current_config = _PARSED.put(current, parse_config_reusing(current, desired_config))

@@ -71,6 +71,22 @@ class ConfigDocument:
         assert self._sections is not None
         return (kind, name) in self._sections
 
+    def section_lines(self, kind: str, name: str) -> list[str]:
+        """The lines of one section after its header, up to the next section (empty when absent)."""
+        if self._sections is None:
+            self._index()
+        assert self._sections is not None
+        start = self._sections.get((kind, name))
+        if start is None:
+            return []
+        out = []
+        for line in self.lines[start + 1:]:
+            words = line.split()
+            if words and words[0] in SECTION_KEYWORDS and not line[:1].isspace():
+                break
+            out.append(line)
+        return out
+
     def server_line(self, backend: str, server: str) -> str | None:
         number = self._server_number(backend, server)
         return None if number is None else self.lines[number]

@@ -86,6 +86,7 @@ class Counters:
     reloads: int = 0
     failed_reloads: int = 0
     runtime_server_updates: int = 0
+    runtime_server_adds: int = 0  # ``add server`` through the runtime endpoint (no reload)
     runtime_map_updates: int = 0
     runtime_cert_updates: int = 0
     raw_pushes: int = 0
@@ -440,8 +441,9 @@ class FakeDataplane:
             if not runtime_ok:
                 self.remember_good(copy=True)
             document.replace_server_line(backend, name, new_line)
-            if runtime_ok and changed and self.haproxy.document is not document:
-                self.haproxy.document.replace_server_line(backend, name, new_line)  # haproxy's memory too
+            if runtime_ok and changed and (self.haproxy.document is not document
+                                           or (backend, name) in self.haproxy.dynamic_servers):
+                self.haproxy.replace_server_line(backend, name, new_line)  # haproxy's memory too
             self.version += 1
             if runtime_ok:
                 self.counters.runtime_server_updates += 1
