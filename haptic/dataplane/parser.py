@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 import itertools
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -122,6 +122,8 @@ class HAProxyConfig:
     text: str = field(default="", repr=False)
     chunks: list[_Chunk] | None = field(default=None, repr=False)
     final_state: tuple[int, str | None] = field(default=(0, None), repr=False)
+    #: no section spans several chunks (a repeated global section merges them): what ``parse_against`` needs
+    mergeless: bool = field(default=False, repr=False)
 
     def __post_init__(self) -> None:
         self.by_key: dict[tuple[str, str | None], Section] = {s.key: s for s in self.sections}
@@ -219,37 +221,22 @@ class _Parser:
         self.unnamed_defaults = 0
         self.last_defaults: str | None = None
         self.chunks: list[_Chunk] = []
-        # keys of sections taken from another parse: a repeated global section must not merge into one
-        self.adopted: frozenset[tuple[str, str | None]] = frozenset()
 
     def parse_against(self, text: str, other: HAProxyConfig) -> HAProxyConfig | None:
-        """``text`` parsed as ``other``'s text with one stretch changed: the chunks before and after the stretch
-        that differs are ``other``'s (their sections shared, as ``parse_config_reusing`` shares equal ones), only the
-        stretch is parsed. None when ``other`` cannot serve (no chunk record, preamble or first chunk changed)."""
+        """``text`` parsed as ``other``'s text with some stretches changed: runs of ``other``'s chunks found again
+        in order are taken wholesale (their sections shared, as ``parse_config_reusing`` shares equal ones; one
+        comparison per run, not per chunk), only the chunks between runs are parsed. None when ``other`` cannot
+        serve (no chunk record, merged sections, another preamble)."""
         old, chunks = other.text, other.chunks
-        if not chunks or not old or "\x00" in text:
+        if not chunks or not old or "\x00" in text or not other.mergeless:
             return None
         starts = list(itertools.accumulate((c[1] for c in chunks), initial=len(old) - sum(c[1] for c in chunks)))
-        if len({id(c[0]) for c in chunks}) != len(chunks):
-            return None  # a repeated global section: merged chunks are parsed whole
-        same_start = _common_prefix(text, old)
-        # Prefix chunks: those ending within the common prefix at a place that is a chunk boundary in ``text`` too.
-        # Every chunk but the last of them ends where the next one's header line, wholly inside the prefix, begins.
-        head = bisect_right(starts, same_start) - 1
-        if head >= 1 and not self._boundary(text, starts[head]):
-            head -= 1
-        if head < 1:
+        if not text.startswith(old[:starts[0]]) or not self._boundary(text, starts[0]):
             return None
-        same_end = _common_suffix(text, old, min(len(text), len(old)) - starts[head])
-        shift = len(text) - len(old)
-        # Suffix chunks: those starting within the common suffix (after the prefix), a newline before them.
-        tail = max(head, bisect_left(starts, len(old) - same_end))
-        while tail < len(chunks) and text[starts[tail] + shift - 1] != "\n":
-            tail += 1
         gc_was_enabled = gc.isenabled()
         gc.disable()
         try:
-            return self._splice(text, other, starts, head, tail, shift)
+            return self._walk(text, other, starts)
         except _Fallback:
             return None
         finally:
@@ -260,39 +247,96 @@ class _Parser:
     def _boundary(text: str, at: int) -> bool:
         return at == len(text) or (text[at - 1] == "\n" and _FIRST_HEADER.match(text, at) is not None)
 
-    def _splice(self, text: str, other: HAProxyConfig, starts: list[int], head: int, tail: int,
-                shift: int) -> HAProxyConfig:
-        chunks = other.chunks or []
-        kept = chunks[:head]
-        self.sections = [c[0] for c in kept]
-        self.seen = {s.key: s for s in self.sections}
-        self.adopted = frozenset(self.seen)
-        self.chunks = list(kept)
-        self.unnamed_defaults, self.last_defaults = chunks[head][2] if head < len(chunks) else other.final_state
-        middle_begin, middle_end = starts[head], starts[tail] + shift
-        bounds = [m.start() + 1 for m in _HEADER.finditer(text, middle_begin - 1, middle_end)]
-        if middle_begin < middle_end and (not bounds or bounds[0] != middle_begin):
-            raise _Fallback  # the stretch does not begin with a header line
-        bounds.append(middle_end)
-        number = 1 + text.count("\n", 0, middle_begin)
+    @staticmethod
+    def _run(text: str, old: str, starts: list[int], i: int, p: int) -> int:
+        """How many of the old chunks from ``i`` on appear, unchanged and in order, in ``text`` at ``p``, ending at
+        a chunk boundary of ``text`` (galloping, then a binary search: the cost follows the run's length)."""
+        count = len(starts) - 1 - i
+        a = starts[i]
+
+        def matches(m: int) -> bool:
+            return text.startswith(old[a:starts[i + m]], p)
+
+        if count <= 0 or not matches(1):
+            return 0
+        good, step = 1, 2
+        while step <= count and matches(step):
+            good, step = step, step * 2
+        bad = min(step, count + 1)
+        while bad - good > 1:
+            mid = (good + bad) // 2
+            if matches(mid):
+                good = mid
+            else:
+                bad = mid
+        # Every matched chunk but the last ends where the next one's header line, matched too, begins.
+        if not _Parser._boundary(text, p + starts[i + good] - a):
+            good -= 1
+        return good
+
+    def _walk(self, text: str, other: HAProxyConfig, starts: list[int]) -> HAProxyConfig:
+        old, chunks = other.text, other.chunks or []
+        sections = other.sections
+        adopted: list[tuple[int, int]] = []  # runs of old chunk indices taken
+        parsed: list[Section] = []  # sections of the chunks parsed here
         reuse: dict[str, Section] | None = None
-        for begin, end in itertools.pairwise(bounds):
-            if reuse is None:
-                reuse = {s.source: s for s in other.sections if s.kind not in UNNAMED_SECTIONS}
-            chunk = text[begin:end]
-            self._parse_chunk(chunk, number, reuse)
-            number += chunk.count("\n")
-        if tail < len(chunks):
-            if (self.unnamed_defaults, self.last_defaults) != chunks[tail][2]:
-                raise _Fallback  # the stretch changed what later sections inherit or are called
-            for section, _, _ in chunks[tail:]:
-                for clash_kind in _NAMESPACE_CLASHES.get(section.kind, (section.kind,)):
-                    if (clash_kind, section.name) in self.seen:
-                        raise _Fallback  # the whole parse reports it, on the later line
-            self.sections.extend(c[0] for c in chunks[tail:])
-            self.chunks.extend(chunks[tail:])
-            self.unnamed_defaults, self.last_defaults = other.final_state
-        return HAProxyConfig(self.sections, text, self.chunks, (self.unnamed_defaults, self.last_defaults))
+        index_of: dict[int, int] | None = None  # id of an old section -> its chunk index
+        i, p = 0, starts[0]
+        line_at, line = 0, 1
+        while p < len(text):
+            run = self._run(text, old, starts, i, p) if i < len(chunks) else 0
+            if run and (self.unnamed_defaults, self.last_defaults) == chunks[i][2]:
+                self.sections.extend(sections[i:i + run])
+                self.chunks.extend(chunks[i:i + run])
+                adopted.append((i, i + run))
+                p += starts[i + run] - starts[i]
+                i += run
+                self.unnamed_defaults, self.last_defaults = chunks[i][2] if i < len(chunks) else other.final_state
+                continue
+            found = _HEADER.search(text, p)
+            end = found.start() + 1 if found is not None else len(text)
+            chunk = text[p:end]
+            line += text.count("\n", line_at, p)
+            line_at = p
+            if reuse is None or index_of is None:
+                reuse = {s.source: s for s in sections if s.kind not in UNNAMED_SECTIONS}
+                index_of = {id(c[0]): k for k, c in enumerate(chunks)}
+            self._parse_chunk(chunk, line, reuse)
+            parsed.append(self.chunks[-1][0])
+            equal = reuse.get(chunk)
+            if equal is not None:
+                i = index_of[id(equal)] + 1  # an old chunk found again out of step: the walk resumes after it
+            p = end
+        self._check_seams(other, parsed, adopted, index_of or {})
+        return HAProxyConfig(self.sections, text, self.chunks, (self.unnamed_defaults, self.last_defaults),
+                             mergeless=len({id(s) for s in parsed}) == len(parsed))
+
+    def _check_seams(self, other: HAProxyConfig, parsed: list[Section], adopted: list[tuple[int, int]],
+                     index_of: dict[int, int]) -> None:
+        """What the runs taken wholesale were not checked for: a parsed section clashing with (or merging into)
+        one of them, or the same section taken twice. The whole parse then decides, and reports the error."""
+        starts = [run[0] for run in adopted]
+
+        def taken(section: Section) -> bool:
+            k = index_of.get(id(section))
+            if k is None:
+                return False
+            at = bisect_right(starts, k) - 1
+            return at >= 0 and k < adopted[at][1]
+
+        keys: set[tuple[str, str | None]] = set()
+        for section in parsed:
+            if section.kind in UNNAMED_SECTIONS:
+                if any(s.kind == section.kind and taken(s) for s in other.sections):
+                    raise _Fallback
+                continue
+            if section.key in keys:
+                raise _Fallback
+            keys.add(section.key)
+            for clash_kind in _NAMESPACE_CLASHES.get(section.kind, (section.kind,)):
+                earlier = other.by_key.get((clash_kind, section.name))
+                if earlier is not None and taken(earlier):
+                    raise _Fallback
 
     def parse(self, text: str, reuse: dict[str, Section]) -> HAProxyConfig:
         if "\x00" in text:
@@ -315,7 +359,8 @@ class _Parser:
         finally:
             if gc_was_enabled:
                 gc.enable()
-        return HAProxyConfig(self.sections, text, self.chunks, (self.unnamed_defaults, self.last_defaults))
+        return HAProxyConfig(self.sections, text, self.chunks, (self.unnamed_defaults, self.last_defaults),
+                             mergeless=len(self.sections) == len(self.chunks))
 
     @staticmethod
     def _parse_preamble(preamble: str) -> None:
@@ -418,8 +463,6 @@ class _Parser:
         kind = words[0]
         if kind in UNNAMED_SECTIONS:
             existing = self.seen.get((kind, None))
-            if existing is not None and (kind, None) in self.adopted:
-                raise _Fallback  # merging into a section another parse shares
             if existing is not None:
                 # HAProxy merges repeated global sections into one.
                 return existing

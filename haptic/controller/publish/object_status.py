@@ -21,7 +21,6 @@ from haptic.controller.context import IterationContext
 from haptic.controller.events import BecameLeader, DeploymentCompleted, ValidationCompleted
 from haptic.core import Event, EventBus
 from haptic.k8s.api import ApiError, ResourceRef
-from haptic.templating.notices import object_ref
 from haptic.templating.statuses import ObjectStatus, status_patch
 
 
@@ -66,7 +65,8 @@ class ObjectStatusApplier(IterationComponent):
         kind under its namespace/name) and that store's plural."""
         for store, plural in stores:
             obj = store.get(item.ref.namespace, item.ref.name)
-            if obj is not None and (ref := object_ref(obj)) is not None and ref.key == item.ref.key:
+            # the kind as ``object_ref`` reads it (namespace and name are the lookup's)
+            if obj is not None and str(obj.get("kind") or "Object") == item.ref.kind:
                 return obj, plural
         return None
 
