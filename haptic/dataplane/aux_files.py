@@ -82,10 +82,20 @@ def parse_map_entries(content: str) -> list[tuple[str, str]]:
     the other characters ``str.splitlines`` breaks on), words are split by ASCII white space, blank
     and ``#`` lines are skipped, the value is the rest of the line."""
     entries = []
+    # On ASCII text without the separators \x1c-\x1f, str.split() splits at exactly haproxy's white space (and
+    # runs in C): the regular expression is for the rest.
+    split = str.split if content.isascii() and not _OTHER_SPACE.search(content) else _split_ascii_space
     for line in content.split("\n"):
         stripped = line.strip(_ASCII_SPACE)
         if not stripped or stripped.startswith("#"):
             continue
-        parts = _SEPARATOR.split(stripped, maxsplit=1)
+        parts = split(stripped, None, 1)
         entries.append((parts[0], parts[1] if len(parts) > 1 else ""))
     return entries
+
+
+_OTHER_SPACE = re.compile(r"[\x1c-\x1f]")
+
+
+def _split_ascii_space(text: str, _: None, maxsplit: int) -> list[str]:
+    return _SEPARATOR.split(text, maxsplit=maxsplit)

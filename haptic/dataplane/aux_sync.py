@@ -53,10 +53,16 @@ class AuxChange:
         return f"{self.action.capitalize()} {_LABELS[self.kind]} '{self.name}'"
 
 
+@functools.lru_cache(maxsize=16)
+def _entries(content: str) -> tuple[tuple[str, str], ...]:
+    """A map's entries, parsed once for the comparison and the edits below."""
+    return tuple(parse_map_entries(content))
+
+
 # The pods of one deployment compare the same contents: two 3,000-line maps are parsed and diffed once.
 @functools.lru_cache(maxsize=32)
 def _maps_differ(current: str, desired: str) -> bool:
-    return parse_map_entries(current) != parse_map_entries(desired)
+    return _entries(current) != _entries(desired)
 
 
 @functools.lru_cache(maxsize=32)
@@ -64,7 +70,7 @@ def map_edits(current: str, desired: str, limit: int) -> tuple[MapEdit, ...] | N
     """The runtime entry edits turning ``current`` into ``desired``, or None when the runtime API
     cannot express them (duplicate keys, reordered entries, new keys not at the end, too many, a key
     the API cannot put in a URL, a key or value that would break a runtime command)."""
-    old, new = parse_map_entries(current), parse_map_entries(desired)
+    old, new = _entries(current), _entries(desired)
     for key, value in (*old, *new):
         if not addressable(key) or has_control_characters(value):
             return None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import itertools
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -116,6 +117,13 @@ class HAProxyConfig:
     """A parsed haproxy.cfg: sections in file order plus typed accessors."""
 
     sections: list[Section]
+    #: the text parsed and, per section chunk (header line to the next header), its section, its length and the
+    #: parser's state before it: what lets the next parse of a similar text take unchanged stretches wholesale
+    text: str = field(default="", repr=False)
+    chunks: list[_Chunk] | None = field(default=None, repr=False)
+    final_state: tuple[int, str | None] = field(default=(0, None), repr=False)
+    #: no section spans several chunks (a repeated global section merges them): what ``parse_against`` needs
+    mergeless: bool = field(default=False, repr=False)
 
     def __post_init__(self) -> None:
         self.by_key: dict[tuple[str, str | None], Section] = {s.key: s for s in self.sections}
@@ -150,11 +158,52 @@ def parse_config_reusing(text: str, other: HAProxyConfig) -> HAProxyConfig:
 
     A section whose source text (header line to the next header) is byte-identical to one of
     ``other``'s is the same parse result, so it is shared, not re-parsed: planning a one-line change
-    in a 100k-line config parses one section of the second text. Shared sections keep ``other``'s
-    line numbers; treat both results as read-only.
+    in a 100k-line config parses one section of the second text. When ``other`` records its text, the chunks
+    before and after the one stretch where the texts differ are taken without even being looked at one by one
+    (``_Parser.parse_against``). Shared sections keep ``other``'s line numbers; treat both results as read-only.
     """
-    reuse = {s.source: s for s in other.sections if s.kind not in UNNAMED_SECTIONS}
-    return _Parser().parse(text, reuse)
+    try:
+        reused = _Parser().parse_against(text, other)
+        if reused is not None:
+            return reused
+        reuse = {s.source: s for s in other.sections if s.kind not in UNNAMED_SECTIONS}
+        return _Parser().parse(text, reuse)
+    except ConfigParseError:
+        # A shared section keeps the other text's line numbers, which an error may cite: errors come from a
+        # whole parse, as they would without reuse.
+        return parse_config(text)
+
+
+#: one section chunk of a parsed text: its section, its length, (unnamed defaults so far, last defaults) before it
+_Chunk = tuple["Section", int, tuple[int, str | None]]
+
+
+class _Fallback(Exception):
+    """The stretch-wise parse met what only a whole parse decides (a merged section, a name clash)."""
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """The length of the longest common prefix (a binary search of C-speed comparisons)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a.startswith(b[lo:mid], lo):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _common_suffix(a: str, b: str, limit: int) -> int:
+    """The length of the longest common suffix, at most ``limit``."""
+    lo, hi = 0, min(len(a), len(b), limit)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a.endswith(b[len(b) - mid: len(b) - lo], 0, len(a) - lo):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 # The start of every section: a section keyword first on its line. Chunking the text with one
@@ -171,6 +220,123 @@ class _Parser:
         self.seen: dict[tuple[str, str | None], Section] = {}
         self.unnamed_defaults = 0
         self.last_defaults: str | None = None
+        self.chunks: list[_Chunk] = []
+
+    def parse_against(self, text: str, other: HAProxyConfig) -> HAProxyConfig | None:
+        """``text`` parsed as ``other``'s text with some stretches changed: runs of ``other``'s chunks found again
+        in order are taken wholesale (their sections shared, as ``parse_config_reusing`` shares equal ones; one
+        comparison per run, not per chunk), only the chunks between runs are parsed. None when ``other`` cannot
+        serve (no chunk record, merged sections, another preamble)."""
+        old, chunks = other.text, other.chunks
+        if not chunks or not old or "\x00" in text or not other.mergeless:
+            return None
+        starts = list(itertools.accumulate((c[1] for c in chunks), initial=len(old) - sum(c[1] for c in chunks)))
+        if not text.startswith(old[:starts[0]]) or not self._boundary(text, starts[0]):
+            return None
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._walk(text, other, starts)
+        except _Fallback:
+            return None
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+
+    @staticmethod
+    def _boundary(text: str, at: int) -> bool:
+        return at == len(text) or (text[at - 1] == "\n" and _FIRST_HEADER.match(text, at) is not None)
+
+    @staticmethod
+    def _run(text: str, old: str, starts: list[int], i: int, p: int) -> int:
+        """How many of the old chunks from ``i`` on appear, unchanged and in order, in ``text`` at ``p``, ending at
+        a chunk boundary of ``text`` (galloping, then a binary search: the cost follows the run's length)."""
+        count = len(starts) - 1 - i
+        a = starts[i]
+
+        def matches(m: int) -> bool:
+            return text.startswith(old[a:starts[i + m]], p)
+
+        if count <= 0 or not matches(1):
+            return 0
+        good, step = 1, 2
+        while step <= count and matches(step):
+            good, step = step, step * 2
+        bad = min(step, count + 1)
+        while bad - good > 1:
+            mid = (good + bad) // 2
+            if matches(mid):
+                good = mid
+            else:
+                bad = mid
+        # Every matched chunk but the last ends where the next one's header line, matched too, begins.
+        if not _Parser._boundary(text, p + starts[i + good] - a):
+            good -= 1
+        return good
+
+    def _walk(self, text: str, other: HAProxyConfig, starts: list[int]) -> HAProxyConfig:
+        old, chunks = other.text, other.chunks or []
+        sections = other.sections
+        adopted: list[tuple[int, int]] = []  # runs of old chunk indices taken
+        parsed: list[Section] = []  # sections of the chunks parsed here
+        reuse: dict[str, Section] | None = None
+        index_of: dict[int, int] | None = None  # id of an old section -> its chunk index
+        i, p = 0, starts[0]
+        line_at, line = 0, 1
+        while p < len(text):
+            run = self._run(text, old, starts, i, p) if i < len(chunks) else 0
+            if run and (self.unnamed_defaults, self.last_defaults) == chunks[i][2]:
+                self.sections.extend(sections[i:i + run])
+                self.chunks.extend(chunks[i:i + run])
+                adopted.append((i, i + run))
+                p += starts[i + run] - starts[i]
+                i += run
+                self.unnamed_defaults, self.last_defaults = chunks[i][2] if i < len(chunks) else other.final_state
+                continue
+            found = _HEADER.search(text, p)
+            end = found.start() + 1 if found is not None else len(text)
+            chunk = text[p:end]
+            line += text.count("\n", line_at, p)
+            line_at = p
+            if reuse is None or index_of is None:
+                reuse = {s.source: s for s in sections if s.kind not in UNNAMED_SECTIONS}
+                index_of = {id(c[0]): k for k, c in enumerate(chunks)}
+            self._parse_chunk(chunk, line, reuse)
+            parsed.append(self.chunks[-1][0])
+            equal = reuse.get(chunk)
+            if equal is not None:
+                i = index_of[id(equal)] + 1  # an old chunk found again out of step: the walk resumes after it
+            p = end
+        self._check_seams(other, parsed, adopted, index_of or {})
+        return HAProxyConfig(self.sections, text, self.chunks, (self.unnamed_defaults, self.last_defaults),
+                             mergeless=len({id(s) for s in parsed}) == len(parsed))
+
+    def _check_seams(self, other: HAProxyConfig, parsed: list[Section], adopted: list[tuple[int, int]],
+                     index_of: dict[int, int]) -> None:
+        """What the runs taken wholesale were not checked for: a parsed section clashing with (or merging into)
+        one of them, or the same section taken twice. The whole parse then decides, and reports the error."""
+        starts = [run[0] for run in adopted]
+
+        def taken(section: Section) -> bool:
+            k = index_of.get(id(section))
+            if k is None:
+                return False
+            at = bisect_right(starts, k) - 1
+            return at >= 0 and k < adopted[at][1]
+
+        keys: set[tuple[str, str | None]] = set()
+        for section in parsed:
+            if section.kind in UNNAMED_SECTIONS:
+                if any(s.kind == section.kind and taken(s) for s in other.sections):
+                    raise _Fallback
+                continue
+            if section.key in keys:
+                raise _Fallback
+            keys.add(section.key)
+            for clash_kind in _NAMESPACE_CLASHES.get(section.kind, (section.kind,)):
+                earlier = other.by_key.get((clash_kind, section.name))
+                if earlier is not None and taken(earlier):
+                    raise _Fallback
 
     def parse(self, text: str, reuse: dict[str, Section]) -> HAProxyConfig:
         if "\x00" in text:
@@ -193,7 +359,8 @@ class _Parser:
         finally:
             if gc_was_enabled:
                 gc.enable()
-        return HAProxyConfig(self.sections)
+        return HAProxyConfig(self.sections, text, self.chunks, (self.unnamed_defaults, self.last_defaults),
+                             mergeless=len(self.sections) == len(self.chunks))
 
     @staticmethod
     def _parse_preamble(preamble: str) -> None:
@@ -209,7 +376,13 @@ class _Parser:
         header_end = chunk.find("\n")
         if header_end < 0:
             header_end = len(chunk)
+        before = (self.unnamed_defaults, self.last_defaults)
+        candidate = reuse.get(chunk)
+        if candidate is not None and self._adopt(candidate):
+            self.chunks.append((candidate, len(chunk), before))
+            return
         section = self._open_section(tokenize_line(chunk[:header_end], first_number), first_number)
+        self.chunks.append((section, len(chunk), before))
         candidate = reuse.get(chunk)
         if (
             candidate is not None
@@ -218,6 +391,7 @@ class _Parser:
         ):
             self.sections[-1] = candidate
             self.seen[candidate.key] = candidate
+            self.chunks[-1] = (candidate, len(chunk), before)
             return
         # A merged global section's source is all its chunks, so equal sources stay equal content.
         section.source += chunk
@@ -265,6 +439,25 @@ class _Parser:
                 self._add_named(section, kind[1], directive)
         if server_needs_address and not servers:
             del section.named["server"]
+
+    def _adopt(self, candidate: Section) -> bool:
+        """Takes an equal chunk's section as it is, without reading its header again, when nothing around it makes
+        it another section here: not a defaults or global one (numbered, merged), the same defaults inherited, no
+        name clash (``_open_section`` reports that)."""
+        kind = candidate.kind
+        if kind == "defaults" or kind in UNNAMED_SECTIONS:
+            return False
+        inherits = self.last_defaults if kind in PROXY_KINDS and "from" not in candidate.header_args else None
+        if candidate.implicit_defaults != inherits:
+            return False
+        name = candidate.name
+        seen = self.seen
+        for clash_kind in _NAMESPACE_CLASHES.get(kind, (kind,)):
+            if (clash_kind, name) in seen:
+                return False
+        seen[(kind, name)] = candidate
+        self.sections.append(candidate)
+        return True
 
     def _open_section(self, words: list[str], number: int) -> Section:
         kind = words[0]

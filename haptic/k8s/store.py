@@ -14,6 +14,10 @@
 
 The store keeps (a stripped, structurally shared view of) the objects it is given and hands them
 out without copying: callers must treat both as read-only. Not thread-safe; one event loop owns it.
+
+Every write also logs the index prefixes it touched (``change_mark``/``changed_since``): a reader that
+remembers a mark learns which lookups may answer differently since, without comparing any answer (the
+template engine's fragment cache checks only those).
 """
 
 from __future__ import annotations
@@ -83,6 +87,32 @@ class ResourceStore:
         self._entries: dict[Identity, _Entry] = {}
         self._buckets: dict[IndexKey, dict[Identity, Mapping[str, Any]]] = {}
         self._sorted: dict[IndexKey, Objects] = {}
+        self._new_log()
+
+    def _new_log(self) -> None:
+        # Append-only and shared with snapshots, each of which remembers how far it saw; replaced (a new
+        # lineage: marks taken before answer None) when it grows past what the store holds many times over.
+        self._log: list[IndexKey] = []
+        self._log_end: int | None = None  # None: the live store, which sees the whole log
+
+    def _logged(self, prefixes: Iterable[IndexKey]) -> None:
+        if self._log_end is not None or len(self._log) > 8 * len(self._entries) + 4096:
+            self._new_log()
+        self._log.append(())
+        self._log.extend(prefixes)
+
+    def change_mark(self) -> tuple[object, int]:
+        """Where the change log stands now (pass it to ``changed_since`` later)."""
+        return self._log, len(self._log) if self._log_end is None else self._log_end
+
+    def changed_since(self, mark: tuple[object, int] | None) -> frozenset[IndexKey] | None:
+        """Every index prefix (``()`` for ``list()``) whose lookup may answer differently than at ``mark``: the
+        prefixes of the objects written since, old and new versions. None when the log cannot tell (another
+        store's mark, a log replaced since)."""
+        if mark is None or mark[0] is not self._log:
+            return None
+        end = len(self._log) if self._log_end is None else self._log_end
+        return frozenset(self._log[mark[1]:end])
 
     def __repr__(self) -> str:
         return f"ResourceStore({self.name!r}, index_by={list(self.index_by)!r}, objects={len(self)})"
@@ -113,6 +143,7 @@ class ResourceStore:
         if old is not None:
             self._unlink(ident, old)
         entry = _Entry(stored, self._prefixes(stored))
+        self._logged(entry.prefixes + (old.prefixes if old is not None else ()))
         self._entries[ident] = entry
         for prefix in entry.prefixes:
             self._buckets.setdefault(prefix, {})[ident] = stored
@@ -139,6 +170,7 @@ class ResourceStore:
         self._entries.clear()
         self._buckets.clear()
         self._sorted.clear()
+        self._new_log()
 
     def prepare(self, obj: Mapping[str, Any]) -> Mapping[str, Any]:
         """``obj`` as the store keeps it: ignored fields stripped (structurally shared, not mutated)."""
@@ -171,6 +203,7 @@ class ResourceStore:
             return False
         self._unlink(ident, entry)
         self._sorted.pop((), None)
+        self._logged(entry.prefixes)
         return True
 
     def _unlink(self, ident: Identity, entry: _Entry) -> None:
@@ -192,6 +225,7 @@ class ResourceStore:
         copy._buckets = {prefix: dict(bucket) for prefix, bucket in self._buckets.items()}
         # The cached sorted lists are replaced, never changed in place: sharing them is safe.
         copy._sorted = dict(self._sorted)
+        copy._log_end = self.change_mark()[1]
         return copy
 
     # --- reads --------------------------------------------------------------------------------

@@ -56,13 +56,17 @@ class StoreView:
         return result
 
     def fetch(self, *keys: Any) -> Sequence[Any]:
-        result = self._store.fetch(*(str(k) for k in keys))
-        fragments.note(fragments.READ, self._role, "fetch", keys, fragments.store_result(result))
+        # journalled with the keys as the store's index holds them (text): a replay tests them against what the
+        # store's writes touched (``ResourceStore.changed_since``) as they are
+        texts = tuple(map(str, keys))
+        result = self._store.fetch(*texts)
+        fragments.note(fragments.READ, self._role, "fetch", texts, fragments.store_result(result))
         return result
 
     def get_single(self, *keys: Any) -> Any:
-        result = self._store.get_single(*(str(k) for k in keys))
-        fragments.note(fragments.READ, self._role, "get_single", keys, fragments.store_result(result))
+        texts = tuple(map(str, keys))
+        result = self._store.get_single(*texts)
+        fragments.note(fragments.READ, self._role, "get_single", texts, fragments.store_result(result))
         return result
 
     def count(self) -> int:

@@ -13,6 +13,7 @@ import posixpath
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from types import FunctionType, TracebackType
 from typing import Any
 
@@ -49,7 +50,7 @@ from haptic.templating.errors import (
     TemplatingError,
 )
 from haptic.templating.filters import FILTERS, GLOBALS, TESTS
-from haptic.templating.fragments import Entry, FragmentCache, adopt, begin, end, key_of, replay
+from haptic.templating.fragments import Entry, FragmentCache, adopt, begin, end, item_key, key_of, replay
 from haptic.templating.functions import FUNCTION_FILTERS, FUNCTIONS
 from haptic.templating.gateway import gateway_model
 from haptic.templating.http_fetch import HttpFetcher, HttpSource
@@ -280,8 +281,13 @@ class TemplateEngine:
             if isinstance(fn, FunctionType) and not hasattr(fn, "jinja_pass_arg")
         )
         self.env.render_fragment = self._render_fragment  # type: ignore[attr-defined]
+        self.env.render_fragments = self._render_fragments  # type: ignore[attr-defined]
         self._compiled = {name: self._compile(name) for name in sorted(sources)}
         self._current_cache: tuple[Any, CurrentConfig | None] | None = None
+        # the stores' change marks at the last render with fragments, and what was written since (see replay)
+        self._store_marks: dict[str, tuple[object, int]] = {}
+        self._dirty: dict[str, frozenset[tuple[str, ...]] | None] = {}
+        self._skipped_last = False
 
     @property
     def template_names(self) -> tuple[str, ...]:
@@ -318,27 +324,77 @@ class TemplateEngine:
 
     # -- fragments --------------------------------------------------------------------------------
 
-    def _render_fragment(self, fragment: str, values: dict[str, Any], caller: Callable[[], str]) -> str:
+    def _caching(self) -> bool:
         state = CURRENT_RENDER.get()
-        if state is None or not self.fragments or state is not self._roles.get("state"):
-            return caller()  # not inside ``render`` (whose objects the journals name)
-        cache = self.fragment_cache
+        # not inside ``render`` (whose objects the journals name): no cache
+        return state is not None and self.fragments and state is self._roles.get("state")
+
+    def _render_fragment(self, fragment: str, values: dict[str, Any], caller: Callable[[], str]) -> str:
+        if not self._caching():
+            return caller()
         key, refs = key_of(fragment, values, _ROLE_TYPES, self._role_dicts)
-        entry = cache.get(key)
-        if entry is not None and replay(entry.ops, self._roles, self._roles["state"].seen):
-            cache.put(key, entry)
-            adopt(entry.ops)
+        return self._cached(key, refs, caller)
+
+    def _render_fragments(self, fragment: str, items: Any, values: dict[str, Any],
+                          caller: Callable[[Any], str]) -> str:
+        """``{% fragment for x in items %}``: the loop's key once, then each item's entry."""
+        if not self._caching():
+            return "".join(caller(item) for item in items)
+        base, refs = key_of(fragment, values, _ROLE_TYPES, self._role_dicts)
+        current, previous = self.fragment_cache.group(base)
+        parts = []
+        for item in items:
+            part, held = item_key(item)
+            parts.append(self._cached(part, (held, refs), partial(caller, item), current, previous))
+        return "".join(parts)
+
+    def _cached(self, key: Any, refs: tuple[Any, ...], render: Callable[[], str],
+                current: dict[Any, Entry] | None = None, previous: dict[Any, Entry] | None = None) -> str:
+        """The entry under ``key`` (in ``current``/``previous``, a loop's entries, or the cache's own) when its
+        journal holds, else ``render()`` journalled into a new one."""
+        cache = self.fragment_cache
+        entry = cache.get(key) if current is None or previous is None else current.get(key) or previous.get(key)
+        kept = None if entry is None else replay(entry.ops, self._roles, self._roles["state"].seen, self._dirty)
+        if entry is not None and kept is not None:
+            if kept is not entry.ops:
+                entry = Entry(entry.text, kept, entry.refs)
+            self._keep(key, entry, current)
+            adopt(kept)
             cache.hits += 1
             return entry.text
         cache.misses += 1
         journal, token, outer = begin()
         try:
-            text = caller()
+            text = render()
         finally:
             end(journal, token, outer)
         if journal.cacheable:
-            cache.put(key, Entry(text, tuple(journal.ops), refs))
+            self._keep(key, Entry(text, tuple(journal.ops), refs), current)
         return text
+
+    def _keep(self, key: Any, entry: Entry, group: dict[Any, Entry] | None) -> None:
+        if group is None:
+            self.fragment_cache.put(key, entry)
+        else:
+            group[key] = entry
+
+    def _store_changes(self, inputs: RenderInputs) -> dict[str, frozenset[tuple[str, ...]] | None]:
+        """Per store role, the index prefixes written since the last render with fragments (``ResourceStore``'s
+        change log; None where a store cannot tell, or where per-object isolation changes the answers)."""
+        stores: dict[str, Any] = {f"store:{name}": store for name, store in inputs.stores.items()}
+        stores["store:@pods"] = inputs.haproxy_pods
+        comparable = not inputs.skip and not self._skipped_last
+        self._skipped_last = bool(inputs.skip)
+        marks, dirty = self._store_marks, {}
+        self._store_marks = {}
+        for role, store in stores.items():
+            mark = getattr(store, "change_mark", None)
+            since = getattr(store, "changed_since", None)
+            if not callable(mark) or not callable(since):
+                continue
+            self._store_marks[role] = mark()
+            dirty[role] = since(marks.get(role)) if comparable else None
+        return dirty
 
     # -- render -----------------------------------------------------------------------------------
 
@@ -413,6 +469,7 @@ class TemplateEngine:
         self._endpoints.next_render()
         if self.fragments:
             self.fragment_cache.next_render()
+            self._dirty = self._store_changes(inputs)
         self._roles = {
             "shared": context["shared"], "state": state, "slots": context["server_slots"], "registry": registry,
             "paths": context["pathResolver"], "store:@pods": context["controller"]["haproxy_pods"],
@@ -460,7 +517,8 @@ class TemplateEngine:
             crt_lists=dict(sorted(registry.files["crt-list"].items())),
         )
         notices = tuple(sorted(state.notices.values()))
-        statuses = tuple(sorted(state.statuses.values()))
+        # by key, (kind, namespace, name): the order of ``ObjectStatus``, compared as plain tuples
+        statuses = tuple(status for _, status in sorted(state.statuses.items()))
         return RenderResult(config=config, aux=aux, warnings=tuple(state.warnings), notices=notices,
                             statuses=statuses, context=context, slots_shrinkable=shrinkable)
 

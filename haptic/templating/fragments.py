@@ -145,20 +145,36 @@ class FragmentCache:
     def __init__(self) -> None:
         self._previous: dict[tuple[Any, ...], Entry] = {}
         self._current: dict[tuple[Any, ...], Entry] = {}
+        self._groups_previous: dict[tuple[Any, ...], dict[Any, Entry]] = {}
+        self._groups_current: dict[tuple[Any, ...], dict[Any, Entry]] = {}
         self.hits = self.misses = 0
 
     def next_render(self) -> None:
         self._previous, self._current = self._current, {}
+        self._groups_previous, self._groups_current = self._groups_current, {}
         self.hits = self.misses = 0
 
     def clear(self) -> None:
         self._previous, self._current = {}, {}
+        self._groups_previous, self._groups_current = {}, {}
+
+    def entries(self) -> list[Entry]:
+        """Every entry kept for the next render."""
+        return [*self._current.values(), *(e for group in self._groups_current.values() for e in group.values())]
 
     def get(self, key: tuple[Any, ...]) -> Entry | None:
         return self._current.get(key) or self._previous.get(key)
 
     def put(self, key: tuple[Any, ...], entry: Entry) -> None:
         self._current[key] = entry
+
+    def group(self, key: tuple[Any, ...]) -> tuple[dict[Any, Entry], dict[Any, Entry]]:
+        """The entries of one fragment loop (by item part) of this render, to fill, and of the last one: the loop's
+        key is hashed once, not with each item."""
+        current = self._groups_current.get(key)
+        if current is None:
+            current = self._groups_current[key] = {}
+        return current, self._groups_previous.get(key, {})
 
 
 _ROLE = ("role",)
@@ -192,6 +208,17 @@ def key_of(fragment: str, values: Mapping[str, Any], roles: frozenset[type],
     return tuple(parts), tuple(refs)
 
 
+def item_key(item: Any) -> tuple[Any, Any]:
+    """An item's part of a loop fragment's key (as ``key_of`` keys a value: scalars by value, the rest by
+    identity) and what the entry must hold to keep that identity."""
+    kind = type(item)
+    if kind in _SCALAR_TYPES:
+        return (kind, item), None
+    if isinstance(item, Undefined):
+        return _UNDEFINED, None
+    return id(item), item
+
+
 def _same(recorded: Any, now: Any) -> bool:
     if isinstance(recorded, tuple) and recorded and recorded[0] == "objects":
         seq = now if isinstance(now, list | tuple) else (now,)
@@ -213,33 +240,65 @@ def store_result(value: Any) -> Any:
     return ("objects", tuple(value) if isinstance(value, list | tuple) else (value,))
 
 
-def replay(ops: tuple[Op, ...], roles: Mapping[str, Any], seen: Mapping[tuple[str, ...], None]) -> bool:
-    """Checks the journal against this render's objects; when it holds, applies its effects and returns True."""
-    token = RECORDING.set(None)  # neither the checks nor the replayed writes are a body's own calls
+#: store role -> the index prefixes whose lookups may answer differently than in the last render (None: unknown)
+Dirty = Mapping[str, frozenset[tuple[str, ...]] | None]
+
+
+def replay(ops: tuple[Op, ...], roles: Mapping[str, Any], seen: dict[tuple[str, ...], None],
+           dirty: Dirty | None = None) -> tuple[Op, ...] | None:
+    """Checks the journal against this render's objects; when it holds, applies its effects and returns the
+    journal to keep (None when it does not hold). ``dirty``: what each store's writes since the last render
+    touched; a store read outside it gives the objects it gave then (stores replace objects, never mutate them),
+    so it is not asked again. A container read equal to the recorded one by value is kept as read now: the
+    next comparison then finds the same items (by identity, at C speed) instead of comparing them all again."""
+    # neither the checks nor the replayed writes are a body's own calls
+    token = RECORDING.set(None) if RECORDING.get() is not None else None
+    fresh_reads: dict[int, Op] = {}
     try:
         claimed: set[tuple[str, ...]] = set()
-        for kind, role, method, args, result in ops:
+        for position, (kind, role, method, args, result) in enumerate(ops):
             if kind == READ:
+                changed = dirty.get(role) if dirty else None
+                if changed is not None and args not in changed:  # ``list()``: (), in it after any write
+                    continue
                 answer = getattr(roles[role], method)(*args)
-                if not _same(result, answer if role.startswith("store:") else _as_recorded(result, answer)):
-                    return False
+                if role.startswith("store:"):
+                    if not _same(result, answer):
+                        return None
+                elif type(answer) in _SCALAR_TYPES:  # frozen as (type name, value): compared as such
+                    if result != (type(answer).__name__, answer):
+                        return None
+                else:
+                    now = _as_recorded(result, answer)
+                    if not _same(result, now):
+                        return None
+                    if type(result) is _Copy:
+                        fresh_reads[position] = (kind, role, method, args, now)
             elif kind == CHECKED:
                 answer = getattr(roles[role], method)(*args)
                 if (tuple(answer) if type(result) is tuple and type(answer) is list else answer) != result:
-                    return False
+                    return None
             elif kind == CLAIM:
                 key = args[0]
                 fresh = key not in seen and key not in claimed
                 if fresh != result:
-                    return False
+                    return None
                 if fresh:
                     claimed.add(key)
         for kind, role, method, args, result in ops:
-            if kind == EFFECT or (kind == CLAIM and result):
+            if kind == EFFECT:
                 getattr(roles[role], method)(*args)
+            elif kind == CLAIM and result:
+                seen[args[0]] = None  # what ``RenderState.first_seen`` does with a fresh key
     finally:
-        RECORDING.reset(token)
-    return True
+        if token is not None:
+            RECORDING.reset(token)
+    if not fresh_reads:
+        return ops
+    kept = list(ops)
+    for position, op in fresh_reads.items():
+        kept[position] = op
+    return tuple(kept)
 
 
 def begin() -> tuple[Journal, Any, Journal | None]:
@@ -265,21 +324,53 @@ def adopt(ops: tuple[Op, ...]) -> None:
             note(op[0], op[1], op[2], op[3], op[4])
 
 
+def _loads_outer_loop(node: nodes.Node) -> bool:
+    """Whether ``node`` reads ``loop`` outside the bodies of the for loops within it (which have their own)."""
+    if isinstance(node, nodes.Name):
+        return node.name == "loop" and node.ctx == "load"
+    if isinstance(node, nodes.For):
+        return _loads_outer_loop(node.iter)
+    return any(_loads_outer_loop(child) for child in node.iter_child_nodes())
+
+
 class FragmentExtension(Extension):
-    """``{% fragment %}body{% endfragment %}``: calls ``environment.render_fragment(name, values, caller)``."""
+    """``{% fragment %}body{% endfragment %}``: calls ``environment.render_fragment(name, values, caller)``.
+
+    ``{% fragment for x in items %}body{% endfragment %}`` is ``{% for x in items %}{% fragment %}body{% endfragment
+    %}{% endfor %}`` (without ``loop``) run by the engine (``environment.render_fragments``): the body's other names
+    are loaded and keyed once for the whole loop, each item adds its own identity, and a reused item costs no
+    template code at all."""
 
     tags = {"fragment"}
 
     def parse(self, parser: Parser) -> nodes.Node:
         lineno = next(parser.stream).lineno
+        target: str | None = None
+        items: nodes.Expr | None = None
+        if parser.stream.skip_if("name:for"):
+            target = parser.stream.expect("name").value
+            parser.stream.expect("name:in")
+            items = parser.parse_tuple(with_condexpr=False)
         body = parser.parse_statements(("name:endfragment",), drop_needle=True)
-        names = sorted({n.name for stmt in body for n in stmt.find_all(nodes.Name) if n.ctx == "load"})
+        if target is not None and any(_loads_outer_loop(stmt) for stmt in body):
+            parser.fail("'loop' is not available in a {% fragment for %} body (only in the loops inside it)", lineno)
+        names = sorted({n.name for stmt in body for n in stmt.find_all(nodes.Name) if n.ctx == "load"} - {target})
         values = nodes.Dict([nodes.Pair(nodes.Const(n), nodes.Name(n, "load")) for n in names])
         fragment = nodes.Const(f"{parser.name}:{lineno}")
-        call = self.call_method("_render", [fragment, values])
-        return nodes.CallBlock(call, [], [], body).set_lineno(lineno)
+        if target is None or items is None:
+            call = self.call_method("_render", [fragment, values])
+            return nodes.CallBlock(call, [], [], body).set_lineno(lineno)
+        call = self.call_method("_render_each", [fragment, items, values])
+        return nodes.CallBlock(call, [nodes.Name(target, "param")], [], body).set_lineno(lineno)
 
     def _render(self, fragment: str, values: dict[str, Any], caller: Callable[[], str]) -> str:
         render: Callable[[str, dict[str, Any], Callable[[], str]], str] | None = getattr(
             self.environment, "render_fragment", None)
         return render(fragment, values, caller) if render is not None else caller()
+
+    def _render_each(self, fragment: str, items: Any, values: dict[str, Any], caller: Callable[[Any], str]) -> str:
+        render: Callable[[str, Any, dict[str, Any], Callable[[Any], str]], str] | None = getattr(
+            self.environment, "render_fragments", None)
+        if render is not None:
+            return render(fragment, items, values, caller)
+        return "".join(caller(item) for item in items)

@@ -24,8 +24,10 @@ from haptic.templating.notices import REJECTED_BY_HAPROXY, ObjectRef, object_ref
 from haptic.templating.statuses import ObjectStatus
 
 # The references of the last render's Ingresses, by identity: store objects are replaced, never mutated, so
-# the same object has the same reference (the entry holds it: its id cannot be reused), as in reject_unsafe.
-_REFS: dict[str, dict[int, tuple[Any, ObjectRef]]] = {}
+# the same object has the same reference (the entry holds it: its id cannot be reused), as in reject_unsafe;
+# with the status declared for it, reused while it is the same (equal statuses are kept as one object).
+_REFS: dict[str, dict[int, tuple[Any, ObjectRef, ObjectStatus | None]]] = {}
+_ROUTED: dict[str, Any] = {}
 
 
 def _point(address: str) -> dict[str, Any]:
@@ -48,22 +50,28 @@ def set_ingress_statuses(ingresses: Iterable[Any], addresses: Iterable[Any], por
         reasons.setdefault(key, REJECTED_BY_HAPROXY)
     number = port if isinstance(port, int) and 0 < port < 65536 else 8080
     routed = {"loadBalancer": {"ingress": points}}
-    previous, refs = _REFS.get("refs", {}), {}
+    if _ROUTED.get("status") == routed:
+        routed = _ROUTED["status"]
+    _ROUTED["status"] = routed
+    previous = _REFS.get("refs", {})
+    refs: dict[int, tuple[Any, ObjectRef, ObjectStatus | None]] = {}
     for ing in ingresses:
         hit = previous.get(id(ing))
         if hit is not None and hit[0] is ing:
-            ref = hit[1]
+            ref, declared = hit[1], hit[2]
         else:
             found = object_ref(ing)
             if found is None:
                 continue
-            ref = found
-        refs[id(ing)] = (ing, ref)
+            ref, declared = found, None
         reason = reasons.get(ref.key)
-        status = routed
         if reason is not None:
             error = {"port": number, "protocol": "TCP", "error": f"{ANNOTATION_PREFIX}{reason}"}
             status = {"loadBalancer": {"ingress": [{**p, "ports": [error]} for p in points]}}
-        state.statuses[ref.key] = ObjectStatus(ref, status, ref.api_version or "networking.k8s.io/v1")
+            declared = ObjectStatus(ref, status, ref.api_version or "networking.k8s.io/v1")
+        elif declared is None or declared.status is not routed:
+            declared = ObjectStatus(ref, routed, ref.api_version or "networking.k8s.io/v1")
+        refs[id(ing)] = (ing, ref, declared)
+        state.statuses[ref.key] = declared
     _REFS["refs"] = refs
     return ""

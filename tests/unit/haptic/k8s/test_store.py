@@ -252,3 +252,27 @@ def test_random_operations_agree_with_a_naive_model() -> None:
             got2 = [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in store.fetch(key_cls, key_ns)]
             assert got2 == expected2
     assert len(store) == len(model)
+
+
+def _slice_of(name: str, service: str) -> dict[str, Any]:
+    return {"metadata": {"namespace": "default", "name": name, "labels": {"kubernetes.io/service-name": service}}}
+
+
+def test_the_change_log_names_the_prefixes_of_both_versions_of_what_was_written() -> None:
+    store = ResourceStore("endpoints", ["metadata.namespace", "metadata.labels['kubernetes.io/service-name']"])
+    store.apply(_slice_of("a-1", "a"))
+    mark = store.change_mark()
+    assert store.changed_since(mark) == frozenset()
+    store.apply(_slice_of("a-1", "a"))  # unchanged: no write
+    assert store.changed_since(mark) == frozenset()
+    store.apply(_slice_of("a-1", "b"))  # moved to another Service: both lookups may answer differently
+    assert store.changed_since(mark) == {(), ("default",), ("default", "a"), ("default", "b")}
+    later = store.change_mark()
+    snapshot = store.snapshot()
+    store.remove(_slice_of("a-1", "b"))
+    assert snapshot.changed_since(later) == frozenset(), "a snapshot sees the log as far as it was taken"
+    assert store.changed_since(later) == {(), ("default",), ("default", "b")}
+    assert store.changed_since(None) is None
+    assert ResourceStore("other", ["metadata.name"]).changed_since(mark) is None, "another store's mark"
+    store.clear()
+    assert store.changed_since(later) is None, "a cleared store cannot tell"

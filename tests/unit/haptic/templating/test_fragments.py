@@ -99,7 +99,7 @@ def test_a_stale_fragment_is_caught_by_the_verification() -> None:
     lib = Library(3)
     lib.render()
     # Tamper with a cached text: the verification compares against a full render and refuses.
-    for entry in lib.engine.fragment_cache._current.values():
+    for entry in lib.engine.fragment_cache.entries():
         entry.text = entry.text.replace("balance roundrobin", "balance first")
     with pytest.raises(FragmentMismatch):
         lib.render()
@@ -143,3 +143,156 @@ def test_without_fragments_nothing_is_cached() -> None:
     lib.engine.fragments = False
     assert lib.render().config == lib.render().config
     assert lib.engine.fragment_cache.hits == lib.engine.fragment_cache.misses == 0
+
+
+class _CountingStore(ResourceStore):
+    """A store that counts the lookups made of it."""
+
+    asked: list[tuple[Any, ...]]
+
+    def fetch(self, *keys: Any) -> Any:
+        self.asked.append(keys)
+        return super().fetch(*keys)
+
+
+def _counted(lib: Library, name: str) -> _CountingStore:
+    store = lib.stores[name]
+    store.__class__ = _CountingStore
+    counting: _CountingStore = store  # type: ignore[assignment]
+    counting.asked = []
+    return counting
+
+
+def test_a_reused_fragment_asks_only_the_stores_written_under_its_lookups() -> None:
+    lib = Library(12)
+    lib.render()
+    endpoints = _counted(lib, "endpoints")
+    lib.stores["endpoints"].apply(_slice(4, 3))
+    lib.render()
+    # the one Ingress whose slices changed is checked (its lookup answers otherwise) and renders again, and the
+    # full render of the verification asks for all 12; the reused fragments of the 11 others did not ask
+    assert endpoints.asked.count(("ns1", "svc4")) == 3
+    assert len(endpoints.asked) == 2 + 12
+
+
+@pytest.mark.parametrize("change", ["new slice, same Service", "slice moved to another Service", "slice removed"])
+def test_a_lookup_whose_answer_changed_is_never_taken_from_the_cache(change: str) -> None:
+    lib = Library(6)
+    lib.render()
+    if change == "new slice, same Service":  # no object the fragment read changed: a new one joins its lookup
+        extra = _slice(2, 2)
+        extra["metadata"]["name"] = "svc2-y"
+        extra["endpoints"] = [{"addresses": ["10.9.9.9"], "conditions": {"ready": True}}]
+        lib.stores["endpoints"].apply(extra)
+    elif change == "slice moved to another Service":
+        moved = _slice(2, 2)
+        moved["metadata"]["labels"] = {"kubernetes.io/service-name": "svc5"}  # ns2 both
+        lib.stores["endpoints"].apply(moved)
+    else:
+        lib.stores["endpoints"].remove(_slice(2, 2))
+    before = lib.engine.fragment_cache
+    result = lib.render()  # verify_fragments: a stale reuse fails here with FragmentMismatch
+    assert before.misses >= 1
+    assert ("10.9.9.9" in result.config) == (change == "new slice, same Service")
+
+
+def test_the_verification_fails_when_the_change_log_hides_a_change(monkeypatch: pytest.MonkeyPatch) -> None:
+    lib = Library(4)
+    lib.render()
+    lib.stores["endpoints"].apply(_slice(1, 5))
+    monkeypatch.setattr(ResourceStore, "changed_since", lambda self, mark: frozenset())
+    with pytest.raises(FragmentMismatch):
+        lib.render()
+
+
+def test_per_object_isolation_checks_every_lookup_again() -> None:
+    lib = Library(4)
+    lib.render()
+    lib.engine.verify_fragments = False  # only the reused fragments' checks ask the store
+    endpoints = _counted(lib, "endpoints")
+    skip = frozenset({("Ingress", "ns0", "app3")})
+    for inputs in (RenderInputs(stores=lib.stores, extra_context=lib.extra, skip=skip),
+                   RenderInputs(stores=lib.stores, extra_context=lib.extra)):
+        endpoints.asked.clear()
+        lib.engine.render(inputs)
+        reused = lib.engine.fragment_cache.hits
+        assert reused >= 3 and len(endpoints.asked) >= 3, "the skipping stores' answers are checked"
+
+
+def test_a_fragment_loop_renders_as_a_for_loop_of_fragments() -> None:
+    body = ("{% set n = x.n %}{% if first_seen('k', n % 3) %}{{ n }} first{% else %}{{ n }} again{% endif %}\n"
+            "{% do shared.append('seen', n) %}{{ label }}\n")
+    looped = "{% fragment for x in extraContext.order %}\n" + body + "{% endfragment %}\n{{ shared.get('seen') }}"
+    nested = ("{% for x in extraContext.order %}\n{% fragment %}\n" + body + "{% endfragment %}\n{% endfor %}\n"
+              "{{ shared.get('seen') }}")
+    a, b = engine_for("{% set label = 'L' %}" + looped), engine_for("{% set label = 'L' %}" + nested)
+    a.verify_fragments = True
+    items = [{"n": i} for i in range(7)]
+    hits = []
+    for order in (items, items[::-1], [*items[2:], {"n": 9}], []):
+        inputs = RenderInputs(extra_context={"order": order})
+        assert a.render(inputs).config == b.render(inputs).config
+        hits.append(a.fragment_cache.hits)
+    assert hits[0] == 0 and hits[1] > 0 and hits[2] > 0
+
+
+def test_the_ingress_library_s_fragment_loop_renders_as_its_for_loop_did() -> None:
+    lib = Library(12)
+    spec = load_library("ingress")
+    snippets = dict(spec["templateSnippets"])
+    source = snippets["ingress-backends"]["template"]
+    loop = '{% fragment for ing in shared.get("ingresses") %}\n'
+    assert loop in source and source.rstrip().endswith("{% endfragment %}")
+    snippets["ingress-backends"] = {"template": source.replace(loop, '{% for ing in shared.get("ingresses") %}\n'
+                                                               "{% fragment %}\n").rstrip() + "\n{% endfor %}\n"}
+    nested = TemplateEngine(TemplateSet.from_spec(SimpleNamespace(
+        haproxy_config=spec["haproxyConfig"], template_snippets=snippets, maps=spec.get("maps", {}))))
+    for change in (lambda: None, lambda: lib.stores["endpoints"].apply(_slice(3, 5)),
+                   lambda: lib.stores["ingresses"].apply(_ingress(5, timeout_server="7s")),
+                   lambda: lib.stores["ingresses"].remove(_ingress(1))):
+        change()
+        inputs = RenderInputs(stores=lib.stores, extra_context=lib.extra)
+        ours, theirs = lib.engine.render(inputs), nested.render(inputs)
+        assert (ours.config, ours.aux, ours.warnings) == (theirs.config, theirs.aux, theirs.warnings)
+
+
+def test_ingress_statuses_are_the_same_objects_while_nothing_they_say_changed() -> None:
+    lib = Library(4)
+
+    def statuses(address: str) -> dict[tuple[str, str, str], Any]:
+        inputs = RenderInputs(stores=lib.stores, extra_context=lib.extra, publish_address=address)
+        return {s.ref.key: s for s in lib.engine.render(inputs).statuses}
+
+    first, again = statuses("10.1.1.1"), statuses("10.1.1.1")
+    assert len(first) == 4 and all(again[k] is first[k] for k in first)
+    moved = statuses("10.2.2.2")
+    assert all(moved[k].status == {"loadBalancer": {"ingress": [{"ip": "10.2.2.2"}]}} for k in first)
+    lib.stores["ingresses"].apply(_ingress(30, host="app1.example"))  # ns0 claims ns1's host: left out
+    conflict = statuses("10.2.2.2")
+    left_out = conflict[("Ingress", "ns0", "app30")].status["loadBalancer"]["ingress"][0]
+    assert left_out["ports"][0]["error"] == "haproxy-haptic.org/HostConflict"
+    assert conflict[("Ingress", "ns1", "app1")] is moved[("Ingress", "ns1", "app1")]
+
+
+def test_a_fragment_loop_body_has_no_loop_of_its_own() -> None:
+    from haptic.templating.errors import TemplateCompileError
+
+    with pytest.raises(TemplateCompileError, match="'loop' is not available"):
+        engine_for("{% fragment for x in [1, 2] %}{{ loop.index }}{% endfragment %}")
+    inner = engine_for("{% fragment for x in [[1, 2]] %}{% for y in x %}{{ loop.index }}{% endfor %}{% endfragment %}")
+    assert inner.render(RenderInputs()).config == "12"
+
+
+def test_a_read_equal_by_value_is_kept_as_read_now() -> None:
+    lib = Library(6)
+    lib.render()
+    lib.engine.fragment_cache._groups_current.clear()  # every Ingress renders again: equal routes, new objects
+    result = lib.render()
+    assert lib.engine.fragment_cache.hits > 0
+    routes = result.context["shared"].snapshot()["routes"]
+    reads = [op[4] for entry in lib.engine.fragment_cache.entries() for op in entry.ops
+             if op[:3] == (0, "shared", "get") and op[3][0] == "routes"]
+    assert reads, "the maps read the routes"
+    for recorded in reads:
+        kept = recorded[1]
+        assert len(kept) == len(routes) and all(a is b for a, b in zip(kept, routes, strict=True))

@@ -155,3 +155,27 @@ def test_proofs_start_from_a_real_pass_not_from_a_failure() -> None:
     moved = _with("server SRV_2 127.0.0.1:1 disabled", "server SRV_2 10.0.0.2:8080")
     result = validator.validate(moved, AuxFiles())
     assert not result.valid and result.method == METHOD_HAPROXY and runner.runs == 2
+
+
+def test_map_uses_are_counted_as_a_word_bounded_pattern_counts_them() -> None:
+    import posixpath
+    import random
+    import re
+
+    from haptic.validation.structural import _map_uses
+
+    bounded = re.compile(r"\b(map(?:_\w+)?)\(([^,)]*)")
+
+    def expected(config: str) -> dict[str, dict[str, int]]:
+        uses: dict[str, dict[str, int]] = {}
+        for match in bounded.finditer(config):
+            per = uses.setdefault(posixpath.basename(match.group(2).strip().strip("\"'")), {})
+            per[match.group(1)] = per.get(match.group(1), 0) + 1
+        return uses
+
+    rng = random.Random(7)
+    atoms = ["map(", "map_beg(", "xmap(", "_map(", "a.map", ",", ")", " ", "é", "m", "ap(", "maps/x.map", "\n",
+             "map_str(", "xmap(map("]
+    for _ in range(3000):
+        config = "".join(rng.choice(atoms) for _ in range(rng.randint(0, 12)))
+        assert _map_uses(config) == expected(config), config
