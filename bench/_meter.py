@@ -6,10 +6,12 @@ from __future__ import annotations
 import itertools
 import resource
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import httpx
 
+from simulator.dataplane.config_document import ConfigDocument
 from simulator.harness import Harness
 
 
@@ -67,9 +69,22 @@ class _Metered(httpx.AsyncBaseTransport):
             span[1] = next(meter._seq)
 
 
+def _metered_load(load: Callable[[ConfigDocument], None], meter: Meter) -> Callable[[ConfigDocument], None]:
+    def timed(document: ConfigDocument) -> None:
+        started = time.process_time()
+        try:
+            load(document)
+        finally:
+            meter.cpu += time.process_time() - started
+    return timed
+
+
 def meter_pods(h: Harness) -> Meter:
-    """Wraps every pod's transport of a started Harness with one shared ``Meter``."""
+    """Wraps every pod's transport of a started Harness with one shared ``Meter``, and the fake haproxy's
+    reload (loading a config into its memory runs on the reload agent's timer, outside any request)."""
     meter = Meter()
     for pod in h.pods.values():
         pod.transport = _Metered(pod.transport, meter, pod.name)  # type: ignore[assignment]
+        loaded = pod.dataplane.haproxy
+        loaded.load = _metered_load(loaded.load, meter)  # type: ignore[method-assign]
     return meter

@@ -6,7 +6,8 @@ Runs the shipped example config (the Ingress template library: Services, Endpoin
 10 server slots per backend; ``--slot-template``: the simulator's small slot template) with 2 pods, each
 size in a fresh interpreter, and prints per size:
 
-1. startup: every object applied, to the first completed deployment (wall, virtual time; target < 2 s at 3,000),
+1. startup: the controller started on a cluster holding every object, to its first completed deployment (wall,
+   virtual time; target < 2 s at 3,000); applying the objects to the fake API beforehand is printed apart,
 2. one EndpointSlice change -> runtime update on 2 pods: CPU of the process (target < 30 ms at 3,000),
 3. one new Ingress -> deployed to 2 pods: CPU, of which ``haproxy -c`` (the child's CPU from
    ``RUSAGE_CHILDREN``) and the fake Dataplane APIs (CPU inside their ASGI apps); own = the rest,
@@ -38,6 +39,20 @@ from simulator.cluster_objects import endpoint_slice, ingress, service
 from simulator.harness import Harness
 
 
+class _Stamped(list[Any]):
+    """The harness's trace, noting the wall time each deployment completed: under load the bench's own
+    coroutine may wake only after the work that followed (status writes, the next render)."""
+
+    def __init__(self, entries: list[Any]) -> None:
+        super().__init__(entries)
+        self.completed: list[float] = []
+
+    def append(self, entry: Any) -> None:
+        super().append(entry)
+        if entry.event.type == "deployment.completed":
+            self.completed.append(time.perf_counter())
+
+
 async def _until_deployed(h: Harness, count: int, limit: float = 120.0) -> None:
     waited = 0.0
     while len(h.events("deployment.completed")) <= count and waited < limit:
@@ -58,12 +73,16 @@ def seed_ingresses(h: Harness, n: int) -> None:
 
 
 async def bench(n: int, haproxy: str, library: bool) -> dict[str, Any]:
-    h = await Harness(pods=2, haproxy_binary=haproxy, ingress_library=library).start()
+    # Startup as a restarted controller sees it: the cluster already holds every object.
+    h = await Harness(pods=2, replicas=0, haproxy_binary=haproxy, ingress_library=library).start()
     meter = meter_pods(h)
-    seed_ingresses(h, n)
     t0 = time.perf_counter()
+    seed_ingresses(h, n)
+    seeded = time.perf_counter()
+    trace = h.trace = _Stamped(h.trace)
+    h.add_replica()
     await _until_deployed(h, 0)
-    startup = time.perf_counter() - t0
+    startup = trace.completed[0] - seeded
     await h.settle()
     before = [h.counters(p) for p in (0, 1)]
 
@@ -86,7 +105,7 @@ async def bench(n: int, haproxy: str, library: bool) -> dict[str, Any]:
     ingress_cpu, ingress_child, ingress_fake = cpu() - start, children_cpu() - child, meter.cpu
     await h.stop()
     return {
-        "ingresses": n, "startup_s": startup,
+        "ingresses": n, "startup_s": startup, "seed_s": seeded - t0,
         "endpoint_change_ms": slice_cpu * 1000, "endpoint_change_fake_ms": slice_fake * 1000,
         "endpoint_change_reloads": reloads, "endpoint_change_runtime_updates": runtime,
         "new_ingress_ms": ingress_cpu * 1000, "new_ingress_haproxy_c_ms": ingress_child * 1000,
@@ -128,7 +147,8 @@ def main() -> int:
     if 3000 in rows:
         r = rows[3000]
         print(f"endpoint change at 3000 Ingresses: {r['endpoint_change_ms']:.0f} ms CPU (target < 30 ms)")
-        print(f"startup at 3000 Ingresses: {r['startup_s']:.2f} s wall (target < 2 s)")
+        print(f"startup at 3000 Ingresses: {r['startup_s']:.2f} s wall from controller start (target < 2 s); "
+              f"applying the objects to the fake API before it: {r['seed_s']:.2f} s")
         own = r["new_ingress_own_ms"] / max(r["new_ingress_haproxy_c_ms"], 1e-9)
         print(f"ratio new_ingress_own_cpu_over_haproxy_c: {own:.2f} (target < 1.0)")
     if 300 in rows and 10000 in rows:

@@ -8,7 +8,8 @@ HPA's sync period) each Service's replica count follows its own load curve (a da
 random phase and amplitude, plus noise) between 2 and 40 replicas; scale-up is at most doubling per
 step, scale-down waits out the HPA's 5-minute stabilization window (the highest recommendation of the
 window wins). Prints ``reloads_per_1000_endpoint_changes`` (reloads per pod, per 1,000 endpoints added
-or removed; target < 5) and the runtime server updates.
+or removed; target < 5), the runtime server updates and the servers added at runtime (slots growing
+through the Dataplane runtime API's ``add server``, without a reload).
 """
 
 from __future__ import annotations
@@ -91,9 +92,10 @@ async def bench(services: int, minutes: float, seed: int, haproxy: str) -> None:
     after = [h.counters(p) for p in (0, 1)]
     reloads = [a["reloads"] - b["reloads"] for a, b in zip(after, before, strict=True)]
     runtime = sum(a["runtime_server_updates"] - b["runtime_server_updates"] for a, b in zip(after, before, strict=True))
+    added = sum(a["runtime_server_adds"] - b["runtime_server_adds"] for a, b in zip(after, before, strict=True))
     per_pod = sum(reloads) / len(reloads)
     print(f"{services} Services, {minutes:g} virtual minutes, HPA sync {HPA_SYNC:g} s: {changes} endpoint changes, "
-          f"reloads per pod {reloads}, runtime server updates {runtime}")
+          f"reloads per pod {reloads}, runtime server updates {runtime}, servers added at runtime {added}")
     print(f"reloads_per_1000_endpoint_changes: {per_pod * 1000 / max(changes, 1):.2f} (target < 5)")
     await h.stop()
 

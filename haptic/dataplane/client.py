@@ -42,6 +42,7 @@ ClockFn = Callable[[], float]
 _CONFIG = "/services/haproxy/configuration"
 _STORAGE = "/services/haproxy/storage"
 _RUNTIME_MAPS = "/services/haproxy/runtime/maps"
+_RUNTIME_BACKENDS = "/services/haproxy/runtime/backends"
 
 STORAGE_MAPS = "maps"
 STORAGE_GENERAL = "general"
@@ -363,13 +364,17 @@ class DataplaneClient:
                 version = int(first.removeprefix("# _version="))
         return RawConfig(text=text, version=version)
 
-    async def post_raw_config(self, text: str, version: int) -> WriteOutcome:
-        """Replaces the whole configuration; 202 + Reload-ID. 409 when ``version`` is stale."""
+    async def post_raw_config(self, text: str, version: int, *, skip_reload: bool = False) -> WriteOutcome:
+        """Replaces the whole configuration; 202 + Reload-ID. 409 when ``version`` is stale.
+        ``skip_reload``: the file only (201, no reload), for a change haproxy already runs."""
+        params: dict[str, str | int] = {"version": version}
+        if skip_reload:
+            params["skip_reload"] = "true"
         response = await self._request(
             "POST",
             f"{_CONFIG}/raw",
             expected=(200, 201, 202),
-            params={"version": version},
+            params=params,
             content=text.encode(),
             headers={"Content-Type": "text/plain"},
         )
@@ -431,6 +436,11 @@ class DataplaneClient:
             "POST", f"{_CONFIG}/backends/{_segment(backend)}/servers", expected=(201, 202),
             params={"transaction_id": transaction_id}, json_body=dict(model))
         return self._outcome(response)
+
+    async def add_runtime_server(self, backend: str, model: Mapping[str, Any]) -> None:
+        """``add server`` on the running haproxy (201), the config file untouched: a RuntimeAddServer model."""
+        await self._request("POST", f"{_RUNTIME_BACKENDS}/{_segment(backend)}/servers", expected=(201,),
+                            json_body=dict(model))
 
     async def delete_server(self, backend: str, name: str, *, transaction_id: str) -> WriteOutcome:
         """Removes a server from ``backend``, inside a transaction (202: staged; 204 where applied at once)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import itertools
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -116,6 +117,11 @@ class HAProxyConfig:
     """A parsed haproxy.cfg: sections in file order plus typed accessors."""
 
     sections: list[Section]
+    #: the text parsed and, per section chunk (header line to the next header), its section, its length and the
+    #: parser's state before it: what lets the next parse of a similar text take unchanged stretches wholesale
+    text: str = field(default="", repr=False)
+    chunks: list[_Chunk] | None = field(default=None, repr=False)
+    final_state: tuple[int, str | None] = field(default=(0, None), repr=False)
 
     def __post_init__(self) -> None:
         self.by_key: dict[tuple[str, str | None], Section] = {s.key: s for s in self.sections}
@@ -150,11 +156,52 @@ def parse_config_reusing(text: str, other: HAProxyConfig) -> HAProxyConfig:
 
     A section whose source text (header line to the next header) is byte-identical to one of
     ``other``'s is the same parse result, so it is shared, not re-parsed: planning a one-line change
-    in a 100k-line config parses one section of the second text. Shared sections keep ``other``'s
-    line numbers; treat both results as read-only.
+    in a 100k-line config parses one section of the second text. When ``other`` records its text, the chunks
+    before and after the one stretch where the texts differ are taken without even being looked at one by one
+    (``_Parser.parse_against``). Shared sections keep ``other``'s line numbers; treat both results as read-only.
     """
-    reuse = {s.source: s for s in other.sections if s.kind not in UNNAMED_SECTIONS}
-    return _Parser().parse(text, reuse)
+    try:
+        reused = _Parser().parse_against(text, other)
+        if reused is not None:
+            return reused
+        reuse = {s.source: s for s in other.sections if s.kind not in UNNAMED_SECTIONS}
+        return _Parser().parse(text, reuse)
+    except ConfigParseError:
+        # A shared section keeps the other text's line numbers, which an error may cite: errors come from a
+        # whole parse, as they would without reuse.
+        return parse_config(text)
+
+
+#: one section chunk of a parsed text: its section, its length, (unnamed defaults so far, last defaults) before it
+_Chunk = tuple["Section", int, tuple[int, str | None]]
+
+
+class _Fallback(Exception):
+    """The stretch-wise parse met what only a whole parse decides (a merged section, a name clash)."""
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """The length of the longest common prefix (a binary search of C-speed comparisons)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a.startswith(b[lo:mid], lo):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _common_suffix(a: str, b: str, limit: int) -> int:
+    """The length of the longest common suffix, at most ``limit``."""
+    lo, hi = 0, min(len(a), len(b), limit)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a.endswith(b[len(b) - mid: len(b) - lo], 0, len(a) - lo):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 # The start of every section: a section keyword first on its line. Chunking the text with one
@@ -171,6 +218,81 @@ class _Parser:
         self.seen: dict[tuple[str, str | None], Section] = {}
         self.unnamed_defaults = 0
         self.last_defaults: str | None = None
+        self.chunks: list[_Chunk] = []
+        # keys of sections taken from another parse: a repeated global section must not merge into one
+        self.adopted: frozenset[tuple[str, str | None]] = frozenset()
+
+    def parse_against(self, text: str, other: HAProxyConfig) -> HAProxyConfig | None:
+        """``text`` parsed as ``other``'s text with one stretch changed: the chunks before and after the stretch
+        that differs are ``other``'s (their sections shared, as ``parse_config_reusing`` shares equal ones), only the
+        stretch is parsed. None when ``other`` cannot serve (no chunk record, preamble or first chunk changed)."""
+        old, chunks = other.text, other.chunks
+        if not chunks or not old or "\x00" in text:
+            return None
+        starts = list(itertools.accumulate((c[1] for c in chunks), initial=len(old) - sum(c[1] for c in chunks)))
+        if len({id(c[0]) for c in chunks}) != len(chunks):
+            return None  # a repeated global section: merged chunks are parsed whole
+        same_start = _common_prefix(text, old)
+        # Prefix chunks: those ending within the common prefix at a place that is a chunk boundary in ``text`` too.
+        # Every chunk but the last of them ends where the next one's header line, wholly inside the prefix, begins.
+        head = bisect_right(starts, same_start) - 1
+        if head >= 1 and not self._boundary(text, starts[head]):
+            head -= 1
+        if head < 1:
+            return None
+        same_end = _common_suffix(text, old, min(len(text), len(old)) - starts[head])
+        shift = len(text) - len(old)
+        # Suffix chunks: those starting within the common suffix (after the prefix), a newline before them.
+        tail = max(head, bisect_left(starts, len(old) - same_end))
+        while tail < len(chunks) and text[starts[tail] + shift - 1] != "\n":
+            tail += 1
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._splice(text, other, starts, head, tail, shift)
+        except _Fallback:
+            return None
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+
+    @staticmethod
+    def _boundary(text: str, at: int) -> bool:
+        return at == len(text) or (text[at - 1] == "\n" and _FIRST_HEADER.match(text, at) is not None)
+
+    def _splice(self, text: str, other: HAProxyConfig, starts: list[int], head: int, tail: int,
+                shift: int) -> HAProxyConfig:
+        chunks = other.chunks or []
+        kept = chunks[:head]
+        self.sections = [c[0] for c in kept]
+        self.seen = {s.key: s for s in self.sections}
+        self.adopted = frozenset(self.seen)
+        self.chunks = list(kept)
+        self.unnamed_defaults, self.last_defaults = chunks[head][2] if head < len(chunks) else other.final_state
+        middle_begin, middle_end = starts[head], starts[tail] + shift
+        bounds = [m.start() + 1 for m in _HEADER.finditer(text, middle_begin - 1, middle_end)]
+        if middle_begin < middle_end and (not bounds or bounds[0] != middle_begin):
+            raise _Fallback  # the stretch does not begin with a header line
+        bounds.append(middle_end)
+        number = 1 + text.count("\n", 0, middle_begin)
+        reuse: dict[str, Section] | None = None
+        for begin, end in itertools.pairwise(bounds):
+            if reuse is None:
+                reuse = {s.source: s for s in other.sections if s.kind not in UNNAMED_SECTIONS}
+            chunk = text[begin:end]
+            self._parse_chunk(chunk, number, reuse)
+            number += chunk.count("\n")
+        if tail < len(chunks):
+            if (self.unnamed_defaults, self.last_defaults) != chunks[tail][2]:
+                raise _Fallback  # the stretch changed what later sections inherit or are called
+            for section, _, _ in chunks[tail:]:
+                for clash_kind in _NAMESPACE_CLASHES.get(section.kind, (section.kind,)):
+                    if (clash_kind, section.name) in self.seen:
+                        raise _Fallback  # the whole parse reports it, on the later line
+            self.sections.extend(c[0] for c in chunks[tail:])
+            self.chunks.extend(chunks[tail:])
+            self.unnamed_defaults, self.last_defaults = other.final_state
+        return HAProxyConfig(self.sections, text, self.chunks, (self.unnamed_defaults, self.last_defaults))
 
     def parse(self, text: str, reuse: dict[str, Section]) -> HAProxyConfig:
         if "\x00" in text:
@@ -193,7 +315,7 @@ class _Parser:
         finally:
             if gc_was_enabled:
                 gc.enable()
-        return HAProxyConfig(self.sections)
+        return HAProxyConfig(self.sections, text, self.chunks, (self.unnamed_defaults, self.last_defaults))
 
     @staticmethod
     def _parse_preamble(preamble: str) -> None:
@@ -209,7 +331,13 @@ class _Parser:
         header_end = chunk.find("\n")
         if header_end < 0:
             header_end = len(chunk)
+        before = (self.unnamed_defaults, self.last_defaults)
+        candidate = reuse.get(chunk)
+        if candidate is not None and self._adopt(candidate):
+            self.chunks.append((candidate, len(chunk), before))
+            return
         section = self._open_section(tokenize_line(chunk[:header_end], first_number), first_number)
+        self.chunks.append((section, len(chunk), before))
         candidate = reuse.get(chunk)
         if (
             candidate is not None
@@ -218,6 +346,7 @@ class _Parser:
         ):
             self.sections[-1] = candidate
             self.seen[candidate.key] = candidate
+            self.chunks[-1] = (candidate, len(chunk), before)
             return
         # A merged global section's source is all its chunks, so equal sources stay equal content.
         section.source += chunk
@@ -266,10 +395,31 @@ class _Parser:
         if server_needs_address and not servers:
             del section.named["server"]
 
+    def _adopt(self, candidate: Section) -> bool:
+        """Takes an equal chunk's section as it is, without reading its header again, when nothing around it makes
+        it another section here: not a defaults or global one (numbered, merged), the same defaults inherited, no
+        name clash (``_open_section`` reports that)."""
+        kind = candidate.kind
+        if kind == "defaults" or kind in UNNAMED_SECTIONS:
+            return False
+        inherits = self.last_defaults if kind in PROXY_KINDS and "from" not in candidate.header_args else None
+        if candidate.implicit_defaults != inherits:
+            return False
+        name = candidate.name
+        seen = self.seen
+        for clash_kind in _NAMESPACE_CLASHES.get(kind, (kind,)):
+            if (clash_kind, name) in seen:
+                return False
+        seen[(kind, name)] = candidate
+        self.sections.append(candidate)
+        return True
+
     def _open_section(self, words: list[str], number: int) -> Section:
         kind = words[0]
         if kind in UNNAMED_SECTIONS:
             existing = self.seen.get((kind, None))
+            if existing is not None and (kind, None) in self.adopted:
+                raise _Fallback  # merging into a section another parse shares
             if existing is not None:
                 # HAProxy merges repeated global sections into one.
                 return existing

@@ -76,15 +76,19 @@ _PARENT_LABELS: dict[str, str] = {
 _PHASE = {"delete": 0, "create": 1, "update": 2}
 
 
+def parsed(text: str) -> HAProxyConfig:
+    """``text`` parsed, from the cache ``plan`` keeps (a desired config is planned against every pod)."""
+    config = _PARSED.get(text)
+    return config if config is not None else _PARSED.put(text, parse_config(text))
+
+
 def plan(current: str, desired: str) -> SyncPlan:
     """Compare two haproxy.cfg texts. Raises ``ConfigParseError`` if either cannot be parsed.
 
     The desired config is parsed in full (and cached: it is planned against every HAProxy
     instance); the current one reuses every section whose text is unchanged.
     """
-    desired_config = _PARSED.get(desired)
-    if desired_config is None:
-        desired_config = _PARSED.put(desired, parse_config(desired))
+    desired_config = parsed(desired)
     current_config = _PARSED.get(current)
     if current_config is None:
         current_config = _PARSED.put(current, parse_config_reusing(current, desired_config))
@@ -195,7 +199,7 @@ class _Planner:
             return
         for child_type, children in section.named.items():
             for name, directive in children.items():
-                self._named("create", section, child_type, name, directive)
+                self._named("create", section, child_type, name, directive, model=False)
         for name, definitions in section.acls.items():
             self._acl("create", section, name, definitions)
         for child_type, rules in section.rules.items():
@@ -248,11 +252,15 @@ class _Planner:
         name: str,
         directive: Directive,
         existing: Directive | None = None,
+        *,
+        model: bool = True,
     ) -> None:
         payload: dict[str, Any] | None = None
         before: dict[str, Any] | None = None
         runtime = False
-        if child_type == "server" and section.kind in _SERVER_MODEL_KINDS:
+        # A new section goes out as configuration text (a plan creating a section is never fine-grained):
+        # its servers need no API model, and a first deployment has 30,000 of them.
+        if model and child_type == "server" and section.kind in _SERVER_MODEL_KINDS:
             if action != "delete":
                 payload = server_words_to_model(directive.words)
             if existing is not None and payload is not None:

@@ -17,6 +17,7 @@ from haptic.dataplane.tokenizer import tokenize_line, unquote
 __all__ = [
     "EXTRA_PARAMS",
     "NON_API_FIELDS",
+    "RUNTIME_ADD_FIELDS",
     "RUNTIME_SERVER_FIELDS",
     "SERVER_KEYWORDS",
     "is_server_keyword",
@@ -31,6 +32,14 @@ __all__ = [
 # (The API's JSON names: some are spelt with '-', as in its v3 specification.)
 RUNTIME_SERVER_FIELDS: Final = frozenset(
     {"weight", "address", "port", "maintenance", "agent-check", "agent-addr", "agent-send", "health_check_port"}
+)
+
+#: Server model fields that a Dataplane API ``add server`` (``POST /runtime/backends/{b}/servers``, the
+#: RuntimeAddServer model) reproduces exactly: a new server with only these is added to the running haproxy
+#: as its config line would load it (``cookie``, for one, is refused by dynamic servers)
+RUNTIME_ADD_FIELDS: Final = frozenset(
+    {"name", "address", "port", "maintenance", "weight", "check", "inter", "fastinter", "downinter", "rise",
+     "fall", "health_check_port", "maxconn", "minconn", "maxqueue", "slowstart", "backup"}
 )
 
 EXTRA_PARAMS: Final = "extra_params"

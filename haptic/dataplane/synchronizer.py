@@ -16,7 +16,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from haptic.core.control_characters import has_control_characters
 from haptic.dataplane.api_errors import DataplaneError, DataplaneHTTPError
 from haptic.dataplane.aux_files import AuxFiles
 from haptic.dataplane.aux_sync import AuxChange, apply_map_edits, delete_aux, plan_aux, write_aux
@@ -25,7 +24,7 @@ from haptic.dataplane.errors import ConfigParseError
 from haptic.dataplane.operations import Operation, SyncPlan, operation_summary
 from haptic.dataplane.parser import HAProxyConfig, parse_config, parse_config_reusing
 from haptic.dataplane.planner import plan_parsed
-from haptic.dataplane.server_model import NON_API_FIELDS
+from haptic.dataplane.runtime_growth import is_runtime_growth, runtime_update, sendable
 
 # noop: nothing to do; files: only auxiliary files changed (uploaded); runtime: server replaces;
 # runtime_maps: map entries through the runtime API; transaction: server creates/updates/deletes in one
@@ -124,30 +123,18 @@ class SyncResult:
         return self.reload_ids[-1] if self.reload_ids else None
 
 
-def _sendable(payload: dict[str, Any] | None) -> bool:
-    """A server model the API can take as is, whose values cannot break a runtime command."""
-    return (
-        payload is not None
-        and not NON_API_FIELDS & payload.keys()
-        and not any(isinstance(v, str) and has_control_characters(v) for v in payload.values())
-    )
-
-
 def _fine_grained(plan: SyncPlan, threshold: int) -> bool:
     """Whether the plan goes as operations in one transaction rather than a raw push: at most ``threshold``
     operations, each a server create, update or delete the API can take as is."""
     return 0 < len(plan.operations) <= threshold and all(
         op.child_type == "server" and op.section_name is not None and op.child_name is not None
-        and (op.action == "delete" or _sendable(op.payload))
+        and (op.action == "delete" or sendable(op.payload))
         for op in plan.operations
     )
 
 
 def _is_runtime_only(plan: SyncPlan) -> bool:
-    return bool(plan.operations) and all(
-        op.action == "update" and op.child_type == "server" and op.runtime and _sendable(op.payload)
-        for op in plan.operations
-    )
+    return bool(plan.operations) and all(runtime_update(op) for op in plan.operations)
 
 
 @dataclass
@@ -242,7 +229,7 @@ async def sync(
         if opts.force_aux_compare and await client.haproxy_up() is False:
             # The API still answers, but its haproxy is gone: nothing this pod serves is current.
             raise DataplaneHTTPError("GET", "/health", 200, "haproxy is not running on this pod")
-        version = await _apply(run, desired_config, version, plan, changes)
+        version = await _apply(run, desired_config, version, plan, changes, desired)
         await _verify(run)
     except DataplaneError as exc:
         if cache is not None:
@@ -260,7 +247,8 @@ def _parse_desired(text: str, cache: VersionCache | None) -> HAProxyConfig:
     return parse_config(text)
 
 
-async def _apply(run: _Run, desired_config: str, version: int, plan: SyncPlan | None, changes: list[AuxChange]) -> int:
+async def _apply(run: _Run, desired_config: str, version: int, plan: SyncPlan | None, changes: list[AuxChange],
+                 desired: HAProxyConfig) -> int:
     """Applies the plan and the file changes; returns the instance's version afterwards."""
     client = run.client
     if plan is not None and plan.is_empty and not changes:
@@ -296,6 +284,15 @@ async def _apply(run: _Run, desired_config: str, version: int, plan: SyncPlan | 
             raw = False
         except DataplaneHTTPError as exc:
             run.fallbacks.append(f"runtime server update failed, pushing the configuration: {exc}")
+            version = await client.get_version()
+    elif plan is not None and version != 1 and not changes and is_runtime_growth(plan, desired):
+        run.mode = "runtime"
+        try:
+            version = await _runtime_growth(run, desired_config, plan.operations, version)
+            raw = False
+        except DataplaneHTTPError as exc:
+            # Servers added so far run without being in the file: the push's reload forgets them.
+            run.fallbacks.append(f"runtime server add failed, pushing the configuration: {exc}")
             version = await client.get_version()
     # (after a failed runtime update the servers go in one raw push, as documented above)
     if raw and plan is not None and version != 1 and not run.fallbacks \
@@ -357,6 +354,23 @@ async def _runtime_servers(run: _Run, operations: tuple[Operation, ...], version
         if not reloaded:
             run.runtime_updates += 1
     return version
+
+
+async def _runtime_growth(run: _Run, desired_config: str, operations: tuple[Operation, ...], version: int) -> int:
+    """New servers through ``add server``, updates as on the runtime path, then the file: one raw push with
+    ``skip_reload`` (haproxy already runs what it says). Placeholders and servers alike are added with an
+    explicit ``maintenance``: HAProxy before 3.0 creates a dynamic server in maintenance otherwise."""
+    client = run.client
+    for op in operations:
+        if op.action == "create":
+            assert op.section_name is not None and op.payload is not None
+            await client.add_runtime_server(op.section_name,
+                                            {**op.payload, "maintenance": op.payload.get("maintenance", "disabled")})
+            run.runtime_updates += 1
+    version = await _runtime_servers(run, tuple(op for op in operations if op.action != "create"), version)
+    pushed = await client.with_version(lambda v: client.post_raw_config(desired_config, v, skip_reload=True), version)
+    run.reload(pushed.outcome.reload_id)
+    return pushed.version + 1
 
 
 def safe_server_steps(current: dict[str, Any] | None, desired: dict[str, Any]) -> list[dict[str, Any]]:

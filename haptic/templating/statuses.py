@@ -89,6 +89,11 @@ def _item_key(item: Any, index: int) -> Any:
 
 
 def _with_times(desired: Any, current: Any, now: str) -> Any:
+    if desired == current:
+        # Equal, so any condition inside already has its time (desired ones carry none). The common
+        # case: an Ingress's address list, one entry per HAProxy pod, unchanged at every deployment.
+        # Returned as is: status_patch copies what it hands out.
+        return desired
     if isinstance(desired, Mapping):
         cur = current if isinstance(current, Mapping) else {}
         out = {k: _with_times(v, cur.get(k), now) for k, v in desired.items()}
@@ -109,4 +114,4 @@ def status_patch(desired: Mapping[str, Any], current_status: Any, now: str) -> d
     wanted = _with_times(desired, current, now)
     if all(current.get(k) == v for k, v in wanted.items()):
         return None
-    return {"status": wanted}
+    return {"status": copy.deepcopy(wanted)}

@@ -12,7 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from haptic.dataplane.errors import ConfigParseError
-from haptic.dataplane.planner import plan
+from haptic.dataplane.planner import parsed, plan
+from haptic.dataplane.runtime_growth import needs_reload
 from haptic.templating.current_config import CurrentConfig
 from haptic.templating.engine import RenderInputs, RenderResult, TemplateEngine
 from haptic.validation.checksum import content_checksum
@@ -64,12 +65,12 @@ async def render_and_validate(
 
 def reloads_anyway(current: object, desired: str) -> bool:
     """Whether deploying ``desired`` over the ``current`` config (its text, or a ``CurrentConfig``) needs a
-    reload (False when there is no current text to compare with, or either side does not parse: nothing is
-    known then)."""
+    reload. Server slots that grow through the runtime API do not. False when there is no current text to
+    compare with, or either side does not parse: nothing is known then."""
     text = current.text if isinstance(current, CurrentConfig) else current
     if not isinstance(text, str) or not text.strip():
         return False
     try:
-        return plan(text, desired).reload_required
+        return needs_reload(plan(text, desired), parsed(desired))
     except ConfigParseError:
         return False

@@ -354,6 +354,11 @@ def create_app(fake: FakeDataplane) -> ASGIApp:
         check_socket_values("runtime server", body)
         return await fake.runtime.set_server_state(_param(request, "backend"), _param(request, "name"), body)
 
+    async def runtime_server_add(request: Request) -> Answer:
+        body = await _json_body(request)
+        check_socket_values("runtime server", body)
+        return await fake.runtime.add_server(_param(request, "backend"), body)
+
     async def runtime_info(request: Request) -> Answer:
         return Answer(200, body=fake.runtime.process_info())
 
@@ -416,6 +421,7 @@ def create_app(fake: FakeDataplane) -> ASGIApp:
         Route(f"{entries}/{{key}}", endpoint(map_entry_put), methods=["PUT"]),
         Route(f"{entries}/{{key}}", endpoint(map_entry_delete), methods=["DELETE"]),
         Route(f"{_RUNTIME}/backends/{{backend}}/servers", endpoint(runtime_servers), methods=["GET"]),
+        Route(f"{_RUNTIME}/backends/{{backend}}/servers", endpoint(runtime_server_add), methods=["POST"]),
         Route(f"{_RUNTIME}/backends/{{backend}}/servers/{{name}}", endpoint(runtime_server), methods=["GET"]),
         Route(f"{_RUNTIME}/backends/{{backend}}/servers/{{name}}", endpoint(runtime_server_put), methods=["PUT"]),
         Route("/_sim/state", endpoint(sim_state, admin=True), methods=["GET"]),

@@ -29,9 +29,16 @@ class ConfigDocument:
 
     @classmethod
     def from_text(cls, text: str) -> ConfigDocument:
-        document = cls(strip_version_lines(text))
-        document._index()  # paid once per push, so that runtime server updates stay O(1)
-        return document
+        known = _INDEXED.get(text)
+        if known is None:
+            known = cls(strip_version_lines(text))
+            known._index()  # paid once per pushed text, so that runtime server updates stay O(1)
+            _INDEXED[text] = known
+            while len(_INDEXED) > _INDEXED_KEPT:
+                del _INDEXED[next(iter(_INDEXED))]
+        assert known._servers is not None and known._sections is not None
+        # Each pod edits its own document: the lines and indexes are copied, never shared.
+        return cls(list(known.lines), dict(known._servers), dict(known._sections))
 
     def copy(self) -> ConfigDocument:
         return ConfigDocument(list(self.lines))
@@ -63,6 +70,22 @@ class ConfigDocument:
             self._index()
         assert self._sections is not None
         return (kind, name) in self._sections
+
+    def section_lines(self, kind: str, name: str) -> list[str]:
+        """The lines of one section after its header, up to the next section (empty when absent)."""
+        if self._sections is None:
+            self._index()
+        assert self._sections is not None
+        start = self._sections.get((kind, name))
+        if start is None:
+            return []
+        out = []
+        for line in self.lines[start + 1:]:
+            words = line.split()
+            if words and words[0] in SECTION_KEYWORDS and not line[:1].isspace():
+                break
+            out.append(line)
+        return out
 
     def server_line(self, backend: str, server: str) -> str | None:
         number = self._server_number(backend, server)
@@ -119,3 +142,8 @@ class ConfigDocument:
             if path in line and not line.lstrip().startswith("#"):
                 return number, line.strip()
         return None
+
+
+# A fleet is pushed one text on every pod: its lines are split and indexed once (the last few texts).
+_INDEXED: dict[str, ConfigDocument] = {}
+_INDEXED_KEPT = 4

@@ -218,6 +218,19 @@ class HAProxyDriver:
                 return f"{command}: {answer.strip()}"
         return None
 
+    async def add_server(self, target: str, arguments: str) -> str | None:
+        """``add server <backend>/<server> <arguments>``: None when haproxy registered it, else its answer
+        (its refusals, "Already exists a server ..." or "Backend must use a dynamic load balancing ...",
+        carry none of the usual failure words)."""
+        if not self.running:
+            return "haproxy is not running: the runtime API (admin socket) is unavailable"
+        command = self.translate(f"add server {target} {arguments}")
+        try:
+            answer = await self.runner.socket_command(self.admin_socket, command)
+        except OSError as exc:
+            return f"{command}: {exc}"
+        return None if "new server registered" in answer.lower() else answer.strip()
+
     async def set_certificate(self, path: str, pem: str) -> str | None:
         """``set ssl cert`` (payload) then ``commit ssl cert``; None when haproxy took the new
         certificate, else its answer."""

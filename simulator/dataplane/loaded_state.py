@@ -26,6 +26,9 @@ class LoadedState:
         self.maps: dict[str, list[tuple[str, str]]] = {}  # identifier -> entries, in load order
         self.certificates: set[str] = set()
         self.server_states: dict[tuple[str, str], str] = {}  # admin states set at runtime
+        #: servers added through the runtime API (``add server``), by (backend, name): their line, as
+        #: the config would have it; a reload forgets them, as haproxy does
+        self.dynamic_servers: dict[tuple[str, str], str] = {}
         self.load(document)
 
     def load(self, document: ConfigDocument) -> None:
@@ -38,6 +41,7 @@ class LoadedState:
                 self.maps[ref.written] = parse_map(self.storage.read_file(ref.path) or "")
         self.certificates = set(self.files.certificate_identifiers())
         self.server_states = {}
+        self.dynamic_servers = {}
 
     def map_path(self, identifier: str) -> str | None:
         """Where the file of a loaded map is (what ``force_sync`` writes)."""
@@ -77,4 +81,16 @@ class LoadedState:
         return out
 
     def has_server(self, backend: str, name: str) -> bool:
-        return self.document.server_line(backend, name) is not None
+        return (backend, name) in self.dynamic_servers or self.document.server_line(backend, name) is not None
+
+    def server_lines(self, backend: str) -> list[str]:
+        """The backend's servers in haproxy's memory: those it loaded, then those added at runtime."""
+        added = [line for (b, _), line in self.dynamic_servers.items() if b == backend]
+        return [*self.document.server_lines(backend), *added]
+
+    def replace_server_line(self, backend: str, name: str, line: str) -> None:
+        """A runtime change of one server, in memory (a dynamic one, or one loaded from the config)."""
+        if (backend, name) in self.dynamic_servers:
+            self.dynamic_servers[(backend, name)] = line
+        else:
+            self.document.replace_server_line(backend, name, line)

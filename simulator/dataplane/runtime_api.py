@@ -125,10 +125,9 @@ class RuntimeEndpoints:
 
     def _server_lines(self, backend: str) -> list[str]:
         self._require_runtime(500)
-        document = self.fake.haproxy.document
-        if not document.has_section("backend", backend):
+        if not self.fake.haproxy.document.has_section("backend", backend):
             raise ApiError(404, f"backend {backend} not found")
-        return document.server_lines(backend)
+        return self.fake.haproxy.server_lines(backend)
 
     def servers(self, backend: str) -> list[dict[str, Any]]:
         states = self.fake.haproxy.server_states
@@ -155,10 +154,113 @@ class RuntimeEndpoints:
             self.fake.haproxy.server_states[(backend, name)] = admin
         return Answer(200, body=self.server(backend, name))
 
+    async def add_server(self, backend: str, body: dict[str, Any]) -> Answer:
+        """``POST /runtime/backends/{parent_name}/servers``: ``add server`` on the running haproxy, the
+        config file untouched (the next reload forgets the server unless the config has it by then).
+
+        As the real handler (v3.2): 400 without a name; haproxy's refusals become 404 ("No such
+        backend"), 409 ("Already exists"), else 500 (a backend without a dynamic load-balancing
+        algorithm, a keyword dynamic servers do not take); 201 echoing the body. Fields outside the
+        RuntimeAddServer model are refused (400) where the real decoding drops them silently, which
+        would leave a running server unlike its config line. HAProxy before 3.0 creates the server
+        in maintenance unless told ``enabled``, which the API says only for ``maintenance: disabled``.
+        """
+        fake = self.fake
+        async with fake.lock:
+            self._require_runtime()
+            name = body.get("name")
+            if not isinstance(name, str) or not name:
+                raise ApiError(400, "the new server must have a name")
+            unknown = sorted(set(body) - RUNTIME_ADD_FIELDS)
+            if unknown:
+                # (the real API's decoding would drop them silently: a server unlike its config line)
+                raise ApiError(400, f"invalid runtime server: unknown field(s) {', '.join(unknown)}")
+            arguments = runtime_add_arguments(body)
+            if fake.driver is not None:
+                error = await fake.driver.add_server(f"{backend}/{name}", arguments)
+            else:
+                error = self._add_refusal(backend, name)
+            if error is not None:
+                status = 404 if "No such backend" in error else 409 if "Already exists" in error else 500
+                raise ApiError(status, error)
+            words = [w for w in arguments.split() if w != "enabled"]
+            if "enabled" not in arguments.split() and "disabled" not in words:
+                words.append("disabled")  # created in maintenance
+            fake.haproxy.dynamic_servers[(backend, name)] = " ".join(["server", name, *words])
+            fake.counters.runtime_server_adds += 1
+            return Answer(201, body=body)
+
+    def _add_refusal(self, backend: str, name: str) -> str | None:
+        """What haproxy answers ``add server`` in the cases the fake models without a real haproxy."""
+        loaded = self.fake.haproxy
+        if not loaded.document.has_section("backend", backend):
+            return "No such backend."
+        if loaded.has_server(backend, name):
+            return "Already exists a server with the same name in backend."
+        if not dynamic_balance(loaded.document.section_lines("backend", backend),
+                               loaded.document.section_lines("defaults", "")):
+            return "Backend must use a dynamic load balancing to support dynamic servers."
+        return None
+
     def process_info(self) -> list[dict[str, Any]]:
         self._require_runtime()
         return [{"info": {"version": self.fake.options.api_version.split()[0].lstrip("v"),
                           "process_num": 1, "pid": 1, "node": self.fake.options.name}}]
+
+
+#: RuntimeAddServer fields → ``add server`` keywords, in the real serializer's order (the subset of its
+#: table the fake knows; a field outside it is dropped, as one the real model does not have would be)
+_ADD_FLAGS = (("agent-check", "agent-check"), ("backup", "backup"), ("check", "check"), ("ssl", "ssl"),
+              ("send-proxy", "send-proxy"), ("send-proxy-v2", "send-proxy-v2"))
+_ADD_VALUES = (("agent-addr", "agent-addr"), ("agent-port", "agent-port"), ("agent-inter", "agent-inter"),
+               ("agent-send", "agent-send"), ("alpn", "alpn"), ("health_check_address", "addr"),
+               ("health_check_port", "port"), ("check_proto", "check-proto"), ("check-sni", "check-sni"),
+               ("downinter", "downinter"), ("error_limit", "error-limit"), ("fall", "fall"),
+               ("fastinter", "fastinter"), ("inter", "inter"), ("maxconn", "maxconn"), ("maxqueue", "maxqueue"),
+               ("minconn", "minconn"), ("observe", "observe"), ("on-error", "on-error"),
+               ("on-marked-down", "on-marked-down"), ("on-marked-up", "on-marked-up"), ("proto", "proto"),
+               ("rise", "rise"), ("slowstart", "slowstart"), ("sni", "sni"), ("verify", "verify"),
+               ("weight", "weight"), ("ws", "ws"))
+
+RUNTIME_ADD_FIELDS = frozenset({"name", "address", "port", "maintenance", *(f for f, _ in _ADD_FLAGS),
+                                *(f for f, _ in _ADD_VALUES)})
+
+
+def runtime_add_arguments(body: dict[str, Any]) -> str:
+    """The ``add server`` arguments the real API sends for a RuntimeAddServer body: the address (with
+    ``:port``) first, then keywords in its order; ``maintenance: enabled`` → ``disabled``,
+    ``maintenance: disabled`` → ``enabled`` (what HAProxy before 3.0 needs to start the server ready)."""
+    words = [str(body.get("address", "")) + (f":{body['port']}" if body.get("port") is not None else "")]
+    for field_name, keyword in _ADD_FLAGS:
+        if body.get(field_name) == "enabled":
+            words.append(keyword)
+    if body.get("maintenance") == "enabled":
+        words.append("disabled")
+    elif body.get("maintenance") == "disabled":
+        words.append("enabled")
+    for field_name, keyword in _ADD_VALUES:
+        value = body.get(field_name)
+        if value is not None and value != "":
+            words.append(f"{keyword} {value}")
+    return " ".join(words)
+
+
+#: ``balance`` algorithms haproxy can add servers to at runtime without ``hash-type consistent``
+_DYNAMIC_BALANCE = frozenset({"roundrobin", "leastconn", "first", "random"})
+
+
+def dynamic_balance(backend_lines: list[str], defaults_lines: list[str]) -> bool:
+    """Whether the backend's load balancing takes dynamic servers: roundrobin (the default), leastconn,
+    first, random, or a hash with ``hash-type consistent``; not static-rr nor a map-based hash."""
+    algorithm, hash_type = "roundrobin", "map-based"
+    for lines in (defaults_lines, backend_lines):
+        for line in lines:
+            words = line.split()
+            if len(words) > 1 and words[0] == "balance":
+                algorithm = words[1]
+            elif len(words) > 1 and words[0] == "hash-type":
+                hash_type = words[1]
+    return algorithm in _DYNAMIC_BALANCE or (algorithm != "static-rr" and hash_type == "consistent")
 
 
 def _entry_id(index: int) -> str:

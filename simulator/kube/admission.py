@@ -207,11 +207,17 @@ async def admitted(
             old = api.get(rt, namespace, name)
         except NotFound:
             old = None
+    operation = "UPDATE" if old is not None else "CREATE"
+    # Rules match on type, operation and subresource only (no selectors are modelled): a write no
+    # webhook wants (a status patch, for a webhook on ``ingresses``) needs no dry run.
+    probe = AdmissionAttempt(operation, rt, namespace, str(name or ""), subresource, {}, old)
+    if not hook.webhooks_for(probe):
+        return write()
     with api.dry_run():
         proposed = write()
     meta = proposed.get("metadata") or {}
     attempt = AdmissionAttempt(
-        operation="UPDATE" if old is not None else "CREATE",
+        operation=operation,
         rt=rt,
         namespace=meta.get("namespace") or namespace,
         name=str(meta.get("name") or name or ""),

@@ -784,7 +784,7 @@ class LocalBackend:
 
     def runtime_updates(self, pod: str) -> int:
         counters = self._counters(pod)
-        return counters["runtime_server_updates"] + counters["runtime_map_updates"]
+        return counters["runtime_server_updates"] + counters["runtime_server_adds"] + counters["runtime_map_updates"]
 
     def trace(self) -> Sequence[TraceRecord]:
         """The backend's notes and the replicas' events, in the order they were seen (append-only)."""

@@ -409,7 +409,7 @@ class SimBackend:
 
     def runtime_updates(self, pod: str) -> int:
         counters = self.h.counters(pod)
-        return counters["runtime_server_updates"] + counters["runtime_map_updates"]
+        return counters["runtime_server_updates"] + counters["runtime_server_adds"] + counters["runtime_map_updates"]
 
     def trace(self) -> Sequence[TraceRecord]:
         entries = self.h.trace if self.harness is not None else []

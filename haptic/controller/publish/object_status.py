@@ -6,12 +6,14 @@ that config is deployed to at least one HAProxy pod (``DeploymentCompleted`` of 
 or at once when the render changed nothing that needs deploying. Each object is looked up in the
 watched stores and patched (merge patch of its ``status`` subresource) only when its status differs;
 conditions keep their ``lastTransitionTime`` while their status stays (``haptic.templating.statuses``).
-Objects gone from the stores are skipped.
+Objects gone from the stores are skipped. The cost follows what changed: an object is looked up by its
+name, and one whose stored version and desired status are those that needed no patch last time (store
+objects are replaced on change, never mutated) is not compared again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from haptic.controller.component import IterationComponent
@@ -33,6 +35,9 @@ class ObjectStatusApplier(IterationComponent):
         self.pending: tuple[str, tuple[ObjectStatus, ...]] | None = None
         self.deployed_checksum = ""
         self.patched = 0
+        # (kind, namespace, name) -> (the stored object, the desired status) that needed no patch: held, so
+        # that the identity check cannot be fooled by a recycled id
+        self._in_place: dict[tuple[str, str, str], tuple[Any, Mapping[str, Any]]] = {}
 
     async def handle(self, event: Event) -> None:
         if isinstance(event, ValidationCompleted):
@@ -46,29 +51,42 @@ class ObjectStatusApplier(IterationComponent):
         if self.pending is not None and self.pending[0] == self.deployed_checksum and self.pending[1]:
             await self.apply(self.pending[1])
 
-    def _current_objects(self, statuses: Iterable[ObjectStatus]) -> dict[tuple[str, str, str], tuple[Any, str]]:
-        """(kind, namespace, name) -> (the stored object, its plural) for the statuses' API versions."""
+    def _stores_for(self, statuses: Iterable[ObjectStatus]) -> dict[str, list[tuple[Any, str]]]:
+        """API version -> the watched stores of it (name order) with their plural, for the statuses' versions."""
         versions = {s.api_version for s in statuses}
-        found: dict[tuple[str, str, str], tuple[Any, str]] = {}
+        found: dict[str, list[tuple[Any, str]]] = {}
         for name, watched in sorted(self.ctx.spec.watched_resources.items()):
-            if watched.api_version not in versions or name not in self.ctx.stores:
-                continue
-            for obj in self.ctx.stores[name].list():
-                ref = object_ref(obj)
-                if ref is not None:
-                    found.setdefault(ref.key, (obj, watched.resources))
+            if watched.api_version in versions and name in self.ctx.stores:
+                found.setdefault(watched.api_version, []).append((self.ctx.stores[name], watched.resources))
         return found
 
+    @staticmethod
+    def _lookup(item: ObjectStatus, stores: list[tuple[Any, str]]) -> tuple[Any, str] | None:
+        """The stored object ``item`` is about (the first store of its API version holding one of its
+        kind under its namespace/name) and that store's plural."""
+        for store, plural in stores:
+            obj = store.get(item.ref.namespace, item.ref.name)
+            if obj is not None and (ref := object_ref(obj)) is not None and ref.key == item.ref.key:
+                return obj, plural
+        return None
+
     async def apply(self, statuses: tuple[ObjectStatus, ...]) -> None:
-        current = self._current_objects(statuses)
+        stores = self._stores_for(statuses)
         now = self.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
+        in_place, self._in_place = self._in_place, {}
         for item in statuses:
-            hit = current.get(item.ref.key)
+            key = item.ref.key
+            hit = self._lookup(item, stores.get(item.api_version, []))
             if hit is None:
                 continue
             obj, plural = hit
+            known = in_place.get(key)
+            if known is not None and known[0] is obj and (known[1] is item.status or known[1] == item.status):
+                self._in_place[key] = known
+                continue
             body = status_patch(item.status, obj.get("status"), now)
             if body is None:
+                self._in_place[key] = (obj, item.status)
                 continue
             ref = ResourceRef(item.api_version, plural, bool(item.ref.namespace), item.ref.kind)
             try:

@@ -17,6 +17,7 @@ from haptic.dataplane.aux_files import AuxFiles
 from haptic.dataplane.client import STORAGE_MAPS
 from haptic.dataplane.synchronizer import VersionCache, sync
 from simulator.dataplane.process_runner import AsyncProcessRunner
+from tests.support import dataplane_harness as harness
 from tests.support.certs import make_pem
 from tests.support.dataplane_harness import DrivenInstance, free_port, served_serial, start_instance
 
@@ -121,3 +122,47 @@ async def test_certificate_named_only_by_a_crt_list_is_rotated_in_haproxy(instan
     assert rotated.reload_triggered == relative
     assert await served_serial(port, "example.com") == 2002
     assert [f.storage_name for f in await instance.client.list_storage(STORAGE_MAPS)] == ["host.map"]
+
+
+async def test_server_slots_grow_in_the_running_haproxy_without_a_reload(
+    instance: DrivenInstance,
+) -> None:
+    """The runtime path for new servers against real haproxy: ``add server`` with the fields the API
+    sends (haproxy 2.x would create them in maintenance without ``enabled``), traffic reaches the added
+    server at once, haproxy's master counts no reload, and a later reload, from the file the skip_reload
+    push wrote, runs the same servers in the same states."""
+    echoes = [await harness.EchoServer(name).start() for name in ("alpha", "beta")]
+    try:
+        def grown(slots: list[str]) -> str:
+            head = harness.render_config(instance, {}, "host.map")
+            return head + "\nbackend web\n    balance roundrobin\n" + "".join(f"    server {s}\n" for s in slots)
+
+        small = [f"SRV_1 127.0.0.1:{echoes[0].port}", "SRV_2 127.0.0.1:1 disabled"]
+        large = [f"SRV_1 127.0.0.1:{echoes[0].port}", f"SRV_2 127.0.0.1:{echoes[1].port}",
+                 f"SRV_3 127.0.0.1:{echoes[1].port} weight 2", "SRV_4 127.0.0.1:1 disabled"]
+        client, cache = instance.client, VersionCache()
+        first = await sync(client, grown(small), AuxFiles(maps={"host.map": ""}), cache=cache)
+        assert first.ok, first.errors
+        reloads = [p.reloads for p in await instance.driver.show_proc() if p.kind == "master"]
+        result = await sync(client, grown(large), AuxFiles(maps={"host.map": ""}), cache=cache)
+        assert result.ok and result.mode == "runtime" and not result.reload_triggered, (result.mode, result.errors)
+        assert [p.reloads for p in await instance.driver.show_proc() if p.kind == "master"] == reloads
+        assert {(await instance.get()) for _ in range(8)} == {"200 alpha", "200 beta"}
+
+        async def states() -> list[tuple[str, ...]]:
+            text = await instance.driver.runner.socket_command(instance.driver.admin_socket, "show servers state web")
+            rows = [line.split() for line in text.splitlines() if line and not line.startswith("#")][1:]
+            # name, address, operational state, admin flags, user weight, port
+            return [(r[3], r[4], r[5], r[6], r[7], r[18]) for r in rows]
+
+        runtime = await states()
+        assert [(r[0], r[2]) for r in runtime] == [("SRV_1", "2"), ("SRV_2", "2"), ("SRV_3", "2"), ("SRV_4", "0")]
+        await instance.fake.force_reload()
+        reloaded = await states()
+        # Addresses, ports, weights and operational states are what a reload of the file gives; the admin
+        # flags too, but for SRV_2, which left its config's maintenance at runtime (4, CMAINT, lingers).
+        assert [(r[0], r[1], r[2], r[4], r[5]) for r in reloaded] == [(r[0], r[1], r[2], r[4], r[5]) for r in runtime]
+        assert [(r[0], r[3]) for r in reloaded if r[0] != "SRV_2"] == [(r[0], r[3]) for r in runtime if r[0] != "SRV_2"]
+    finally:
+        for echo in echoes:
+            await echo.stop()

@@ -48,6 +48,13 @@ MAP_ENTRY = {"id", "key", "value"}
 RUNTIME_MAP = {"id", "file", "description", "storage_name", "size"}
 RUNTIME_SERVER = {"id", "name", "address", "port", "admin_state", "operational_state"}
 CRT_LIST_ENTRY = {"file", "line_number", "sni_filter", "ssl_bind_config"}
+#: the RuntimeAddServer model (v3.2 specification; the server model's names, a subset of its fields)
+RUNTIME_ADD_SERVER = {"name", "address", "port", "id", "agent-addr", "agent-check", "agent-inter", "agent-port",
+                      "agent-send", "alpn", "backup", "check", "check-sni", "check-ssl", "downinter", "error_limit",
+                      "fall", "fastinter", "health_check_address", "health_check_port", "inter", "maintenance",
+                      "maxconn", "maxqueue", "minconn", "observe", "on-error", "on-marked-down", "on-marked-up",
+                      "proto", "rise", "send-proxy", "send-proxy-v2", "slowstart", "sni", "ssl", "verify",
+                      "weight", "ws"}
 
 
 @dataclass(frozen=True)
@@ -124,6 +131,8 @@ DOCUMENTED: dict[tuple[str, str], Op] = {
     ("DELETE", f"{_RT}/maps/[^/]+/entries/[^/]+"): op({204, 404}, {"force_sync"}, key_pattern=_MAP_PATTERN),
     ("GET", f"{_RT}/backends/[^/]+/servers"): op({200, 404, 500}, model=RUNTIME_SERVER),
     ("GET", f"{_RT}/backends/[^/]+/servers/[^/]+"): op({200, 404}, model=RUNTIME_SERVER),
+    ("POST", f"{_RT}/backends/[^/]+/servers"): op({201, 400, 404, 409, 500}, model=RUNTIME_ADD_SERVER,
+                                                 request_model=RUNTIME_ADD_SERVER),
     ("PUT", f"{_RT}/backends/[^/]+/servers/[^/]+"): op({200, 400, 404, 500}, model=RUNTIME_SERVER,
                                                      request_model={"admin_state", "operational_state"}),
 }
@@ -245,6 +254,8 @@ async def test_client_requests_are_the_documented_ones() -> None:
              _aux(2, "shop.example.com/ api\nshop.example.com/v1/health web\n")),
             (CONFIG, _aux(2, "shop.example.com/v1/health web\n")),
             (CONFIG.replace("weight 10", "weight 20"), _aux(2, "x web\n")),
+            # a server slot more: added at runtime, the file written without a reload
+            (CONFIG.replace("weight 10", "weight 20") + "    server SRV_3 10.0.0.3:80 check\n", _aux(2, "x web\n")),
         ]
         for text, aux in steps:
             result = await sync(client, text, aux, cache=cache, options=SyncOptions(force_aux_compare=True))
@@ -252,6 +263,8 @@ async def test_client_requests_are_the_documented_ones() -> None:
         assert {m for m, _, _ in recorder.seen} >= {"GET", "POST", "PUT", "DELETE"}
         assert any("/runtime/maps/path.map/entries/" in p for _, p, _ in recorder.seen)
         assert any(m == "PUT" and "/servers/SRV_2" in p for m, p, _ in recorder.seen)
+        assert ("POST", "/v3/services/haproxy/runtime/backends/web/servers", 201) in recorder.seen
+        assert fake.counters.reloads == 1 and "SRV_3 10.0.0.3:80 check" in fake.raw()  # the first push only
     assert recorder.problems == []
     await fake.aclose()
 
@@ -376,3 +389,7 @@ async def _exercise(h: httpx.AsyncClient) -> None:
     await h.get(f"{rt}/backends/web/servers/SRV_1")
     await h.put(f"{rt}/backends/web/servers/SRV_1", json={"admin_state": "drain"})
     await h.get(f"{rt}/backends/nope/servers")  # 404
+    await h.post(f"{rt}/backends/web/servers", json={"name": "DYN_1", "address": "10.0.0.7", "port": 80,
+                                                      "maintenance": "disabled"})
+    await h.post(f"{rt}/backends/web/servers", json={"name": "DYN_1", "address": "10.0.0.7"})  # 409
+    await h.post(f"{rt}/backends/nope/servers", json={"name": "DYN_2", "address": "10.0.0.7"})  # 404

@@ -149,3 +149,37 @@ async def test_servers_can_be_listed_created_deleted_and_seen_at_runtime() -> No
         spec = (await h.get("/specification")).json()
         assert "/services/haproxy/runtime/maps/{name}/entries/{key}" in spec["paths"]
     await fake.aclose()
+
+
+async def test_runtime_add_server_changes_haproxys_memory_only_as_the_real_handler() -> None:
+    """``POST /runtime/backends/{b}/servers`` (v3.2's AddRuntimeServerHandler): 400 without a name, 404
+    for a backend haproxy does not run, 409 for a name it has, 500 where haproxy refuses (no dynamic load
+    balancing); 201 echoing the body, version and file unchanged; haproxy before 3.0 creates the server in
+    maintenance unless the body says ``maintenance: disabled``; the next reload forgets it."""
+    fake = FakeDataplane(InstanceOptions(reload_delay=0.5))
+    servers = "/services/haproxy/runtime/backends/web/servers"
+    async with client_for(fake) as c, raw_client(fake) as h:
+        await _loaded(c, CONFIG + "\nbackend fixed\n    balance static-rr\n    server f1 10.0.1.1:80\n")
+        version, raw = await c.get_version(), fake.raw()
+        assert (await h.post(servers, json={"address": "10.0.0.2"})).status_code == 400
+        assert (await h.post("/services/haproxy/runtime/backends/nope/servers",
+                             json={"name": "s2", "address": "10.0.0.2"})).status_code == 404
+        assert (await h.post(servers, json={"name": "s1", "address": "10.0.0.2"})).status_code == 409
+        refused = await h.post("/services/haproxy/runtime/backends/fixed/servers",
+                               json={"name": "f2", "address": "1.1.1.1"})
+        assert refused.status_code == 500 and "dynamic load balancing" in refused.json()["message"]
+        unknown = await h.post(servers, json={"name": "s2", "address": "10.0.0.2", "cookie": "s2"})
+        assert unknown.status_code == 400 and "cookie" in unknown.json()["message"]
+        ready = await h.post(servers, json={"name": "s2", "address": "10.0.0.2", "port": 80, "maintenance": "disabled",
+                                            "weight": 5})
+        assert ready.status_code == 201 and ready.json()["name"] == "s2" and "Reload-ID" not in ready.headers
+        await c.add_runtime_server("web", {"name": "s3", "address": "10.0.0.3", "port": 80})
+        listed = {s["name"]: (s["address"], s.get("port"), s["admin_state"]) for s in
+                  (await h.get(servers)).json()}
+        assert listed == {"s1": ("10.0.0.1", 80, "ready"), "s2": ("10.0.0.2", 80, "ready"),
+                          "s3": ("10.0.0.3", 80, "maint")}
+        assert await c.get_version() == version and fake.raw() == raw and fake.counters.reloads == 1
+        assert (await h.get(f"{CFG}/backends/web/servers/s2", params={})).status_code == 404  # not in the file
+        await fake.force_reload()
+        assert [s["name"] for s in (await h.get(servers)).json()] == ["s1"]
+    await fake.aclose()

@@ -35,7 +35,8 @@ def accepted(status: str) -> dict[str, Any]:
                             "InvalidParameters", "message": "m", "observedGeneration": 1}]}
 
 
-async def test_statuses_follow_the_deployment_and_are_written_once() -> None:
+async def gateway_class_cluster() -> tuple[Any, Any]:
+    """A fake cluster with the Gateway API CRDs and one GatewayClass, and a context whose store holds it."""
     api, kube = fake_cluster()
     crd_type = api.types.by_kind("apiextensions.k8s.io/v1", "CustomResourceDefinition")
     assert crd_type is not None
@@ -46,6 +47,11 @@ async def test_statuses_follow_the_deployment_and_are_written_once() -> None:
     created = await kube.create(CLASSES, {"apiVersion": G, "kind": "GatewayClass", "metadata": {"name": "haptic"},
                                           "spec": {"controllerName": "haproxy-haptic.org/gateway-controller"}})
     ctx.stores["gatewayclasses"].apply(created)
+    return kube, ctx
+
+
+async def test_statuses_follow_the_deployment_and_are_written_once() -> None:
+    kube, ctx = await gateway_class_cluster()
     bus = started_bus()
     applier = ObjectStatusApplier(bus, ctx)
     await applier.start()
@@ -78,3 +84,31 @@ async def test_statuses_follow_the_deployment_and_are_written_once() -> None:
     assert (await kube.get(CLASSES, "haptic"))["status"]["conditions"][0]["status"] == "False"
     assert applier.patched == 2
     await applier.stop()
+
+
+async def test_an_object_that_needed_no_patch_is_not_compared_again_until_it_or_its_status_changes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import haptic.controller.publish.object_status as module
+
+    kube, ctx = await gateway_class_cluster()
+    applier = ObjectStatusApplier(started_bus(), ctx)
+    ref = ObjectRef("GatewayClass", "", "haptic", G)
+    compared: list[Any] = []
+    real = module.status_patch
+
+    def counting(desired: Any, current: Any, now: str) -> Any:
+        compared.append(desired)
+        return real(desired, current, now)
+
+    monkeypatch.setattr(module, "status_patch", counting)
+    await applier.apply((ObjectStatus(ref, accepted("True"), G),))
+    assert (len(compared), applier.patched) == (1, 1)
+    written = await kube.get(CLASSES, "haptic")
+    ctx.stores["gatewayclasses"].apply(written)
+    await applier.apply((ObjectStatus(ref, accepted("True"), G),))
+    assert (len(compared), applier.patched) == (2, 1), "the new version of the object is compared once"
+    await applier.apply((ObjectStatus(ref, accepted("True"), G),))
+    assert (len(compared), applier.patched) == (2, 1), "same object, equal status: not compared again"
+    await applier.apply((ObjectStatus(ref, accepted("False"), G),))
+    assert (len(compared), applier.patched) == (3, 2), "another status is compared and written"
+    assert (await kube.get(CLASSES, "haptic"))["status"]["conditions"][0]["status"] == "False"

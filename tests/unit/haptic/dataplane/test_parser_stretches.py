@@ -1,0 +1,114 @@
+"""``parse_config_reusing`` takes the unchanged chunks before and after the stretch that changed from the other
+parse and parses only the stretch: the result must be what a whole parse gives, errors included."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from haptic.dataplane import ConfigParseError, parse_config
+from haptic.dataplane.parser import HAProxyConfig, _Parser, parse_config_reusing
+from tests.support.realworld import REALWORLD_CFG
+
+EXTRA_LINES = [
+    "backend extra\n    server x 127.0.0.1:1\n",
+    "defaults\n    mode tcp\n",
+    "defaults named\n    mode http\n",
+    "global\n    maxconn 10\n",
+    "frontend fe_extra\n    bind :1234\n",
+    "listen default_api_8080\n    bind :9\n",
+    "backend default_echo_80\n    server a 127.0.0.1:2\n",
+    "    server SRV_9 127.0.0.1:9009\n",
+    "    server SRV_1 127.0.0.1:9001\n",
+    "    bogus-directive 1\n",
+    "bogus-section x\n",
+    "# a comment\n",
+    "\n",
+]
+
+
+def shape(config: HAProxyConfig) -> list[tuple[object, ...]]:
+    return [(s.key, s.header_args, tuple(s.signature), s.implicit_defaults, tuple(s.named), tuple(s.acls),
+             tuple(s.rules), [d.words for d in s.attributes]) for s in config.sections]
+
+
+def outcome(parse: object) -> tuple[str, object]:
+    try:
+        result = parse()  # type: ignore[operator]
+    except ConfigParseError as exc:
+        return ("error", (exc.line, str(exc)))
+    return ("ok", shape(result))
+
+
+def edits(text: str, rng: random.Random) -> str:
+    lines = text.splitlines(keepends=True)
+    for _ in range(rng.randint(1, 3)):
+        at = rng.randrange(len(lines) + 1)
+        choice = rng.random()
+        if choice < 0.4:
+            lines.insert(at, rng.choice(EXTRA_LINES))
+        elif choice < 0.7 and at < len(lines):
+            del lines[at]
+        elif at < len(lines):
+            lines[at] = lines[at].replace("1", "2", 1)
+    return "".join(lines)
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_a_stretch_wise_parse_equals_a_whole_parse(seed: int) -> None:
+    rng = random.Random(seed)
+    base_text = edits(REALWORLD_CFG, rng) if seed % 3 else REALWORLD_CFG
+    try:
+        base = parse_config(base_text)
+    except ConfigParseError:
+        base = parse_config(REALWORLD_CFG)
+        base_text = REALWORLD_CFG
+    text = edits(base_text, rng)
+    try:
+        stretched = _Parser().parse_against(text, base)
+    except ConfigParseError:
+        stretched = None  # the error itself comes from a whole parse (compared below)
+    if stretched is not None:
+        assert shape(stretched) == shape(parse_config(text))
+    assert outcome(lambda: parse_config_reusing(text, base)) == outcome(lambda: parse_config(text))
+    if outcome(lambda: parse_config(text))[0] == "ok":
+        again = parse_config_reusing(text, base)
+        chained = text.replace("timeout", "timeout ", 1) if "timeout" in text else text + "\n"
+        assert outcome(lambda: parse_config_reusing(chained, again)) == outcome(lambda: parse_config(chained))
+
+
+def test_sections_around_the_change_are_the_other_parse_s_and_later_parses_chain() -> None:
+    base = parse_config(REALWORLD_CFG)
+    text = REALWORLD_CFG.replace("127.0.0.1:9002", "127.0.0.1:9003")
+    changed = parse_config_reusing(text, base)
+    shared = [a is b for a, b in zip(changed.sections, base.sections, strict=True)]
+    assert shared.count(False) == 1, "only the section holding the changed line is parsed again"
+    assert shared[0] and shared[-1]
+    back = parse_config_reusing(REALWORLD_CFG, changed)
+    assert [a is b for a, b in zip(back.sections, base.sections, strict=True)] == shared
+    assert shape(back) == shape(base)
+
+
+def test_an_error_in_the_changed_stretch_names_its_line_in_the_new_text() -> None:
+    base = parse_config(REALWORLD_CFG)
+    lines = REALWORLD_CFG.splitlines(keepends=True)
+    middle = len(lines) // 2
+    broken = "".join([*lines[:middle], "bogus-section x\n", *lines[middle:]])
+    with pytest.raises(ConfigParseError) as info:
+        parse_config_reusing(broken, base)
+    assert info.value.line == middle + 1
+
+
+def test_the_stretch_is_all_that_is_parsed_in_a_large_config() -> None:
+    backends = "".join(f"backend b{i}\n    mode http\n    server SRV_1 10.0.0.{i}:80\n" for i in range(250))
+    text = "global\n    daemon\ndefaults\n    mode http\n" + backends
+    base = parse_config(text)
+    changed = text.replace("10.0.0.150:80", "10.0.0.151:80")
+    stretched = _Parser().parse_against(changed, base)
+    assert stretched is not None, "an edit inside one backend is parsed stretch-wise"
+    assert shape(stretched) == shape(parse_config(changed))
+    assert sum(a is not b for a, b in zip(stretched.sections, base.sections, strict=True)) == 1
+    grown = text + "backend extra\n    server x 127.0.0.1:1\n"
+    assert _Parser().parse_against(grown, base) is not None
+    assert shape(parse_config_reusing(grown, base)) == shape(parse_config(grown))
