@@ -90,7 +90,8 @@ def _view(ingress: Any, found: Dialect) -> tuple[dict[str, Any], tuple[Finding, 
         rules = list(spec.get("rules") or [])
         spec["rules"] = rules + [{**rule, "host": alias} for alias in aliases for rule in rules if rule.get("host")]
         view["spec"] = spec
-    settings["routes"] = _routes(view, settings)
+    # A passthrough Ingress is routed by TLS server name only (passthrough_routes), never as HTTP.
+    settings["routes"] = [] if settings.get("ssl_passthrough") else _routes(view, settings)
     if settings.get("default_backend"):
         meta = view.get("metadata") or {}
         settings["fallback"] = f"ing_{meta.get('namespace')}_{meta.get('name')}_default_{settings['default_backend']}"

@@ -86,11 +86,15 @@ def weighted_routes(ingresses: Iterable[Mapping[str, Any]]) -> list[dict[str, An
 
 
 def is_passthrough(ingress: Mapping[str, Any]) -> bool:
+    """``haproxy-haptic.org/ssl-passthrough: "true"``; on a dialect's view (``with_dialect``) its own annotation."""
+    settings = ingress.get("dialect")
+    if isinstance(settings, Mapping):
+        return settings.get("ssl_passthrough") is True
     return _annotations(ingress).get(SSL_PASSTHROUGH) == "true"
 
 
 def passthrough_routes(ingresses: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """One entry per exact host of the Ingresses with ``haproxy-haptic.org/ssl-passthrough: "true"`` (the first
+    """One entry per exact host of the Ingresses ``is_passthrough`` (the first
     Ingress naming a host wins): ``host``, ``backend`` (``pt_<namespace>_<ingress>_<service>_<port>``: the
     Service of the host's first path), ``service`` and ``namespace``. Wildcard hosts and rules without host are
     left out: the TLS server name is matched exactly."""

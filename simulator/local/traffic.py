@@ -15,6 +15,7 @@ from haptic.core.tls import default_ssl_context
 _SECTION = re.compile(r"^(global|defaults|frontend|backend|listen|resolvers|peers|userlist|program|"
                       r"http-errors|ring|cache|mailers|crt-store|traces)\b[ \t]*(\S*)", re.MULTILINE)
 _PLAIN_BIND = re.compile(r"^[ \t]*bind[ \t]+(?:\*|0\.0\.0\.0|\[::\]|::)?:(\d+)(?P<rest>[^\n]*)$", re.MULTILINE)
+_TCP_MODE = re.compile(r"^[ \t]*mode[ \t]+tcp\b", re.MULTILINE)
 _ROUTES = re.compile(r"^[ \t]*(use_backend|default_backend)\b", re.MULTILINE)
 
 
@@ -27,14 +28,18 @@ class Frontend:
 
 
 def plain_frontends(config: str) -> list[Frontend]:
-    """The ``frontend`` and ``listen`` sections of ``config`` with their plain-HTTP wildcard binds."""
+    """The ``frontend`` and ``listen`` sections of ``config`` with their plain-HTTP wildcard binds (none for a
+    ``mode tcp`` section)."""
     marks = list(_SECTION.finditer(config))
     found = []
     for n, mark in enumerate(marks):
         if mark[1] not in ("frontend", "listen"):
             continue
         body = config[mark.end():marks[n + 1].start() if n + 1 < len(marks) else len(config)]
-        ports = tuple(int(b[1]) for b in _PLAIN_BIND.finditer(body) if not re.search(r"\bssl\b", b["rest"]))
+        # A mode tcp frontend (ssl-passthrough's SNI switch) binds without ssl but does not speak HTTP.
+        tcp = _TCP_MODE.search(body) is not None
+        ports = () if tcp else tuple(int(b[1]) for b in _PLAIN_BIND.finditer(body)
+                                     if not re.search(r"\bssl\b", b["rest"]))
         found.append(Frontend(mark[2], ports, bool(_ROUTES.search(body)), body))
     return found
 

@@ -21,7 +21,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from .backend import BackendFactory, BackendSetup, NotApplicable, ObjectKey, ScenarioBackend, TraceRecord
+from .backend import (
+    BackendFactory,
+    BackendSetup,
+    NotApplicable,
+    ObjectKey,
+    ScenarioBackend,
+    TraceRecord,
+    TrafficResult,
+)
 from .backend_capabilities import blocking, capabilities, limitations
 from .checks import (
     CheckFailure,
@@ -529,7 +537,16 @@ class _Run:
             await backend.advance(min(_POLL, deadline - backend.now()))
 
     async def _traffic(self, check: TrafficExpectation) -> list[CheckFailure]:
-        replies = [await self.backend.traffic(check) for _ in range(check.repeat)]
+        if check.concurrency == 1:
+            replies = [await self.backend.traffic(check) for _ in range(check.repeat)]
+        else:
+            gate = asyncio.Semaphore(check.concurrency)
+
+            async def one() -> TrafficResult:
+                async with gate:
+                    return await self.backend.traffic(check)
+
+            replies = list(await asyncio.gather(*(one() for _ in range(check.repeat))))
         fingerprint = None
         if check.certificate is not None and check.certificate.fingerprint_of is not None:
             ref = check.certificate.fingerprint_of

@@ -108,6 +108,8 @@ def check_traffic(check: TrafficExpectation, replies: Sequence[TrafficResult],
                 (f"no answer ({first.body or 'no error reported'})" if first.status == 0 else str(first.status))
             failures.append(CheckFailure(f"{label}.status", f"expected {check.status}, got {got}",
                                          expected=f"{check.status}\n", actual=f"{wrong[0].status}\n"))
+    if check.statuses:
+        failures.extend(_status_counts(label, check, replies))
     for name, header in check.response_headers.items():
         for reply in replies:
             failure = header_failure(f"{label}.response_headers", name, header, reply.header_values(name))
@@ -146,7 +148,7 @@ def _backend_saw(label: str, check: TrafficExpectation, replies: Sequence[Traffi
         return [CheckFailure(f"{label}.backend_saw", f"no backend report: the answer ({reply.status}) came from "
                                                       f"{_who(reply)}")]
     seen = replies[0].seen or {}
-    for key in ("method", "path", "host"):
+    for key in ("protocol", "method", "path", "host"):
         expected = getattr(saw, key)
         if expected is not None and seen.get(key) != expected:
             failures.append(CheckFailure(f"{label}.backend_saw.{key}", f"expected {expected!r}, the backend saw "
@@ -191,6 +193,20 @@ def _certificate(label: str, check: CertificateCheck, reply: TrafficResult,
             failures.append(CheckFailure(f"{where}.fingerprint_of", f"served certificate is not the one in Secret "
                                          f"{ref.namespace}/{ref.name}; served {info.describe()}",
                                          expected=expected_fingerprint + "\n", actual=info.fingerprint + "\n"))
+    return failures
+
+
+def _status_counts(label: str, check: TrafficExpectation, replies: Sequence[TrafficResult]) -> list[CheckFailure]:
+    counts = collections.Counter(r.status for r in replies)
+    got = _statuses(replies)
+    failures = [CheckFailure(f"{label}.statuses[{code}]", f"expected {tally.describe()} answers {code}, got "
+                             f"{counts.get(code, 0)} ({got})", expected=f"{code}: {tally.describe()}\n",
+                             actual=f"{code}: {counts.get(code, 0)}\n")
+                for code, tally in sorted(check.statuses.items()) if not tally.holds(counts.get(code, 0))]
+    unexpected = sorted(code for code in counts if code not in check.statuses)
+    if unexpected:
+        failures.append(CheckFailure(f"{label}.statuses", f"unexpected status {', '.join(map(str, unexpected))} "
+                                     f"({got})"))
     return failures
 
 

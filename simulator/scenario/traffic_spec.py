@@ -3,12 +3,15 @@
 Request: ``scheme`` (``http``/``https``), ``port`` or ``listener`` (a frontend name; the frontend
 serving ``host`` when neither is given), ``host`` (the ``Host`` header), ``sni`` (``https``; the host by
 default), ``method``, ``path``, ``headers``, ``body``, ``repeat`` (that many requests, each on a new
-connection). Checks, on every answer: ``status``, ``response_headers`` (per header: a string for
+connection), ``concurrency`` (how many of them are in flight at once: a burst; default 1, one after the
+other). Checks, on every answer: ``status``, ``response_headers`` (per header: a string for
 equality, or ``{equals, contains, regex, absent}``), ``location``, ``backend`` (the endpoint that
 answered: its address, or its name: the ``targetRef`` or ``hostname`` of the EndpointSlice endpoint),
-``backend_saw`` (method, path, host and headers as the backend received them), ``certificate``
-(``https``: ``subject``, ``issuer``, ``sans``, ``serial``, ``fingerprint``, ``fingerprint_of`` a
-``kubernetes.io/tls`` Secret); over all answers: ``backends`` (the share each backend served).
+``backend_saw`` (method, path, host, headers and the protocol haproxy spoke: ``http/1.1``, ``h2c``,
+``https``, ``h2``, as the backend received them), ``certificate`` (``https``: ``subject``, ``issuer``,
+``sans``, ``serial``, ``fingerprint``, ``fingerprint_of`` a ``kubernetes.io/tls`` Secret); over all answers:
+``backends`` (the share each backend served), ``statuses`` (how many answers had each status: a number, or
+``{min, max}``; a status not listed must not occur).
 
 A share is written ``0.8 +- 0.05`` (or ``0.8 ± 0.05``, ``80% +- 5%``, ``{share: 0.8, tolerance: 0.05}``);
 a bare number is an exact share.
@@ -88,6 +91,8 @@ class CertificateCheck(_Strict):
 class BackendSaw(_Strict):
     """The request as the backend received it (what haproxy forwarded)."""
 
+    protocol: Literal["http/1.1", "h2c", "https", "h2"] | None = Field(
+        default=None, description="how haproxy spoke to it: HTTP/1.1 or HTTP/2, cleartext or over TLS")
     method: str | None = None
     path: str | None = None
     host: str | None = None
@@ -117,6 +122,35 @@ def _share(value: Any) -> Any:
     return value
 
 
+class Tally(_Strict):
+    """How many answers: at least ``min``, at most ``max``."""
+
+    min: int | None = Field(default=None, ge=0)
+    max: int | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _something(self) -> Tally:
+        if self.min is None and self.max is None:
+            raise ValueError("give 'min', 'max' or both (a bare number is an exact count)")
+        return self
+
+    def holds(self, count: int) -> bool:
+        return (self.min is None or count >= self.min) and (self.max is None or count <= self.max)
+
+    def describe(self) -> str:
+        if self.min == self.max:
+            return str(self.min)
+        return " and ".join(p for p in (f">= {self.min}" if self.min is not None else "",
+                                        f"<= {self.max}" if self.max is not None else "") if p)
+
+
+def _tally(value: Any) -> Any:
+    return {"min": value, "max": value} if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+TallySpec = Annotated[Tally, BeforeValidator(_tally), Or({"type": "integer", "minimum": 0})]
+
+
 ShareSpec = Annotated[Share, BeforeValidator(_share),
                       Or({"anyOf": [{"type": "number", "minimum": 0, "maximum": 1},
                                     {"type": "string", "pattern": _SHARE.pattern}]})]
@@ -136,7 +170,11 @@ class TrafficExpectation(_Strict):
     headers: dict[str, str] = Field(default_factory=dict, description="request headers")
     body: str | None = Field(default=None, description="request body")
     repeat: int = Field(default=1, ge=1, le=1000, description="this many requests, each on a new connection")
+    concurrency: int = Field(default=1, ge=1, le=1000,
+                             description="how many of the requests are in flight at once (1: one after the other)")
     status: int | None = None
+    statuses: dict[int, TallySpec] = Field(default_factory=dict,
+                                           description="status -> how many answers had it; others must not occur")
     response_headers: dict[str, HeaderSpec] = Field(default_factory=dict)
     location: str | None = Field(default=None, description="the Location header (redirects)")
     backend: str | None = Field(default=None, description="the endpoint that answered: address or name")
@@ -153,6 +191,11 @@ class TrafficExpectation(_Strict):
             raise ValueError("'sni' and 'certificate' need scheme: https")
         if self.backends and self.repeat < 2:
             raise ValueError("'backends' checks a distribution: give 'repeat' (e.g. repeat: 100)")
+        if self.concurrency > self.repeat:
+            raise ValueError("'concurrency' is how many of the 'repeat' requests are in flight at once: "
+                             "give repeat >= concurrency")
+        if self.statuses and self.status is not None:
+            raise ValueError("give 'status' (every answer) or 'statuses' (how many of each), not both")
         return self
 
     @property

@@ -17,7 +17,9 @@ credentials, expose, max_age}), ``body_limit`` (bytes), ``affinity`` ({name, pat
 ({header, header_value, header_pattern, cookie, weight, total}), ``auth`` ({secret, realm, secret_type}), ``rate``
 ({limit, period, expire, status, exempt}), ``conn_limit`` ({limit, status}), ``aliases`` (hosts),
 ``path_rewrite`` ((regex, replacement)), ``redirect_prefix`` ({host, code}), ``default_backend`` (a Service
-name; ``fallback``: its backend), ``deny_all`` (every request denied with 503), ``forwarded_prefix``;
+name; ``fallback``: its backend), ``deny_all`` (every request denied with 503), ``forwarded_prefix``,
+``ssl_passthrough`` (routed by TLS server name only: no HTTP routes), ``error_statuses`` (upstream statuses
+answered with HAProxy's own error page);
 ``body_limit`` None means explicitly unlimited. ``with_dialect`` adds ``routes`` (the Ingress's paths).
 
 Pure data and parsing: imports only the control-character set, the templating safety checks and the value

@@ -68,8 +68,11 @@ ANNOTATIONS: tuple[Annotation, ...] = (
                parse=v.boolean),
     Annotation("ssl-redirect-code", "301, 302 (default), 303, 307, 308", "the code of that redirect",
                parse=v.status_code(301, 302, 303, 307, 308)),
-    Annotation("ssl-passthrough", "`true`", "nothing", "ignored", "TLS is terminated by HAProxy; SNI passthrough "
-               "is not supported", routing=True),
+    Annotation("ssl-passthrough", "`true`/`false`", "a `mode tcp` frontend on the https port: `use_backend` by "
+               "`req_ssl_sni` to a `mode tcp` backend of the Service; other names go on to the terminating https "
+               "frontend (PROXY v2 over an abstract socket)", "differences", "exact hosts only (no wildcards); every "
+               "connection for a host goes to the Service of its first path; the Ingress is not routed over plain "
+               "HTTP and its other annotations do not apply", v.boolean, routing=True),
     Annotation("server-ssl", "`true`/`false`", "server option `ssl verify none`", "differences",
                "the server certificate is not verified", v.boolean),
     Annotation("server-proto", "`h2`", "server option `proto h2` (with `server-ssl`: `alpn h2`)",

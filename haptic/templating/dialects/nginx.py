@@ -161,13 +161,23 @@ ANNOTATIONS: tuple[Annotation, ...] = (
     Annotation("service-upstream", "`true`/`false`", "nothing: servers are the Service's endpoints either way",
                "differences", "HAProxy balances over the endpoints itself instead of through the ClusterIP",
                v.boolean),
-    Annotation("custom-http-errors", "status codes", "nothing", "ignored", "the upstream's own error answers are "
-               "passed through (no interception)"),
+    Annotation("custom-http-errors", "comma-separated statuses HAProxy has an error page for (400, 401, 403, 404, "
+               "405, 407, 408, 410, 413, 425, 429, 500, 501, 502, 503, 504)",
+               "`http-response return status <code> default-errorfiles if { status <code> }` per status",
+               "differences", "the upstream's answer with a listed status is replaced by HAProxy's own error "
+               "page for that status (`extraContext.errorPages` when it has one, else HAProxy's built-in page), "
+               "with the same status; the default backend (the `default-backend` annotation's or the global one) is "
+               "not asked for the page, so no X-Code/X-Format/X-Original-URI request reaches it", v.error_status_list,
+               key="error_statuses"),
     Annotation("default-backend", "a Service of the Ingress's namespace", "a backend of that Service (its first "
                "port); `use_backend` to it when `nbsrv()` of the Ingress's backend is 0", "differences",
-               "not used for custom-http-errors (see there)", v.name, routing=True),
-    Annotation("ssl-passthrough", "`true`", "nothing", "ignored", "TLS is terminated by HAProxy; SNI passthrough "
-               "is not supported", routing=True),
+               "not asked for custom-http-errors pages (see there)", v.name, routing=True),
+    Annotation("ssl-passthrough", "`true`/`false`", "a `mode tcp` frontend on the https port: `use_backend` by "
+               "`req_ssl_sni` to a `mode tcp` backend of the Service; other names go on to the terminating https "
+               "frontend (PROXY v2 over an abstract socket)", "differences", "always available (ingress-nginx: "
+               "only with --enable-ssl-passthrough); exact hosts only; every connection for a host goes to the "
+               "Service of its first path; as in ingress-nginx, the Ingress's other annotations do not apply and it "
+               "is not routed over plain HTTP", v.boolean, routing=True),
     Annotation("auth-url", "a URL", "`http-request deny deny_status 503`: fails closed", "differences",
                "external authentication is not supported: every request is denied instead of forwarded unchecked",
                v.url, key="deny_all", routing=True, routing_difference=True),

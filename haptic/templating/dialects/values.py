@@ -1,7 +1,8 @@
 """Parsers of annotation values: each takes the raw string and returns the value the templates write out, or
 raises ``ValueError`` saying what is accepted. A value that reaches a template has passed one of them, so it is
 safe in the HAProxy line it ends up in (no whitespace where a word is expected, no quotes, no ``%``, ``#`` or
-control characters). Imports only the templating safety checks and the linear-time regex compiler.
+control characters). Imports only the templating safety checks, the error statuses HAProxy knows
+(``haptic.templating.error_pages``) and the linear-time regex compiler.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from haptic.templating.error_pages import ERROR_STATUSES
 from haptic.templating.safety import is_hostname, parse_cidrs, path_regex_problem
 
 Parser = Callable[[str], Any]
@@ -202,10 +204,13 @@ def http_status(value: str) -> int:
     return int(value)
 
 
-def status_list(value: str) -> list[int]:
+def error_status_list(value: str) -> list[int]:
+    """Comma-separated error statuses HAProxy has an error message for (``http-response return ...
+    default-errorfiles`` refuses any other at ``haproxy -c``)."""
+    allowed = [code for code in ERROR_STATUSES if code >= 400]
     codes = [part.strip() for part in value.split(",") if part.strip()]
-    if not codes or any(not _DIGITS.match(code) or not 400 <= int(code) <= 599 for code in codes):
-        raise ValueError("expected a comma-separated list of HTTP status codes 400..599")
+    if not codes or any(not _DIGITS.match(code) or int(code) not in allowed for code in codes):
+        raise ValueError(f"expected a comma-separated list of {', '.join(map(str, allowed))}")
     return sorted({int(code) for code in codes})
 
 

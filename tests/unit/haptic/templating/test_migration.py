@@ -41,13 +41,13 @@ def test_annotations_are_classified_from_the_library_tables(report: dict[str, An
     legacy = support(items["legacy/legacy"])
     assert legacy["configuration-snippet"] == "refused"
     assert legacy["proxy-buffer-size"] == "ignored"
-    assert support(items["argocd/argocd-server"])["ssl-passthrough"] == "ignored"
+    assert support(items["argocd/argocd-server"])["ssl-passthrough"] == "differences"
     assert items["default/plain"]["annotations"] == [] and not items["default/plain"]["routesDifferently"]
 
 
 def test_routing_differences_name_their_annotations(report: dict[str, Any]) -> None:
     items = by_name(report)
-    assert items["argocd/argocd-server"]["because"] == [f"{N}ssl-passthrough"]
+    assert not items["argocd/argocd-server"]["routesDifferently"]  # ssl-passthrough is routed by SNI as there
     assert items["shop/api"]["because"] == [f"{N}use-regex"]
     assert items["legacy/legacy"]["because"] == [f"{N}configuration-snippet"]
     assert not items["registry/registry"]["routesDifferently"]  # timeouts and an unlimited body differ in no route

@@ -50,3 +50,29 @@ def test_without_a_routing_frontend_the_first_wildcard_bind_and_none_without_any
     assert serving_port("frontend stats\n    bind *:8404\n    stats enable\n", "web.example") == 8404
     assert serving_port("frontend f\n    bind 10.0.0.1:80\n    default_backend b\n", "web.example") is None
 
+
+
+PASSTHROUGH_SHAPE = """\
+defaults
+    mode http
+frontend http
+    bind *:8080
+    use_backend %[var(txn.backend)] if { var(txn.backend) -m found }
+    default_backend haptic_default
+frontend https
+    bind abns@haptic-https accept-proxy ssl crt-list /etc/haproxy/general/crt-list.txt alpn h2,http/1.1
+    default_backend haptic_default
+frontend https-passthrough
+    mode tcp
+    bind *:8443
+    use_backend pt_default_vault_web_80 if { req_ssl_sni -i vault.example }
+backend haptic_default
+    http-request return status 404
+"""
+
+
+def test_a_tcp_frontend_is_not_plain_http_even_when_it_names_the_host() -> None:
+    # ssl-passthrough's SNI frontend names the host and binds without ssl, but speaks TLS (mode tcp): plain HTTP
+    # to vault.example goes to the http frontend (which answers 404), not into the passthrough frontend.
+    assert serving_port(PASSTHROUGH_SHAPE, "vault.example") == 8080
+    assert {f.name: f.ports for f in plain_frontends(PASSTHROUGH_SHAPE)}["https-passthrough"] == ()

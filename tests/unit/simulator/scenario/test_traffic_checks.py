@@ -45,6 +45,10 @@ def test_shares_are_written_several_ways(text: Any, share: float, tolerance: flo
     ({"repeat": 5, "backends": {"a": "half"}}, "cannot read share 'half'"),
     ({"response_headers": {"X-A": {"absent": True, "equals": "b"}}}, "cannot be combined"),
     ({"scheme": "https", "certificate": {}}, "give at least one of subject"),
+    ({"repeat": 2, "concurrency": 3}, "give repeat >= concurrency"),
+    ({"repeat": 2, "status": 200, "statuses": {200: 2}}, "not both"),
+    ({"repeat": 2, "statuses": {200: {}}}, "give 'min', 'max' or both"),
+    ({"backend_saw": {"protocol": "spdy"}}, "protocol"),
 ])
 def test_inconsistent_requests_are_refused(fields: dict[str, Any], message: str) -> None:
     with pytest.raises(ValidationError, match=message):
@@ -138,3 +142,20 @@ def test_certificate_subject_sans_serial_and_fingerprints() -> None:
     assert "not the one in Secret default/shop-tls; served subject CN=shop.example" in failures[-1].message
     [plain] = check_traffic(spec(scheme="https", certificate={"serial": 1}), [reply(0, None, body="refused")])
     assert plain.message == "no certificate: refused"
+
+
+def test_statuses_count_each_status_and_refuse_unlisted_ones() -> None:
+    burst = [reply(200), reply(200), reply(503, None), reply(503, None), reply(503, None)]
+    assert check_traffic(spec(repeat=5, statuses={200: 2, 503: {"min": 1}}), burst) == []
+    short = check_traffic(spec(repeat=5, statuses={200: 3, 503: {"max": 2}}), burst)
+    assert [f.check for f in short] == [f"traffic[GET localhost/].statuses[{code}]" for code in (200, 503)]
+    assert "expected 3 answers 200, got 2 (200 x2, 503 x3)" in short[0].message
+    unlisted = check_traffic(spec(repeat=5, statuses={200: {"min": 1}}), burst)
+    assert [f.message for f in unlisted] == ["unexpected status 503 (200 x2, 503 x3)"]
+
+
+def test_backend_saw_the_protocol_haproxy_spoke() -> None:
+    seen = {"protocol": "h2c", "method": "GET", "path": "/", "host": "a", "headers": {}}
+    assert check_traffic(spec(backend_saw={"protocol": "h2c"}), [reply(seen=seen)]) == []
+    wrong = check_traffic(spec(backend_saw={"protocol": "h2"}), [reply(seen=seen)])
+    assert [f.message for f in wrong] == ["expected 'h2', the backend saw 'h2c'"]

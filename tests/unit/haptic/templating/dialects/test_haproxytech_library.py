@@ -83,3 +83,19 @@ def test_control_characters_in_one_line_annotations_exclude_the_ingress(engine: 
     result = render(SPEC, engine, web, *service("web"))
     assert "6.6.6.6" not in result.config
     assert [(n.reason, n.excluded) for n in result.notices] == [("UnsafeInput", True)]
+
+
+def test_ssl_passthrough_routes_by_server_name_and_an_invalid_value_is_refused(engine: TemplateEngine) -> None:
+    result = render(SPEC, engine,
+                    ingress("vault", {H + "ssl-passthrough": "true"}, host="vault.example.test", cls="haproxy"),
+                    ingress("odd", {H + "ssl-passthrough": "yes"}, host="odd.example.test", cls="haproxy"),
+                    *service("web"))
+    valid, output = haproxy_check(result)
+    assert valid and "Warnings were found" not in output, output
+    config = result.config
+    assert "use_backend pt_ns_vault_web_80 if { req_ssl_sni -i vault.example.test }" in config
+    assert "odd.example.test }" not in config and "odd.example.test/ ing_ns_odd_web_80" in result.aux.maps[
+        "path-prefix.map"]
+    assert "vault.example.test" not in result.aux.maps["path-prefix.map"]
+    assert [(n.reason, n.field) for n in result.notices] == [
+        ("AnnotationInvalid", f"metadata.annotations[{H}ssl-passthrough]")]

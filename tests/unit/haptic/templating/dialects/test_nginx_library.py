@@ -39,7 +39,8 @@ def everything() -> list[dict[str, Any]]:
                          "1k", P + "whitelist-source-range": "127.0.0.1/32", P + "upstream-vhost": "internal.example",
                          P + "x-forwarded-prefix": "/p", P + "affinity": "cookie", P + "session-cookie-max-age": "60",
                          P + "limit-rps": "2", P + "limit-connections": "3", P + "proxy-read-timeout": "30",
-                         P + "proxy-send-timeout": "90"}, host="main.example.test"),
+                         P + "proxy-send-timeout": "90", P + "custom-http-errors": "404, 503"},
+                host="main.example.test"),
         ingress("canary", {P + "canary": "true", P + "canary-by-header": "X-Canary", P + "canary-by-cookie": "beta",
                            P + "canary-weight": "20"}, host="main.example.test", service="web2",
                 created="2026-02-01T00:00:00Z"),
@@ -64,6 +65,8 @@ def test_every_annotation_group_renders_a_config_haproxy_accepts(engine: Templat
     assert "rw.example.test" not in result.aux.maps["path-prefix.map"]
     assert "http-request deny deny_status 413 if { req.hdr_val(content-length) gt 1024 }" in config
     assert "timeout server 90s" in config
+    assert "http-response return status 404 default-errorfiles if { status 404 }" in config
+    assert "http-response return status 503 default-errorfiles if { status 503 }" in config
     assert "http_req_rate(1s),conn_cur" in config and "sc_http_req_rate(0) gt 10 }" in config
     assert "server SRV_1 10.1.0.1:8080 cookie SRV_1" in config
     assert "http-request redirect location https://new.example.test/x code 308" in config
@@ -86,7 +89,7 @@ def test_canary_paths_never_route_by_themselves_and_switch_in_precedence_order(e
 
 def test_refused_invalid_and_unknown_annotations_are_warnings_naming_the_ingress(engine: TemplateEngine) -> None:
     bad = ingress("bad", {P + "configuration-snippet": "more_set_headers \"X: y\";\nreturn 200;",
-                          P + "proxy-body-size": "lots", P + "no-such-thing": "1", P + "ssl-passthrough": "true"},
+                          P + "proxy-body-size": "lots", P + "no-such-thing": "1", P + "from-to-www-redirect": "true"},
                   host="bad.example.test")
     result = render(SPEC, engine, bad, *service("web"))
     notices = {(n.reason, n.field) for n in result.notices}
@@ -94,7 +97,7 @@ def test_refused_invalid_and_unknown_annotations_are_warnings_naming_the_ingress
         ("AnnotationRefused", f"metadata.annotations[{P}configuration-snippet]"),
         ("AnnotationInvalid", f"metadata.annotations[{P}proxy-body-size]"),
         ("AnnotationUnknown", f"metadata.annotations[{P}no-such-thing]"),
-        ("AnnotationIgnored", f"metadata.annotations[{P}ssl-passthrough]"),
+        ("AnnotationIgnored", f"metadata.annotations[{P}from-to-www-redirect]"),
     }
     assert all(str(n.ref) == "Ingress ns/bad" and not n.excluded for n in result.notices)
     assert "more_set_headers" not in result.config and "return 200" not in result.config
@@ -107,6 +110,8 @@ def test_refused_invalid_and_unknown_annotations_are_warnings_naming_the_ingress
         ({P + "upstream-vhost": "x.test\n    server evil 6.6.6.6:1"}, "6.6.6.6"),
         ({P + "rewrite-target": "/$1\nfrontend evil"}, "frontend evil"),
         ({P + "app-root": "/a\r\n    use_backend admin"}, "use_backend admin"),
+        ({P + "custom-http-errors": "404\n    http-request return status 202"}, "return status 202"),
+        ({P + "ssl-passthrough": "true\n    use_backend admin"}, "use_backend admin"),
     ],
 )
 def test_control_characters_exclude_the_ingress_like_the_ingress_library(
@@ -115,7 +120,7 @@ def test_control_characters_exclude_the_ingress_like_the_ingress_library(
     result = render(SPEC, engine, ingress("evil", annotations, host="evil.example.test"),
                     ingress("good", {}, host="good.example.test"), *service("web"))
     assert needle not in result.config
-    assert "ing_ns_evil_" not in result.config and "backend ing_ns_good_web_80" in result.config
+    assert "_ns_evil_" not in result.config and "backend ing_ns_good_web_80" in result.config
     [notice] = result.notices
     assert notice.excluded and notice.reason == "UnsafeInput" and notice.field.startswith("metadata.annotations[")
 
@@ -128,6 +133,8 @@ def test_control_characters_exclude_the_ingress_like_the_ingress_library(
         ("cors-allow-origin", "https://*.example.com"), ("cors-allow-methods", "GET; deny"),
         ("auth-realm", 'x" deny'), ("canary-by-header", "X A"), ("session-cookie-name", "a;b"),
         ("limit-rps", "-1"), ("x-forwarded-prefix", "/a b"), ("backend-protocol", "FCGI"),
+        # haproxy -c refuses default-errorfiles for a status it has no page for; a code never reaches a rule line
+        ("custom-http-errors", "418"), ("custom-http-errors", "404 } || { always_true"),
     ],
 )
 def test_invalid_values_are_refused_with_a_warning_and_never_rendered(
@@ -219,3 +226,16 @@ def test_unchanged_ingresses_keep_their_view_and_are_reported_again_on_every_ren
     assert sorted(n.reason for n in second.notices) == ["AnnotationInvalid", "AnnotationRefused"]
     stores["ingresses"].apply(ingress("bad", {P + "use-regex": "maybe"}))
     assert [n.reason for n in render_stores(SPEC, engine, stores).notices] == ["AnnotationInvalid"]
+
+
+def test_ssl_passthrough_routes_by_server_name_only(engine: TemplateEngine) -> None:
+    result = render(SPEC, engine, ingress("vault", {P + "ssl-passthrough": "true"}, host="vault.example.test"),
+                    ingress("web", {}, host="web.example.test"), *service("web"))
+    valid, output = haproxy_check(result)
+    assert valid and "Warnings were found" not in output, output
+    config = result.config
+    assert "use_backend pt_ns_vault_web_80 if { req_ssl_sni -i vault.example.test }" in config
+    assert "backend pt_ns_vault_web_80\n    mode tcp\n" in config and "backend ing_ns_vault_web_80" not in config
+    assert "vault.example.test" not in result.aux.maps["path-prefix.map"]
+    assert "web.example.test/ ing_ns_web_web_80" in result.aux.maps["path-prefix.map"]
+    assert not result.notices
