@@ -36,10 +36,12 @@ RUNTIME_SERVER_FIELDS: Final = frozenset(
 
 #: Server model fields that a Dataplane API ``add server`` (``POST /runtime/backends/{b}/servers``, the
 #: RuntimeAddServer model) reproduces exactly: a new server with only these is added to the running haproxy
-#: as its config line would load it (``cookie``, for one, is refused by dynamic servers)
+#: as its config line would load it. Not ``cookie`` (dynamic servers refuse it), nor ``check``/``agent-check``:
+#: haproxy starts a dynamic server's checks only on ``enable health``, which the API has no call for, so the
+#: server would take traffic unchecked until the next reload (verified on haproxy 2.6: "no check").
 RUNTIME_ADD_FIELDS: Final = frozenset(
-    {"name", "address", "port", "maintenance", "weight", "check", "inter", "fastinter", "downinter", "rise",
-     "fall", "health_check_port", "maxconn", "minconn", "maxqueue", "slowstart", "backup"}
+    {"name", "address", "port", "maintenance", "weight", "inter", "fastinter", "downinter", "rise", "fall",
+     "health_check_port", "maxconn", "minconn", "maxqueue", "slowstart", "backup"}
 )
 
 EXTRA_PARAMS: Final = "extra_params"

@@ -1,6 +1,8 @@
 """Synchronizing one HAProxy instance to a desired configuration through its Dataplane API.
 
-Per instance: read the current config (cached by version), plan, then apply the cheapest way —
+Per instance: read the current config (cached by version; a runtime-only change to a cached config is
+written with the cached version without asking for it first, and a 409 sends it down the full path),
+plan, then apply the cheapest way —
 server replaces with ``version`` when every operation is a runtime-eligible server update (200:
 no reload); runtime map entry edits when only map contents changed (no reload); otherwise one raw
 push (one reload). Auxiliary files are created/updated before the config and deleted after it;
@@ -16,10 +18,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from haptic.dataplane.api_errors import DataplaneError, DataplaneHTTPError
+from haptic.dataplane.api_errors import DataplaneError, DataplaneHTTPError, VersionConflictError
 from haptic.dataplane.aux_files import AuxFiles
 from haptic.dataplane.aux_sync import AuxChange, apply_map_edits, delete_aux, plan_aux, write_aux
-from haptic.dataplane.client import DataplaneClient, WriteOutcome
+from haptic.dataplane.client import DataplaneClient, Versioned, WriteOutcome
 from haptic.dataplane.errors import ConfigParseError
 from haptic.dataplane.operations import Operation, SyncPlan, operation_summary
 from haptic.dataplane.parser import HAProxyConfig, parse_config, parse_config_reusing
@@ -198,6 +200,20 @@ async def sync(
         # Refused before any write: the instance is left untouched.
         return run.result(version=None, errors=(f"desired configuration: {exc}",))
     version: int | None = None
+    if cache is not None and not opts.force_aux_compare:
+        quick = _Run(client, opts, run.started, run.retries_before)
+        try:
+            version = await _optimistic_runtime(quick, cache, desired, checksum, shared)
+            if version is not None:
+                await _verify(quick)
+                cache.store(version, desired, checksum)
+                return quick.result(version=version)
+        except _RuntimeFailed as failed:
+            # As on the full path: one attempt at a runtime operation, then the configuration in one push.
+            run.fallbacks.append(f"runtime server update failed, pushing the configuration: {failed.error}")
+        except DataplaneError as exc:
+            cache.invalidate()
+            return quick.result(version=None, errors=(str(exc),))
     try:
         version = await client.get_version()
         current = cache.get(version) if cache is not None else None
@@ -277,7 +293,7 @@ async def _apply(run: _Run, desired_config: str, version: int, plan: SyncPlan | 
     raw = plan is None or not plan.is_empty
     if plan is not None and plan.is_empty:
         run.mode = "files" if uploads or deletes or run.fallbacks else "runtime_maps"
-    elif plan is not None and version != 1 and _is_runtime_only(plan):
+    elif plan is not None and version != 1 and not run.fallbacks and _is_runtime_only(plan):
         run.mode = "runtime"
         try:
             version = await _runtime_servers(run, plan.operations, version)
@@ -285,7 +301,7 @@ async def _apply(run: _Run, desired_config: str, version: int, plan: SyncPlan | 
         except DataplaneHTTPError as exc:
             run.fallbacks.append(f"runtime server update failed, pushing the configuration: {exc}")
             version = await client.get_version()
-    elif plan is not None and version != 1 and not changes and is_runtime_growth(plan, desired):
+    elif plan is not None and version != 1 and not changes and not run.fallbacks and is_runtime_growth(plan, desired):
         run.mode = "runtime"
         try:
             version = await _runtime_growth(run, desired_config, plan.operations, version)
@@ -339,14 +355,53 @@ async def _transaction_servers(run: _Run, operations: tuple[Operation, ...]) -> 
     return done.version + 1
 
 
-async def _runtime_servers(run: _Run, operations: tuple[Operation, ...], version: int) -> int:
+class _RuntimeFailed(Exception):
+    def __init__(self, error: DataplaneHTTPError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+async def _optimistic_runtime(run: _Run, cache: VersionCache, desired: HAProxyConfig, checksum: str,
+                              shared: SharedPlans | None) -> int | None:
+    """A runtime-only server change planned against the cached config and written with the cached version,
+    without asking for the version first (one round trip less on the path of every EndpointSlice change).
+    None: not that kind of change, or the instance is not where the cache says (the first write's 409: another
+    writer): the caller's full path re-reads version and config and plans again. A write the API refused
+    otherwise raises ``_RuntimeFailed``: the full path then pushes the configuration instead."""
+    if cache.parsed is None or cache.version is None or cache.version == 1 or cache.aux_checksum != checksum:
+        return None
+    plan = shared.plan(cache.parsed, desired) if shared is not None else plan_parsed(cache.parsed, desired)
+    if not _is_runtime_only(plan):
+        return None
+    try:
+        version = await _runtime_servers(run, plan.operations, cache.version, trust_version=True)
+    except VersionConflictError:
+        run.client.stats.conflict_retries += 1  # retried, by the full path
+        return None
+    except DataplaneHTTPError as exc:
+        raise _RuntimeFailed(exc) from exc
+    run.mode = "runtime"
+    run.operations.extend(op.description for op in plan.operations)
+    run.summary = operation_summary(plan.operations)
+    return version
+
+
+async def _runtime_servers(run: _Run, operations: tuple[Operation, ...], version: int, *,
+                           trust_version: bool = False) -> int:
+    """``trust_version``: the first write goes with ``version`` once; its 409 is the caller's (not retried
+    with a fresh version: what was planned against may be gone)."""
     client = run.client
     for op in operations:
         assert op.section_name is not None and op.child_name is not None and op.payload is not None
         backend, name = op.section_name, op.child_name
         reloaded = False
         for payload in safe_server_steps(op.previous, op.payload):
-            done = await client.with_version(_server_write(client, backend, name, payload), version)
+            write = _server_write(client, backend, name, payload)
+            if trust_version:
+                outcome, trust_version = await write(version), False
+                done = Versioned(outcome=outcome, version=version, retries=0)
+            else:
+                done = await client.with_version(write, version)
             version = done.version + 1
             if done.outcome.reload_scheduled:
                 run.reload(done.outcome.reload_id)

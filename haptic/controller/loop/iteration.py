@@ -39,7 +39,7 @@ from haptic.controller.publish.publisher import ConfigPublisher
 from haptic.controller.publish.status_writer import ConfigStatusWriter
 from haptic.controller.reconcile.coordinator import RenderValidateCoordinator
 from haptic.controller.reconcile.http_content import HttpContentRefresher, templates_use_http
-from haptic.controller.reconcile.reconciler import DEFAULT_DEBOUNCE, Reconciler
+from haptic.controller.reconcile.reconciler import DEFAULT_DEBOUNCE, DEFAULT_MIN_DEBOUNCE, Reconciler
 from haptic.controller.watch.config_loader import ConfigLoader, ConfigWatcher, CredentialsLoader, SecretWatcher
 from haptic.controller.watch.crd_watch import CrdWatcher
 from haptic.controller.watch.index_tracker import IndexSynchronizationTracker
@@ -60,7 +60,9 @@ SYNC_PROGRESS_INTERVAL = 30.0
 
 @dataclass(frozen=True)
 class IterationSettings:
+    #: the reconciler's longest refractory window (a sustained burst) and its shortest (idle): see ``Reconciler``
     reconcile_debounce: float = DEFAULT_DEBOUNCE
+    reconcile_min_debounce: float = DEFAULT_MIN_DEBOUNCE
     reinit_debounce: float = DEFAULT_REINIT_DEBOUNCE
     #: How long ending an iteration (stop or reinitialization) waits for the Lease release; past it the
     #: Lease is left to expire, so a hung API cannot hold a reinitialization up.
@@ -151,7 +153,7 @@ class Iteration:
         self.crd_watcher = CrdWatcher(bus, ctx)
         self.namespace_selection = NamespaceSelection(bus, ctx)
         self.index_tracker = IndexSynchronizationTracker(bus, sorted(ctx.stores))
-        self.reconciler = Reconciler(bus, ctx, self.settings.reconcile_debounce)
+        self.reconciler = Reconciler(bus, ctx, self.settings.reconcile_debounce, self.settings.reconcile_min_debounce)
         self.discovery = Discovery(bus, ctx)
         self.config_watcher = ConfigWatcher(bus, ctx)
         self.secret_watcher = SecretWatcher(bus, ctx, ports.identity.secret_name)

@@ -5,6 +5,7 @@ certificate is named only by a crt-list."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 from collections.abc import AsyncIterator
@@ -166,3 +167,24 @@ async def test_server_slots_grow_in_the_running_haproxy_without_a_reload(
     finally:
         for echo in echoes:
             await echo.stop()
+
+
+async def test_a_server_added_at_runtime_has_no_health_check_running(instance: DrivenInstance) -> None:
+    """Why the synchronizer never adds a ``check`` server at runtime: haproxy registers it, but starts its
+    check only on ``enable health`` (no Dataplane API call says that), so a dead endpoint would take
+    traffic until the next reload, where the same config line is checked and marked down."""
+    config = harness.render_config(instance, {}, "host.map") + (
+        "\nbackend web\n    server s1 127.0.0.1:1 check inter 200\n")
+    first = await sync(instance.client, config, AuxFiles(maps={"host.map": ""}), cache=VersionCache())
+    assert first.ok, first.errors
+    await instance.client.add_runtime_server("web", {"name": "s2", "address": "127.0.0.1", "port": 2,
+                                                     "check": "enabled", "inter": 200, "maintenance": "disabled"})
+    stat = ""
+    for _ in range(50):  # s1's check (the config's) marks it down within a few intervals
+        stat = await instance.driver.runner.socket_command(instance.driver.admin_socket, "show stat")
+        rows = {r.split(",")[1]: r.split(",") for r in stat.splitlines() if r.startswith("web,")}
+        if rows.get("s1", [""] * 20)[17] == "DOWN":
+            break
+        await asyncio.sleep(0.1)
+    rows = {r.split(",")[1]: r.split(",") for r in stat.splitlines() if r.startswith("web,")}
+    assert rows["s1"][17] == "DOWN" and rows["s2"][17] == "no check", stat

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 
 import pytest
@@ -52,6 +53,38 @@ async def test_reconciler_leading_edge_then_one_trailing_trigger() -> None:
     assert [e.reason for e in out.drain()] == ["debounce_timer"]  # type: ignore[attr-defined]
     await VirtualClock().sleep(6)
     assert out.drain() == []
+    await rec.stop()
+
+
+async def test_reconciler_window_grows_under_a_stream_and_shrinks_when_quiet() -> None:
+    ctx = make_ctx()
+    bus = started_bus()
+    out = bus.subscribe("out", types=(ReconciliationTriggered,))
+    rec = Reconciler(bus, ctx, debounce=5.0, min_debounce=0.25)
+    await rec.start()
+    bus.publish(IndexSynchronized(resource_counts={}))
+    clock = VirtualClock()
+    times = []
+    for _ in range(300):  # a change every 0.1 s for 30 s
+        bus.publish(ResourceIndexUpdated(resource_type="ingresses", modified=1))
+        await clock.sleep(0.1)
+        times += [clock.monotonic() for e in out.drain() if e.reason != "index_synchronized"]  # type: ignore[attr-defined]
+    # windows 0.25, 0.5, 1, 2, 4, then 5 s: a render at once, then at most one per 5 s of the stream
+    # (seen at the 0.1 s steps of the stream)
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    expected = [0.25, 0.5, 1.0, 2.0, 4.0] + [5.0] * 4
+    assert len(gaps) == len(expected) and all(abs(g - e) <= 0.1 for g, e in zip(gaps, expected, strict=True)), gaps
+    assert rec.window == 5.0
+    windows = [rec.next_window()]
+    for _ in range(300):  # quiet: the window closing on nothing, then each window length of quiet, halve it
+        await clock.sleep(0.1)
+        if rec.next_window() != windows[-1]:
+            windows.append(rec.next_window())
+    assert windows == [5.0, 2.5, 1.25, 0.625, 0.3125, 0.25]
+    out.drain()
+    bus.publish(ResourceIndexUpdated(resource_type="ingresses", modified=1))
+    await clock.sleep(0.01)
+    assert [e.reason for e in out.drain()] == ["resource_change"]  # type: ignore[attr-defined]  # quiet: at once
     await rec.stop()
 
 

@@ -22,7 +22,7 @@ def config(servers: list[str], backend_extra: str = "", defaults: str = "") -> s
 
 
 TWO = ["SRV_1 10.0.0.1:80", "SRV_2 127.0.0.1:1 disabled"]
-FOUR = ["SRV_1 10.0.0.1:80", "SRV_2 10.0.0.2:80", "SRV_3 10.0.0.3:80 check inter 2000", "SRV_4 127.0.0.1:1 disabled"]
+FOUR = ["SRV_1 10.0.0.1:80", "SRV_2 10.0.0.2:80", "SRV_3 10.0.0.3:80 weight 2 inter 2000", "SRV_4 127.0.0.1:1 disabled"]
 
 
 async def _deployed(client: DataplaneClient, fake: FakeDataplane, text: str, cache: VersionCache) -> None:
@@ -44,7 +44,7 @@ async def test_growing_slots_adds_servers_at_runtime_and_writes_the_file_without
     assert result.version == fake.version == cache.version
     running = {s["name"]: s["admin_state"] for s in fake.runtime.servers("web")}
     assert running == {"SRV_1": "ready", "SRV_2": "ready", "SRV_3": "ready", "SRV_4": "maint"}
-    assert fake.haproxy.dynamic_servers[("web", "SRV_3")] == "server SRV_3 10.0.0.3:80 check inter 2000"
+    assert fake.haproxy.dynamic_servers[("web", "SRV_3")] == "server SRV_3 10.0.0.3:80 inter 2000 weight 2"
     # The next change of a runtime-added server is an ordinary runtime update.
     moved = await sync(client, config([*FOUR[:3], "SRV_4 10.0.0.4:80"]), AuxFiles(), cache=cache)
     assert moved.ok and moved.mode == "runtime" and not moved.reload_triggered, moved.errors
@@ -80,9 +80,12 @@ async def test_a_server_add_haproxy_refuses_falls_back_to_one_push_with_a_reload
     assert fake.raw().endswith(config(FOUR)) and fake.haproxy.dynamic_servers == {}  # the reload forgot them
 
 
-async def test_a_cookie_server_is_not_added_at_runtime(client: DataplaneClient, fake: FakeDataplane) -> None:
+@pytest.mark.parametrize("keywords", ["cookie SRV_2", "check", "check inter 2s", "agent-check agent-port 9"])
+async def test_servers_add_server_would_not_reproduce_are_a_reload(
+    client: DataplaneClient, fake: FakeDataplane, keywords: str
+) -> None:
+    """``cookie``: refused by dynamic servers; health or agent checks: haproxy would not start them."""
     cache = VersionCache()
-    await _deployed(client, fake, config(["SRV_1 10.0.0.1:80 cookie SRV_1"]), cache)
-    result = await sync(client, config(["SRV_1 10.0.0.1:80 cookie SRV_1", "SRV_2 10.0.0.2:80 cookie SRV_2"]),
-                        AuxFiles(), cache=cache)
-    assert result.ok and result.reload_triggered and fake.counters.runtime_server_adds == 0
+    await _deployed(client, fake, config(["SRV_1 10.0.0.1:80"]), cache)
+    result = await sync(client, config(["SRV_1 10.0.0.1:80", f"SRV_2 10.0.0.2:80 {keywords}"]), AuxFiles(), cache=cache)
+    assert result.ok and result.reload_triggered and fake.counters.runtime_server_adds == 0, keywords

@@ -255,7 +255,7 @@ async def test_client_requests_are_the_documented_ones() -> None:
             (CONFIG, _aux(2, "shop.example.com/v1/health web\n")),
             (CONFIG.replace("weight 10", "weight 20"), _aux(2, "x web\n")),
             # a server slot more: added at runtime, the file written without a reload
-            (CONFIG.replace("weight 10", "weight 20") + "    server SRV_3 10.0.0.3:80 check\n", _aux(2, "x web\n")),
+            (CONFIG.replace("weight 10", "weight 20") + "    server SRV_3 10.0.0.3:80 weight 5\n", _aux(2, "x web\n")),
         ]
         for text, aux in steps:
             result = await sync(client, text, aux, cache=cache, options=SyncOptions(force_aux_compare=True))
@@ -264,7 +264,7 @@ async def test_client_requests_are_the_documented_ones() -> None:
         assert any("/runtime/maps/path.map/entries/" in p for _, p, _ in recorder.seen)
         assert any(m == "PUT" and "/servers/SRV_2" in p for m, p, _ in recorder.seen)
         assert ("POST", "/v3/services/haproxy/runtime/backends/web/servers", 201) in recorder.seen
-        assert fake.counters.reloads == 1 and "SRV_3 10.0.0.3:80 check" in fake.raw()  # the first push only
+        assert fake.counters.reloads == 1 and "SRV_3 10.0.0.3:80 weight 5" in fake.raw()  # the first push only
     assert recorder.problems == []
     await fake.aclose()
 
