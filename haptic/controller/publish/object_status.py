@@ -37,6 +37,8 @@ class ObjectStatusApplier(IterationComponent):
         # (kind, namespace, name) -> (the stored object, the desired status) that needed no patch: held, so
         # that the identity check cannot be fooled by a recycled id
         self._in_place: dict[tuple[str, str, str], tuple[Any, Mapping[str, Any]]] = {}
+        # the statuses of the last apply that wrote nothing, with the change marks of the stores it read then
+        self._settled: tuple[tuple[ObjectStatus, ...], list[tuple[Any, Any]]] | None = None
 
     async def handle(self, event: Event) -> None:
         if isinstance(event, ValidationCompleted):
@@ -70,8 +72,24 @@ class ObjectStatusApplier(IterationComponent):
                 return obj, plural
         return None
 
+    def _unchanged_since_settled(self, statuses: tuple[ObjectStatus, ...]) -> bool:
+        """The same status objects as the last apply that wrote nothing, over stores nobody wrote to since."""
+        if self._settled is None:
+            return False
+        before, marks = self._settled
+        if len(before) != len(statuses) or not all(a is b for a, b in zip(before, statuses, strict=True)):
+            return False
+        return all(callable(getattr(store, "changed_since", None)) and store.changed_since(mark) == frozenset()
+                   for store, mark in marks)
+
     async def apply(self, statuses: tuple[ObjectStatus, ...]) -> None:
+        if self._unchanged_since_settled(statuses):
+            return
         stores = self._stores_for(statuses)
+        marks = [(store, store.change_mark()) for group in stores.values() for store, _ in group
+                 if callable(getattr(store, "change_mark", None))]
+        self._settled = None
+        wrote = False
         now = self.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
         in_place, self._in_place = self._in_place, {}
         for item in statuses:
@@ -89,9 +107,12 @@ class ObjectStatusApplier(IterationComponent):
                 self._in_place[key] = (obj, item.status)
                 continue
             ref = ResourceRef(item.api_version, plural, bool(item.ref.namespace), item.ref.kind)
+            wrote = True
             try:
                 await self.ctx.ports.kube.patch(ref, item.ref.name, body, "merge",
                                                 namespace=item.ref.namespace or None, subresource="status")
                 self.patched += 1
             except ApiError as exc:
                 self.logger.warning("status of %s not written: %s", item.ref, exc)
+        if not wrote and len(marks) == sum(len(group) for group in stores.values()):
+            self._settled = (statuses, marks)

@@ -82,7 +82,6 @@ def test_render_writes_config_and_aux_files_and_skips_hostile_objects(tmp_path: 
         "haproxy.cfg",
         "maps/hosts.map",
         "maps/path-exact.map",
-        "maps/path-prefix-exact.map",
         "maps/path-prefix.map",
         "ssl/shop_shop-tls.pem",
     ]

@@ -112,3 +112,25 @@ async def test_an_object_that_needed_no_patch_is_not_compared_again_until_it_or_
     await applier.apply((ObjectStatus(ref, accepted("False"), G),))
     assert (len(compared), applier.patched) == (3, 2), "another status is compared and written"
     assert (await kube.get(CLASSES, "haptic"))["status"]["conditions"][0]["status"] == "False"
+
+
+async def test_the_same_statuses_over_unwritten_stores_are_not_looked_at_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    kube, ctx = await gateway_class_cluster()
+    applier = ObjectStatusApplier(started_bus(), ctx)
+    ref = ObjectRef("GatewayClass", "", "haptic", G)
+    statuses = (ObjectStatus(ref, accepted("True"), G),)
+    await applier.apply(statuses)  # written
+    ctx.stores["gatewayclasses"].apply(await kube.get(CLASSES, "haptic"))
+    looked: list[Any] = []
+    real = ObjectStatusApplier._lookup
+    monkeypatch.setattr(ObjectStatusApplier, "_lookup", staticmethod(lambda i, s: looked.append(i) or real(i, s)))
+    await applier.apply(statuses)
+    assert len(looked) == 1, "the object changed since (its status was written): looked at"
+    await applier.apply(statuses)
+    assert len(looked) == 1, "nothing written since the apply that found everything in place"
+    changed = dict(await kube.get(CLASSES, "haptic"))
+    changed["metadata"] = {**changed["metadata"], "labels": {"x": "y"}}
+    ctx.stores["gatewayclasses"].apply(changed)
+    await applier.apply(statuses)
+    assert len(looked) == 2, "a store written to since: looked at again"
