@@ -6,6 +6,7 @@ replace touches one line — cheap even for 100,000-line configs.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from haptic.dataplane.section_kinds import SECTION_KEYWORDS
@@ -29,13 +30,7 @@ class ConfigDocument:
 
     @classmethod
     def from_text(cls, text: str) -> ConfigDocument:
-        known = _INDEXED.get(text)
-        if known is None:
-            known = cls(strip_version_lines(text))
-            known._index()  # paid once per pushed text, so that runtime server updates stay O(1)
-            _INDEXED[text] = known
-            while len(_INDEXED) > _INDEXED_KEPT:
-                del _INDEXED[next(iter(_INDEXED))]
+        known = _indexed(text)
         assert known._servers is not None and known._sections is not None
         # Each pod edits its own document: the lines and indexes are copied, never shared.
         return cls(list(known.lines), dict(known._servers), dict(known._sections))
@@ -145,5 +140,8 @@ class ConfigDocument:
 
 
 # A fleet is pushed one text on every pod: its lines are split and indexed once (the last few texts).
-_INDEXED: dict[str, ConfigDocument] = {}
-_INDEXED_KEPT = 4
+@functools.lru_cache(maxsize=4)
+def _indexed(text: str) -> ConfigDocument:
+    document = ConfigDocument(strip_version_lines(text))
+    document._index()  # paid once per pushed text, so that runtime server updates stay O(1)
+    return document

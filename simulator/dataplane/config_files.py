@@ -10,6 +10,7 @@ certificate loaded through a crt-list by the path written in the crt-list.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 from collections.abc import Callable
@@ -78,18 +79,9 @@ class _Scan:
 
 # A fleet loads one config on every pod, and scanning 3,000 Ingresses' config costs ~0.4 s: the text's
 # part of the answer is kept for the last few texts (the crt-lists' content is read per pod, every time).
-_SCANS: dict[tuple[str, str], _Scan] = {}
-_SCANS_KEPT = 4
-
-
+@functools.lru_cache(maxsize=4)
 def _scan(text: str, config_dir: str) -> _Scan:
-    key = (text, config_dir)
-    found = _SCANS.get(key)
-    if found is None:
-        found = _SCANS[key] = _scan_text(text, config_dir)
-        while len(_SCANS) > _SCANS_KEPT:
-            del _SCANS[next(iter(_SCANS))]
-    return found
+    return _scan_text(text, config_dir)
 
 
 def _scan_text(text: str, config_dir: str) -> _Scan:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import functools
 import hashlib
 import posixpath
 from collections.abc import Mapping
@@ -38,23 +39,14 @@ DEFAULT_API_VERSION = "v3.2.6 87ad0bcf"
 # Wall time is derived from the loop clock so that virtual time gives stable reload IDs and dates.
 # The verdicts of the last few texts parsed: a fleet is pushed one config on every pod, and parsing 3,000
 # Ingresses' config costs ~0.5 s, which a real fleet pays on its own cores, not on the simulator's one.
-_PARSE_VERDICTS: dict[str, str | None] = {}
-_PARSE_VERDICTS_KEPT = 4
-
-
+@functools.lru_cache(maxsize=4)
 def _parse_error(text: str) -> str | None:
     """Why the parser refuses ``text``, or None."""
-    if text in _PARSE_VERDICTS:
-        return _PARSE_VERDICTS[text]
     try:
         parse_config(text)
-        verdict = None
     except ConfigParseError as exc:
-        verdict = str(exc)
-    _PARSE_VERDICTS[text] = verdict
-    while len(_PARSE_VERDICTS) > _PARSE_VERDICTS_KEPT:
-        del _PARSE_VERDICTS[next(iter(_PARSE_VERDICTS))]
-    return verdict
+        return str(exc)
+    return None
 
 
 _EPOCH = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC).timestamp()
