@@ -50,7 +50,7 @@ from haptic.httpstore.fetcher import make_client
 from haptic.httpstore.store import HttpStore
 from haptic.k8s.leaderelection import ElectionConfig, LeaderElector
 from haptic.names import HAPROXY_PODS
-from haptic.templating.engine import compile_templates
+from haptic.templating.engine import TemplateEngine, compile_templates
 from haptic.validation.haproxy_check import HAProxyValidator
 
 DEFAULT_REINIT_DEBOUNCE = 5.0
@@ -124,7 +124,9 @@ class Iteration:
         event_ring: EventRing | None = None,
         settings: IterationSettings | None = None,
         capabilities: dict[str, Any] | None = None,
+        engine: TemplateEngine | None = None,
     ) -> None:
+        """``engine``: the config's templates, compiled when it was validated (compiled here when None)."""
         self.ports = ports
         self.settings = settings or IterationSettings()
         self.logger = ports.logger("iteration")
@@ -133,7 +135,7 @@ class Iteration:
         spec = config.spec
         self.ctx = IterationContext(
             ports=ports, config=config, config_version=config_version, credentials=credentials,
-            credentials_version=credentials_version, engine=compile_templates(spec),
+            credentials_version=credentials_version, engine=engine if engine is not None else compile_templates(spec),
             validator=HAProxyValidator(ports.haproxy_binary, structural=True), metrics=metrics,
             stores=spec.make_stores(),
             current_config=current_config, capabilities=dict(capabilities or {}),
