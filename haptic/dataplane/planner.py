@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
-from haptic.dataplane.operations import Action, Operation, SyncPlan
+from haptic.dataplane.operations import Action, Operation, SyncPlan, count_operation, operation_summary
 from haptic.dataplane.parser import Directive, HAProxyConfig, Section, parse_config, parse_config_reusing
 from haptic.dataplane.section_kinds import CHILD_PRIORITY, RULE_PRIORITY, SECTION_PRIORITY
 from haptic.dataplane.server_model import runtime_only_change, server_words_to_model
 
-__all__ = ["clear_parse_cache", "plan", "plan_parsed"]
+__all__ = ["clear_parse_cache", "plan", "plan_parsed", "replacement_summary"]
 
 # Wording follows the original controller's operation descriptions (its sync test tables).
 _CHILD_LABELS: dict[str, str] = {
@@ -134,21 +135,59 @@ _PARSED = _ParseCache(4)
 def plan_parsed(current: HAProxyConfig, desired: HAProxyConfig) -> SyncPlan:
     """Compare two parsed configs (not modified)."""
     planner = _Planner()
+    _walk(planner, current, desired, planner.create_section)
+    return planner.result()
+
+
+def replacement_summary(current: HAProxyConfig, desired: HAProxyConfig) -> dict[str, int] | None:
+    """``operation_summary`` of ``plan_parsed(current, desired)`` without building the operations of the
+    sections it creates (None: the plan is empty). For a configuration that goes whole in one raw push
+    whatever its plan (a freshly started Dataplane API): a first deployment creates 3,000 backends and
+    30,000 servers, whose operations would only be counted."""
+    planner = _Planner()
+    created: list[Section] = []
+    _walk(planner, current, desired, created.append)
+    if not created and not planner.pending:
+        return None
+    summary = operation_summary(planner.result().operations)
+    for section in created:
+        summary["totalAPIOperations"] += _count_created(summary, section)
+    return summary
+
+
+def _walk(planner: _Planner, current: HAProxyConfig, desired: HAProxyConfig,
+          create: Callable[[Section], None]) -> None:
     for section in desired.sections:
         existing = current.by_key.get(section.key)
         if existing is None:
-            planner.create_section(section)
+            create(section)
         elif existing is not section and not existing.same_content(section):
             planner.compare_sections(existing, section)
     for section in current.sections:
         if section.key not in desired.by_key:
             planner.emit("delete", section, None, None, None, _section_description("delete", section))
-    return planner.result()
+
+
+def _count_created(summary: dict[str, int], section: Section) -> int:
+    """Adds to ``summary`` what ``_Planner.create_section`` emits for ``section``; returns how many operations."""
+    count_operation(summary, "create", section.kind, None)
+    if section.kind in _CHILDREN_ARE_ATTRIBUTES:
+        return 1
+    total = 1
+    for child_type, children in section.named.items():
+        count_operation(summary, "create", section.kind, child_type, len(children))
+        total += len(children)
+    return total + len(section.acls) + sum(len(rules) for rules in section.rules.values())
 
 
 class _Planner:
     def __init__(self) -> None:
         self._ops: list[tuple[tuple[int, int, int], Operation]] = []
+
+    @property
+    def pending(self) -> int:
+        """Operations emitted so far."""
+        return len(self._ops)
 
     def result(self) -> SyncPlan:
         self._ops.sort(key=lambda item: item[0])
