@@ -27,6 +27,7 @@ from haptic.controller.events import ConfigValidated, CrdChanged, NamespaceSelec
 from haptic.controller.loop.leader_election import LeaderElection
 from haptic.controller.loop.observed_bus import ObservedBus
 from haptic.controller.loop.progress import with_progress
+from haptic.controller.loop.startup_heap import StartupHeap
 from haptic.controller.metrics import ControllerMetrics
 from haptic.controller.observe.commentator import EventCommentator
 from haptic.controller.observe.event_ring import EventRing
@@ -169,8 +170,9 @@ class Iteration:
         self.status_writer = ConfigStatusWriter(bus, ctx)
         self.object_status = ObjectStatusApplier(bus, ctx)
         self.object_events = ObjectEventRecorder(bus, ctx)
+        self.heap = StartupHeap(bus, ports.clock)
         all_replica: list[Component] = [
-            self.commentator, self.metrics_recorder, self.state, self.config_loader, self.credentials_loader,
+            self.heap, self.commentator, self.metrics_recorder, self.state, self.config_loader, self.credentials_loader,
             self.reinit, *self.watchers, self.crd_watcher, self.namespace_selection, self.index_tracker,
             self.reconciler, self.discovery,
             self.config_watcher, self.secret_watcher,
@@ -249,6 +251,7 @@ class Iteration:
     async def run(self, stop: asyncio.Event) -> str:
         """Runs until ``stop`` is set ("stopped") or a new config generation validated ("config_changed")."""
         graceful = False
+        self.heap.hold()
         try:
             absent = await self.crd_watcher.probe()
             selected = await self.namespace_selection.probe()
@@ -290,6 +293,7 @@ class Iteration:
         await self.leader.abandon()
         await with_progress(self.registry.stop(), self.ports.clock, self.logger, "stopping the iteration",
                             self.still_running)
+        self.heap.release()
         if self.ctx.http is not None:
             await self.ctx.http.client.aclose()
 

@@ -4,6 +4,7 @@ configuration in one raw push without a plan of every operation it replaces."""
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 import pytest
@@ -36,3 +37,19 @@ async def test_a_controller_start_compiles_the_config_templates_once(haproxy_bin
         assert compiled == [iteration.ctx.engine], f"{len(compiled)} compilations for one start"
     finally:
         await h.stop()
+
+
+async def test_the_first_deployment_ends_the_startup_heap_hold_and_a_stop_unfreezes(haproxy_bin: str) -> None:
+    before = gc.get_threshold()
+    h = await Harness(pods=2, replicas=0, haproxy_binary=haproxy_bin, ingress_library=True).start()
+    try:
+        add_app(h, "web", "web.example", ["10.1.0.1"])
+        replica = h.add_replica()
+        await h.settle()
+        iteration = replica.controller.iteration
+        assert iteration is not None and h.events("deployment.completed")
+        assert iteration.heap.froze and not iteration.heap.holding and gc.get_freeze_count() > 0
+        assert gc.get_threshold() == before
+    finally:
+        await h.stop()
+    assert gc.get_freeze_count() == 0
