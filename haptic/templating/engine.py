@@ -22,6 +22,7 @@ from jinja2.exceptions import SecurityError
 from jinja2.runtime import Context
 
 from haptic.dataplane.aux_files import AuxFiles
+from haptic.templating import ingress_lines
 from haptic.templating.addresses import published_addresses
 from haptic.templating.context import (
     CURRENT_RENDER,
@@ -63,7 +64,6 @@ from haptic.templating.ingress_helpers import (
     route_ownership,
     weighted_routes,
 )
-from haptic.templating import ingress_lines
 from haptic.templating.ingress_status import set_ingress_statuses
 from haptic.templating.notices import ObjectNotice, object_ref
 from haptic.templating.postprocess import RegexReplace, post_processor_from
@@ -243,6 +243,9 @@ class TemplateEngine:
                              settings: Any) -> Iterator[dict[str, Any]]:
             return ingress_lines.ingress_backends(ing, default_backend, resources, shared, slots, settings, memo)
 
+        def gateway_backends(backends: Any, resources: Any, slots: Any, settings: Any) -> Iterator[dict[str, Any]]:
+            return ingress_lines.gateway_backends(backends, resources, slots, settings, memo)
+
         self._snippet_names = sorted(templates.snippets)
         self.env = HapticSandbox(sources, clock=clock)
         self.env.filters.update(FILTERS)
@@ -256,6 +259,7 @@ class TemplateEngine:
                 "render_glob": self._render_glob,
                 "service_endpoints": service_endpoints,
                 "ingress_backends": ingress_backends,
+                "gateway_backends": gateway_backends,
                 "exact_map_entries": ingress_lines.exact_map_entries,
                 "prefix_map_entries": ingress_lines.prefix_map_entries,
                 "ingress_paths": ingress_paths,

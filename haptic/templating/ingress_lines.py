@@ -1,5 +1,5 @@
-"""The per-Ingress lines of the Ingress library, computed in Python: each backend's directives and server lines,
-and the entries of the path maps.
+"""The per-object lines of the Ingress and Gateway libraries, computed in Python: each backend's directives and
+server lines, and the entries of the Ingress library's path maps.
 
 A full render of the library (a config change, startup) walks every Ingress: the same work as Jinja
 statements costs several sandboxed lookups, tests and filter calls each, ~100 us per Ingress. The template
@@ -50,7 +50,8 @@ def backend_directives(a: Mapping[str, Any], redirect: bool) -> list[str]:
         if a.get(PREFIX + "health-check-path"):
             lines.append(f"option httpchk GET {a[PREFIX + 'health-check-path']}")
         if a.get(PREFIX + "allow-list"):
-            lines.append(f"http-request deny deny_status 403 unless {{ src {' '.join(parse_cidrs(a[PREFIX + 'allow-list']))} }}")
+            sources = " ".join(parse_cidrs(a[PREFIX + "allow-list"]))
+            lines.append(f"http-request deny deny_status 403 unless {{ src {sources} }}")
         if a.get(PREFIX + "request-set-header"):
             for name, value in parse_request_headers(a[PREFIX + "request-set-header"]):
                 lines.append(f'http-request set-header {name} "{value}"')
@@ -113,7 +114,6 @@ def ingress_backends(ing: Mapping[str, Any], default_backend: Any, resources: Ma
         canary = False
     step = a.get(PREFIX + "server-slots") or settings.get("serverSlots") or 10
     shrink_after = settings.get("slotShrinkAfter")
-    services, endpoints = resources["services"], resources["endpoints"]
     for route in routes:
         kind = route["type"]
         if kind not in ("Default", "Canary"):
@@ -126,15 +126,36 @@ def ingress_backends(ing: Mapping[str, Any], default_backend: Any, resources: Ma
         if not first_seen("backend", name):
             continue
         svc = route["service"]
-        found = endpoints_of(services.get_single(ns, svc.get("name")), svc.get("port"),
-                             endpoints.fetch(ns, svc.get("name")))
-        assigned = slots.assign(name, found, step, shrink_after)
-        if cookie:
-            servers = [f"{s.spec}{opts} cookie {s.name}" for s in assigned]
-        else:
-            servers = [s.spec + opts for s in assigned]
+        servers = service_servers(resources, slots, name, ns, svc.get("name"), svc.get("port"), step, shrink_after,
+                                  opts, endpoints_of, cookie)
         yield {"name": name, "route": route, "redirect": redirect,
                "directives": [] if d else backend_directives(a, redirect), "servers": servers}
+
+
+def service_servers(resources: Mapping[str, Any], slots: Any, backend: str, namespace: Any, service: Any,
+                    port: Any, step: Any, shrink_after: Any, options: str, endpoints_of: EndpointsOf,
+                    cookie: bool = False) -> list[str]:
+    """The ``server`` lines (after the keyword) of ``backend``: the ready endpoints of the Service port (the
+    stores ``services`` and ``endpoints`` of ``resources``) in ``server_slots`` (``step`` slots at a time), each
+    line followed by ``options`` (and ``cookie SRV_n`` with ``cookie``)."""
+    found = endpoints_of(resources["services"].get_single(namespace, service), port,
+                         resources["endpoints"].fetch(namespace, service))
+    assigned = slots.assign(backend, found, step, shrink_after)
+    if cookie:
+        return [f"{s.spec}{options} cookie {s.name}" for s in assigned]
+    return [s.spec + options for s in assigned]
+
+
+def gateway_backends(backends: Iterable[Mapping[str, Any]], resources: Mapping[str, Any], slots: Any,
+                     settings: Mapping[str, Any], endpoints_of: EndpointsOf) -> Iterator[dict[str, Any]]:
+    """The Gateway library's backends (``gateway_model``'s ``backends``: ``name``, ``namespace``, ``service``,
+    ``port``, ``h2c``) with their ``servers`` (``service_servers``; ``proto h2`` for h2c, ``serverSlots`` slots
+    at a time)."""
+    step = settings.get("serverSlots") or 10
+    for b in backends:
+        yield {"name": b["name"], "servers": service_servers(
+            resources, slots, b["name"], b["namespace"], b["service"], b["port"], step, None,
+            " proto h2" if b.get("h2c") else "", endpoints_of)}
 
 
 def _longest_key_first(routes: Iterable[Any]) -> list[Any]:
