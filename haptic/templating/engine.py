@@ -510,6 +510,11 @@ class TemplateEngine:
             CURRENT_RENDER.reset(token)
             self.env.clear_deadline()
             if gc_was_enabled:
+                # What the render allocated (journals, cached fragments, routes: mostly kept for the next render) goes
+                # straight to the oldest generation, as the young collections would move it there one by one after
+                # scanning it all (tens of ms for a large cluster); cycles in it are found by the next full one.
+                gc.freeze()
+                gc.unfreeze()
                 gc.enable()
         context["http"].raise_if_missing()
         slots = context["server_slots"]

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from haptic.templating.filters import first_seen, warn
-from haptic.templating.ingress_helpers import ingress_routes, is_passthrough, weighted_routes
+from haptic.templating.ingress_helpers import SSL_PASSTHROUGH, ingress_routes, weighted_routes
 from haptic.templating.safety import parse_cidrs, parse_request_headers
 
 PREFIX = "haproxy-haptic.org/"
@@ -83,9 +83,9 @@ def ingress_backends(ing: Mapping[str, Any], default_backend: Any, resources: Ma
     ``canary-service``, which are backends, never routes): appends every route to ``shared`` ``routes`` (a
     dialect canary's excepted), warns about a ``defaultBackend`` that an older Ingress's overrides, and yields
     each backend the render has not seen yet (``first_seen("backend", name)``): ``name``, ``route`` (its first
-    route), ``redirect`` (to https), ``directives`` (``backend_directives``; empty for a dialect view, whose
-    ``dialect-backend`` snippet renders them) and ``servers`` (the ``server`` lines after the keyword: the
-    ``server_slots`` assignment of the Service's endpoints with the server options).
+    route), ``redirect`` (to https), ``dialect`` (whether ``ing`` is a dialect view), ``directives``
+    (``backend_directives``; empty for a dialect view, whose ``dialect-backend`` snippet renders them) and
+    ``servers`` (``service_servers``: the ``server`` lines after the keyword).
 
     A generator: its calls on render state interleave with the template's own (``dialect-userlist``) as they
     would in a Jinja loop."""
@@ -107,7 +107,7 @@ def ingress_backends(ing: Mapping[str, Any], default_backend: Any, resources: Ma
         flag = a.get(PREFIX + "ssl-redirect")
         redirect = flag == "true" or (flag != "false" and shared.marked("tls_ingresses", member))
         cookie = False
-        if is_passthrough(ing):
+        if a.get(SSL_PASSTHROUGH) == "true":  # is_passthrough of a plain Ingress
             routes = []
         else:
             routes = ingress_routes(ing) + (weighted_routes([ing]) if a.get(PREFIX + "canary-service") else [])
@@ -128,7 +128,7 @@ def ingress_backends(ing: Mapping[str, Any], default_backend: Any, resources: Ma
         svc = route["service"]
         servers = service_servers(resources, slots, name, ns, svc.get("name"), svc.get("port"), step, shrink_after,
                                   opts, endpoints_of, cookie)
-        yield {"name": name, "route": route, "redirect": redirect,
+        yield {"name": name, "route": route, "redirect": redirect, "dialect": bool(d),
                "directives": [] if d else backend_directives(a, redirect), "servers": servers}
 
 
