@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from haptic.templating.filters import first_seen, warn
+from haptic.templating.context import current_render
+from haptic.templating.filters import warn
 from haptic.templating.ingress_helpers import SSL_PASSTHROUGH, ingress_routes, weighted_routes
 from haptic.templating.safety import parse_cidrs, parse_request_headers
 
@@ -112,6 +113,7 @@ def ingress_backends(ing: Mapping[str, Any], default_backend: Any, resources: Ma
         else:
             routes = ingress_routes(ing) + (weighted_routes([ing]) if a.get(PREFIX + "canary-service") else [])
         canary = False
+    state = current_render()
     step = a.get(PREFIX + "server-slots") or settings.get("serverSlots") or 10
     shrink_after = settings.get("slotShrinkAfter")
     for route in routes:
@@ -123,7 +125,7 @@ def ingress_backends(ing: Mapping[str, Any], default_backend: Any, resources: Ma
             warn(f"defaultBackend ignored: {default_backend} (of an older Ingress) is the default backend", ing,
                  "DefaultBackendIgnored", "spec.defaultBackend")
         name = route["backend"]
-        if not first_seen("backend", name):
+        if not state.first_seen(("backend", name)):  # ``first_seen("backend", name)``
             continue
         svc = route["service"]
         servers = service_servers(resources, slots, name, ns, svc.get("name"), svc.get("port"), step, shrink_after,
@@ -143,7 +145,7 @@ def service_servers(resources: Mapping[str, Any], slots: Any, backend: str, name
     assigned = slots.assign(backend, found, step, shrink_after)
     if cookie:
         return [f"{s.spec}{options} cookie {s.name}" for s in assigned]
-    return [s.spec + options for s in assigned]
+    return [s.spec + options for s in assigned] if options else [s.spec for s in assigned]
 
 
 def gateway_backends(backends: Iterable[Mapping[str, Any]], resources: Mapping[str, Any], slots: Any,
