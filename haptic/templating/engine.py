@@ -510,11 +510,7 @@ class TemplateEngine:
             CURRENT_RENDER.reset(token)
             self.env.clear_deadline()
             if gc_was_enabled:
-                # What the render allocated (journals, cached fragments, routes: mostly kept for the next render) goes
-                # straight to the oldest generation, as the young collections would move it there one by one after
-                # scanning it all (tens of ms for a large cluster); cycles in it are found by the next full one.
-                gc.freeze()
-                gc.unfreeze()
+                promote_render_objects()
                 gc.enable()
         context["http"].raise_if_missing()
         slots = context["server_slots"]
@@ -567,6 +563,18 @@ class TemplateEngine:
     ) -> TemplateRenderError:
         where, line = _template_location(exc.__traceback__, self._sources)
         return cls(message, template=where or name, line=line, field=_field_of(where or name))
+
+
+def promote_render_objects() -> None:
+    """What a render allocated (journals, cached fragments, routes: mostly kept for the next render) goes straight
+    to the oldest generation, as the young collections would move it there one by one after scanning it all (tens
+    of ms for a large cluster); cycles in it are found by the next full collection. While a freeze is held (the
+    controller's startup freezes its survivors until the first deployment), the render's objects join it instead:
+    unfreezing would release the holder's objects too. (GC policy: move next to the startup's when it has a module.)"""
+    held = gc.get_freeze_count() > 0
+    gc.freeze()
+    if not held:
+        gc.unfreeze()
 
 
 class FragmentMismatch(AssertionError):
