@@ -167,12 +167,22 @@ def age_key(ingress: Mapping[str, Any]) -> tuple[bool, str, str, str]:
 
 def _hosts_of(ingress: Mapping[str, Any]) -> dict[str, int]:
     """host -> index of the first rule naming it, in rule order."""
+    rules = (ingress.get("spec") or {}).get("rules") or []
+    if len(rules) == 1:  # the common case: one rule
+        rule = rules[0]
+        host = rule.get("host") if _is_mapping(rule) else None
+        return {host: 0} if type(host) is str and host else {}
     found: dict[str, int] = {}
-    for i, rule in enumerate((ingress.get("spec") or {}).get("rules") or []):
+    for i, rule in enumerate(rules):
         host = rule.get("host") if _is_mapping(rule) else None
         if type(host) is str and host and host not in found:
             found[host] = i
     return found
+
+
+def _identity(ingress: Mapping[str, Any]) -> str:
+    meta = ingress.get("metadata") or {}
+    return f"{meta.get('namespace') or ''!s}/{meta.get('name', '')}"
 
 
 def route_ownership(ingresses: Iterable[Any], shared_namespaces: Any = ()) -> dict[str, Any]:
@@ -190,7 +200,7 @@ def route_ownership(ingresses: Iterable[Any], shared_namespaces: Any = ()) -> di
     """
     shared = {str(n) for n in (shared_namespaces or ()) if isinstance(n, str)}
     everyone = "*" in shared
-    owners: dict[str, tuple[str, str]] = {}  # host -> (namespace, "namespace/name")
+    owners: dict[str, tuple[str, Any]] = {}  # host -> (namespace, the owning Ingress)
     routed: list[Any] = []
     conflicts: list[dict[str, Any]] = []
     for ingress in sorted(ingresses, key=age_key):
@@ -204,7 +214,7 @@ def route_ownership(ingresses: Iterable[Any], shared_namespaces: Any = ()) -> di
                 continue
             if everyone or (namespace in shared and owner[0] in shared):
                 continue
-            lost = (host, index, owner[1])
+            lost = (host, index, _identity(owner[1]))
             break
         if lost is not None:
             host, index, by = lost
@@ -216,7 +226,7 @@ def route_ownership(ingresses: Iterable[Any], shared_namespaces: Any = ()) -> di
             continue
         routed.append(ingress)
         if claims:
-            owner_of = (namespace, f"{namespace}/{meta.get('name', '')}")
+            owner_of = (namespace, ingress)
             for host in claims:
                 owners.setdefault(host, owner_of)
     return {
