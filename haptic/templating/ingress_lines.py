@@ -76,6 +76,41 @@ def server_options(a: Mapping[str, Any]) -> str:
     return opts
 
 
+Plan = tuple[Sequence[dict[str, Any]], str, list[str]]
+
+
+class _PlanMemo:
+    """What a plain Ingress's backends are made of apart from render state: its routes (with the canary twins),
+    the server options and the directives before the redirect, by object identity for this render and the last.
+    Store objects are replaced, never mutated, on change (an entry holds its object: the id is not reused), and
+    templates cannot change what they are given. Module-level, as ``with_dialect``'s views: a config change builds
+    a new engine over the same objects."""
+
+    def __init__(self) -> None:
+        self._render: Any = None
+        self._current: dict[int, tuple[Any, Plan]] = {}
+        self._previous: dict[int, tuple[Any, Plan]] = {}
+
+    def plan(self, ing: Mapping[str, Any], a: Mapping[str, Any]) -> Plan:
+        state = current_render()
+        if state is not self._render:
+            self._render = state
+            self._previous, self._current = self._current, {}
+        key = id(ing)
+        hit = self._current.get(key) or self._previous.get(key)
+        if hit is None or hit[0] is not ing:
+            if a.get(SSL_PASSTHROUGH) == "true":  # is_passthrough of a plain Ingress: no HTTP routes
+                routes: list[dict[str, Any]] = []
+            else:
+                routes = ingress_routes(ing) + (weighted_routes([ing]) if a.get(PREFIX + "canary-service") else [])
+            hit = (ing, (tuple(routes), server_options(a), backend_directives(a, redirect=False)))
+        self._current[key] = hit
+        return hit[1]
+
+
+_PLANS = _PlanMemo()
+
+
 def ingress_backends(ing: Mapping[str, Any], default_backend: Any, resources: Mapping[str, Any], shared: Any,
                      slots: Any, settings: Mapping[str, Any], endpoints_of: EndpointsOf) -> Iterator[dict[str, Any]]:
     """The backends one Ingress (or its dialect view, ``ing.dialect``) adds, each once per render.
@@ -104,14 +139,12 @@ def ingress_backends(ing: Mapping[str, Any], default_backend: Any, resources: Ma
         routes = d.get("routes") or []
         canary = bool(d.get("canary"))
     else:
-        opts = server_options(a)
+        routes, opts, directives = _PLANS.plan(ing, a)
         flag = a.get(PREFIX + "ssl-redirect")
         redirect = flag == "true" or (flag != "false" and shared.marked("tls_ingresses", member))
+        if redirect:
+            directives = [*directives, REDIRECT]
         cookie = False
-        if a.get(SSL_PASSTHROUGH) == "true":  # is_passthrough of a plain Ingress
-            routes = []
-        else:
-            routes = ingress_routes(ing) + (weighted_routes([ing]) if a.get(PREFIX + "canary-service") else [])
         canary = False
     state = current_render()
     step = a.get(PREFIX + "server-slots") or settings.get("serverSlots") or 10
@@ -131,7 +164,7 @@ def ingress_backends(ing: Mapping[str, Any], default_backend: Any, resources: Ma
         servers = service_servers(resources, slots, name, ns, svc.get("name"), svc.get("port"), step, shrink_after,
                                   opts, endpoints_of, cookie)
         yield {"name": name, "route": route, "redirect": redirect, "dialect": bool(d),
-               "directives": [] if d else backend_directives(a, redirect), "servers": servers}
+               "directives": [] if d else directives, "servers": servers}
 
 
 def service_servers(resources: Mapping[str, Any], slots: Any, backend: str, namespace: Any, service: Any,

@@ -267,3 +267,22 @@ def test_the_gateway_library_renders_as_its_jinja_statements_did(names: list[str
     ours, before = (engine_of(s).render(inputs) for s in specs)
     same(ours, before)
     assert "proto h2" in ours.config and ours.config.count("    server SRV_") >= 40
+
+
+def test_an_unchanged_ingress_s_routes_are_the_same_objects_in_the_next_render() -> None:
+    spec = spec_of(["ingress"], load_library("ingress"))
+    objects = [haptic_ingress("a", {"timeout-server": "5s"}), haptic_ingress("b"), *service("web")]
+    stores = stores_for(spec, objects)
+    inputs = RenderInputs(stores=stores, extra_context=spec["templatingSettings"]["extraContext"])
+
+    def routes(engine: TemplateEngine) -> dict[str, Any]:
+        return {r["backend"]: r for r in engine.render(inputs).context["shared"].get("routes")}
+
+    first = routes(engine_of(spec))
+    again = routes(engine_of(spec))  # a new engine (a config change) over the same objects
+    assert again.keys() == first.keys() and all(again[k] is first[k] for k in first)
+    changed = copy.deepcopy(objects[0])
+    changed["spec"]["rules"][0]["http"]["paths"][0]["path"] = "/new"
+    stores["ingresses"].apply(changed)
+    later = routes(engine_of(spec))
+    assert later["ing_ns_a_web_80"]["path"] == "/new" and later["ing_ns_b_web_80"] is first["ing_ns_b_web_80"]
