@@ -7,7 +7,7 @@ lookups per path; the Ingress library renders tens of thousands of them, so the 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 DEFAULT = "Default"
 REGEX = "Regex"
@@ -18,7 +18,7 @@ CANARY_WEIGHT = "haproxy-haptic.org/canary-weight"
 SSL_PASSTHROUGH = "haproxy-haptic.org/ssl-passthrough"
 
 
-def _is_mapping(value: Any) -> bool:
+def _is_mapping(value: Any) -> TypeGuard[Mapping[str, Any]]:
     # store objects are plain dicts: the exact type test first, the (slower) ABC check for anything else
     return type(value) is dict or isinstance(value, Mapping)
 
@@ -167,12 +167,22 @@ def age_key(ingress: Mapping[str, Any]) -> tuple[bool, str, str, str]:
 
 def _hosts_of(ingress: Mapping[str, Any]) -> dict[str, int]:
     """host -> index of the first rule naming it, in rule order."""
+    rules = (ingress.get("spec") or {}).get("rules") or []
+    if len(rules) == 1:  # the common case: one rule
+        rule = rules[0]
+        host = rule.get("host") if _is_mapping(rule) else None
+        return {host: 0} if type(host) is str and host else {}
     found: dict[str, int] = {}
-    for i, rule in enumerate((ingress.get("spec") or {}).get("rules") or []):
+    for i, rule in enumerate(rules):
         host = rule.get("host") if _is_mapping(rule) else None
         if type(host) is str and host and host not in found:
             found[host] = i
     return found
+
+
+def _identity(ingress: Mapping[str, Any]) -> str:
+    meta = ingress.get("metadata") or {}
+    return f"{meta.get('namespace') or ''!s}/{meta.get('name', '')}"
 
 
 def route_ownership(ingresses: Iterable[Any], shared_namespaces: Any = ()) -> dict[str, Any]:
@@ -190,7 +200,7 @@ def route_ownership(ingresses: Iterable[Any], shared_namespaces: Any = ()) -> di
     """
     shared = {str(n) for n in (shared_namespaces or ()) if isinstance(n, str)}
     everyone = "*" in shared
-    owners: dict[str, tuple[str, str]] = {}  # host -> (namespace, "namespace/name")
+    owners: dict[str, tuple[str, Any]] = {}  # host -> (namespace, the owning Ingress)
     routed: list[Any] = []
     conflicts: list[dict[str, Any]] = []
     for ingress in sorted(ingresses, key=age_key):
@@ -204,7 +214,7 @@ def route_ownership(ingresses: Iterable[Any], shared_namespaces: Any = ()) -> di
                 continue
             if everyone or (namespace in shared and owner[0] in shared):
                 continue
-            lost = (host, index, owner[1])
+            lost = (host, index, _identity(owner[1]))
             break
         if lost is not None:
             host, index, by = lost
@@ -216,7 +226,7 @@ def route_ownership(ingresses: Iterable[Any], shared_namespaces: Any = ()) -> di
             continue
         routed.append(ingress)
         if claims:
-            owner_of = (namespace, f"{namespace}/{meta.get('name', '')}")
+            owner_of = (namespace, ingress)
             for host in claims:
                 owners.setdefault(host, owner_of)
     return {
