@@ -281,19 +281,23 @@ class Iteration:
 
     async def shutdown(self, graceful: bool) -> None:
         self.campaigning = False
-        if graceful:
-            limit = self.settings.release_timeout
-            try:
-                async with self.ports.clock.timeout(limit):
-                    await self.leader.release()
-            except TimeoutError:
-                self.logger.warning("releasing leadership took longer than %.0fs: the Lease is left to expire", limit)
-            except Exception:
-                self.logger.exception("releasing leadership failed")
-        await self.leader.abandon()
-        await with_progress(self.registry.stop(), self.ports.clock, self.logger, "stopping the iteration",
-                            self.still_running)
-        self.heap.release()
+        try:
+            if graceful:
+                limit = self.settings.release_timeout
+                try:
+                    async with self.ports.clock.timeout(limit):
+                        await self.leader.release()
+                except TimeoutError:
+                    self.logger.warning("releasing leadership took longer than %.0fs: the Lease is left to expire",
+                                        limit)
+                except Exception:
+                    self.logger.exception("releasing leadership failed")
+            await self.leader.abandon()
+            await with_progress(self.registry.stop(), self.ports.clock, self.logger, "stopping the iteration",
+                                self.still_running)
+        finally:
+            # The collector is the process's: however the stop went (a second cancellation), it is given back.
+            self.heap.release()
         if self.ctx.http is not None:
             await self.ctx.http.client.aclose()
 

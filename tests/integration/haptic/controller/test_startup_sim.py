@@ -53,3 +53,18 @@ async def test_the_first_deployment_ends_the_startup_heap_hold_and_a_stop_unfree
     finally:
         await h.stop()
     assert gc.get_freeze_count() == 0
+
+
+async def test_a_replica_killed_during_its_startup_gives_the_collector_back(haproxy_bin: str) -> None:
+    before = gc.get_threshold()
+    h = await Harness(pods=1, replicas=0, haproxy_binary=haproxy_bin, ingress_library=True).start()
+    try:
+        add_app(h, "web", "web.example", ["10.1.0.1"])
+        replica = h.add_replica()
+        await h.advance(0.001)  # started, not deployed yet
+        assert replica.controller.iteration is not None and replica.controller.iteration.heap.holding
+        assert gc.get_threshold() != before
+        await h.kill_replica(0)  # a crash: the run task cancelled
+        assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+    finally:
+        await h.stop()
