@@ -13,7 +13,6 @@ import posixpath
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import partial
 from types import FunctionType, TracebackType
 from typing import Any
 
@@ -50,7 +49,8 @@ from haptic.templating.errors import (
     TemplatingError,
 )
 from haptic.templating.filters import FILTERS, GLOBALS, TESTS
-from haptic.templating.fragments import Entry, FragmentCache, adopt, begin, end, item_key, key_of, replay
+from haptic.templating.fragment_loops import LoopState, render_loop
+from haptic.templating.fragments import RECORDING, Entry, FragmentCache, adopt, begin, end, key_of, replay
 from haptic.templating.functions import FUNCTION_FILTERS, FUNCTIONS
 from haptic.templating.gateway import gateway_model
 from haptic.templating.http_fetch import HttpFetcher, HttpSource
@@ -337,16 +337,17 @@ class TemplateEngine:
 
     def _render_fragments(self, fragment: str, items: Any, values: dict[str, Any],
                           caller: Callable[[Any], str]) -> str:
-        """``{% fragment for x in items %}``: the loop's key once, then each item's entry."""
+        """``{% fragment for x in items %}``: the loop's key once, then its items (``fragment_loops``)."""
         if not self._caching():
             return "".join(caller(item) for item in items)
         base, refs = key_of(fragment, values, _ROLE_TYPES, self._role_dicts)
-        current, previous = self.fragment_cache.group(base)
-        parts = []
-        for item in items:
-            part, held = item_key(item)
-            parts.append(self._cached(part, (held, refs), partial(caller, item), current, previous))
-        return "".join(parts)
+        cache = self.fragment_cache
+        state = LoopState(self._roles, self._roles["state"].seen, self._dirty)
+        text, record, worked = render_loop(cache.loop(base), items, refs, caller, state, self._cached,
+                                           bulk=RECORDING.get() is None)
+        cache.keep_loop(base, record)
+        cache.hits += len(record.items) - worked
+        return text
 
     def _cached(self, key: Any, refs: tuple[Any, ...], render: Callable[[], str],
                 current: dict[Any, Entry] | None = None, previous: dict[Any, Entry] | None = None) -> str:
@@ -455,10 +456,13 @@ class TemplateEngine:
         result = self._render_pass(inputs)
         if self.fragments and self.verify_fragments:
             self.fragments = False
+            # the check leaves the slot assignments as the render left them (fragment loops rely on them)
+            slots = self._slot_memo, self._slot_low_since
             try:
                 full = self._render_pass(inputs)
             finally:
                 self.fragments = True
+                self._slot_memo, self._slot_low_since = slots
             _require_same(result, full)
         return result
 

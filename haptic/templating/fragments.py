@@ -148,30 +148,38 @@ class Entry:
     ops: tuple[Op, ...]
     #: what the key names by identity, kept alive so that no id in the key is reused meanwhile
     refs: tuple[Any, ...] = field(repr=False)
+    #: the ops as a fragment loop's record aggregates them (``fragment_loops.Shape``), worked out once
+    shape: Any = field(default=None, repr=False, compare=False)
 
 
 class FragmentCache:
-    """Entries by (fragment, key) of the last render and of this one; ``next_render`` drops the older."""
+    """Entries by (fragment, key) of the last render and of this one, and the records of fragment loops
+    (``fragment_loops.LoopRecord``) by the loop's key; ``next_render`` drops the older."""
 
     def __init__(self) -> None:
         self._previous: dict[tuple[Any, ...], Entry] = {}
         self._current: dict[tuple[Any, ...], Entry] = {}
-        self._groups_previous: dict[tuple[Any, ...], dict[Any, Entry]] = {}
-        self._groups_current: dict[tuple[Any, ...], dict[Any, Entry]] = {}
+        self._loops_previous: dict[tuple[Any, ...], Any] = {}
+        self._loops_current: dict[tuple[Any, ...], Any] = {}
         self.hits = self.misses = 0
 
     def next_render(self) -> None:
         self._previous, self._current = self._current, {}
-        self._groups_previous, self._groups_current = self._groups_current, {}
+        self._loops_previous, self._loops_current = self._loops_current, {}
         self.hits = self.misses = 0
 
     def clear(self) -> None:
         self._previous, self._current = {}, {}
-        self._groups_previous, self._groups_current = {}, {}
+        self._loops_previous, self._loops_current = {}, {}
+
+    def forget_loops(self) -> None:
+        """Drops the fragment loops' records and entries (their items render again)."""
+        self._loops_previous, self._loops_current = {}, {}
 
     def entries(self) -> list[Entry]:
         """Every entry kept for the next render."""
-        return [*self._current.values(), *(e for group in self._groups_current.values() for e in group.values())]
+        return [*self._current.values(),
+                *(e for record in self._loops_current.values() for e in record.entries if e is not None)]
 
     def get(self, key: tuple[Any, ...]) -> Entry | None:
         return self._current.get(key) or self._previous.get(key)
@@ -179,13 +187,13 @@ class FragmentCache:
     def put(self, key: tuple[Any, ...], entry: Entry) -> None:
         self._current[key] = entry
 
-    def group(self, key: tuple[Any, ...]) -> tuple[dict[Any, Entry], dict[Any, Entry]]:
-        """The entries of one fragment loop (by item part) of this render, to fill, and of the last one: the loop's
-        key is hashed once, not with each item."""
-        current = self._groups_current.get(key)
-        if current is None:
-            current = self._groups_current[key] = {}
-        return current, self._groups_previous.get(key, {})
+    def loop(self, key: tuple[Any, ...]) -> Any:
+        """The record of the fragment loop under ``key`` (this render's, else the last one's), or None."""
+        record = self._loops_current.get(key)
+        return record if record is not None else self._loops_previous.get(key)
+
+    def keep_loop(self, key: tuple[Any, ...], record: Any) -> None:
+        self._loops_current[key] = record
 
 
 _ROLE = ("role",)
