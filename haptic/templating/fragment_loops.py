@@ -216,15 +216,16 @@ class LoopRecord:
         #: (since + quiet, position, since, quiet) of each low backend, ascending
         self.low_order: list[tuple[float, int, float, float]] = []
         self.low_entries: list[list[tuple[float, int, float, float]]] = [[] for _ in shapes]
-        self.set_lows(range(len(shapes)), shapes, state)
+        self.set_lows(range(len(shapes)), state)
         self.finish(state)
 
-    def set_lows(self, positions: Iterable[int], shapes: Sequence[Shape | None], state: LoopState) -> None:
+    def set_lows(self, positions: Iterable[int], state: LoopState) -> None:
         """The low backends of the items at ``positions`` as ``server_slots`` left them in this render."""
         slots = state.roles.get("slots")
         lows = getattr(slots, "lows", None)
         for p in positions:
-            shape = shapes[p]
+            entry = self.entries[p]
+            shape = shape_of(entry) if entry is not None else None
             for old in self.low_entries[p]:
                 del self.low_order[bisect_left(self.low_order, old)]
             found = lows(shape.slots) if shape is not None and shape.slots and lows is not None else []
@@ -286,7 +287,7 @@ def candidates(record: LoopRecord, items: Sequence[Any], state: LoopState) -> li
         if kept is None:
             return None
         record.other_reads = kept
-    slots = roles.get("slots")
+    slots: Any = roles.get("slots")
     if record.slots.flat:
         follows = getattr(slots, "follows", None)
         if follows is None or not follows(*record.slots_left):
@@ -316,7 +317,7 @@ def render_loop(record: LoopRecord | None, items: Sequence[Any], refs: tuple[Any
         return _per_item(record, items, refs, caller, state, cached)
     record.usable = False  # until the loop is done: an exception leaves a record good only for its entries
     roles, seen = state.roles, state.seen
-    shapes_changed: list[int] = []
+    spliced: list[int] = []
     rebuild = False
     cursor = 0
     processed: list[int] = []
@@ -347,12 +348,11 @@ def render_loop(record: LoopRecord | None, items: Sequence[Any], refs: tuple[Any
             continue
         if not rebuild:
             _splice(record, p, new_shape)
-            shapes_changed.append(p)
+            spliced.append(p)
     if rebuild:
         return _rebuilt(record, items, state, processed, cursor)
     _apply(record, cursor, len(items), roles, seen)
-    shapes = [shape_of(e) if e is not None else None for e in record.entries]
-    record.set_lows(shapes_changed, shapes, state)
+    record.set_lows(spliced, state)
     _shrinkable(record, set(processed), roles.get("slots"))
     if processed:
         record.joined = "".join(record.texts)
@@ -402,7 +402,7 @@ def _apply(record: LoopRecord, a: int, b: int, roles: Mapping[str, Any], seen: d
     """The effects of the untouched items ``a`` to ``b`` (excluded), as their journals would have applied them."""
     if a >= b:
         return
-    shared = roles.get("shared")
+    shared: Any = roles.get("shared")
     for key, stream in record.appends.items():
         values = stream.slice(a, b)
         if values:
