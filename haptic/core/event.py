@@ -104,13 +104,29 @@ def event_types() -> dict[str, type[Event]]:
     return dict(sorted(_REGISTRY.items()))
 
 
+#: id -> (text, its digest) of the last texts digested: one rendered config is digested by every event log and
+#: trace that records the events carrying it (the entry holds the text, so its id is not reused meanwhile)
+_DIGESTS: dict[int, tuple[object, dict[str, JsonValue]]] = {}
+
+
 def digest(value: object) -> JsonValue:
     """``{"sha256": hex, "bytes": n}`` for text or bytes; other values rendered as usual."""
+    if isinstance(value, str | bytes):
+        hit = _DIGESTS.get(id(value))
+        if hit is not None and hit[0] is value:
+            return dict(hit[1])
     if isinstance(value, str):
-        value = value.encode()
-    if isinstance(value, bytes | bytearray):
-        return {"sha256": hashlib.sha256(value).hexdigest(), "bytes": len(value)}
-    return to_json_safe(value)
+        data = value.encode()
+    elif isinstance(value, bytes | bytearray):
+        data = bytes(value)
+    else:
+        return to_json_safe(value)
+    found: dict[str, JsonValue] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+    if isinstance(value, str | bytes):
+        if len(_DIGESTS) >= 8:
+            del _DIGESTS[next(iter(_DIGESTS))]
+        _DIGESTS[id(value)] = (value, found)
+    return dict(found)
 
 
 def to_json_safe(value: object) -> JsonValue:
