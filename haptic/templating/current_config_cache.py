@@ -9,6 +9,10 @@ lines and only pieces that changed since the previous read are parsed again.
 
 from __future__ import annotations
 
+from itertools import chain, compress, repeat
+from operator import is_
+from typing import cast
+
 from haptic.templating.current_config import CurrentBackend, CurrentConfig, parse_current_config
 
 __all__ = ["CurrentConfigCache"]
@@ -18,7 +22,9 @@ _CUT = "\nbackend "
 
 class CurrentConfigCache:
     def __init__(self) -> None:
+        #: the pieces of the last text (what follows each ``backend`` cut, the head as it is) -> their backends
         self._pieces: dict[str, dict[str, CurrentBackend]] = {}
+        self._head: tuple[str, dict[str, CurrentBackend]] | None = None
         self._last: CurrentConfig | None = None
         self.parsed_pieces = 0
 
@@ -28,19 +34,15 @@ class CurrentConfigCache:
             return None
         if self._last is not None and self._last.text is text:
             return self._last
-        head, *rest = text.split(_CUT)
-        pieces = [head, *("backend " + piece for piece in rest)]
-        kept: dict[str, dict[str, CurrentBackend]] = {}
-        backends: dict[str, CurrentBackend] = {}
-        for piece in pieces:
-            found = kept.get(piece)
-            if found is None:
-                found = self._pieces.get(piece)
-            if found is None:
-                found = parse_current_config(piece).backends
-                self.parsed_pieces += 1
-            kept[piece] = found
-            backends.update(found)
-        self._pieces = kept
-        self._last = CurrentConfig(backends, text)
+        # 10,000 backends: the pieces are looked up, joined and merged at C speed; only changed ones are parsed
+        pieces = text.split(_CUT)
+        found: list[dict[str, CurrentBackend] | None] = list(map(self._pieces.get, pieces))
+        found[0] = self._head[1] if self._head is not None and self._head[0] == pieces[0] else None
+        for i in compress(range(len(pieces)), map(is_, found, repeat(None))):
+            found[i] = parse_current_config(pieces[i] if i == 0 else "backend " + pieces[i]).backends
+            self.parsed_pieces += 1
+        done = cast("list[dict[str, CurrentBackend]]", found)
+        self._head = (pieces[0], done[0])  # apart: the head is not cut at a backend line
+        self._pieces = dict(zip(pieces[1:], done[1:], strict=True))
+        self._last = CurrentConfig(dict(chain.from_iterable(map(dict.items, done))), text)
         return self._last
