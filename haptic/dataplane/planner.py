@@ -11,8 +11,11 @@ large config costs a linear scan, not a deep comparison of every section.
 
 from __future__ import annotations
 
+import operator
 import threading
 from collections import OrderedDict
+from collections.abc import Iterable
+from itertools import compress
 from typing import Any
 
 from haptic.dataplane.operations import Action, Operation, SyncPlan
@@ -134,16 +137,27 @@ _PARSED = _ParseCache(4)
 def plan_parsed(current: HAProxyConfig, desired: HAProxyConfig) -> SyncPlan:
     """Compare two parsed configs (not modified)."""
     planner = _Planner()
-    for section in desired.sections:
+    for section in _not_in(desired.sections, current):
         existing = current.by_key.get(section.key)
         if existing is None:
             planner.create_section(section)
         elif existing is not section and not existing.same_content(section):
             planner.compare_sections(existing, section)
-    for section in current.sections:
+    for section in _not_in(current.sections, desired):
         if section.key not in desired.by_key:
             planner.emit("delete", section, None, None, None, _section_description("delete", section))
     return planner.result()
+
+
+def _not_in(sections: list[Section], other: HAProxyConfig) -> Iterable[Section]:
+    """``sections`` without those ``other`` holds as the very objects (the parser shares an unchanged section
+    between the parses of two texts): for such a section the loops above do nothing, as long as ``other`` holds
+    no two sections under one key (then ``other.by_key`` names each of its sections). Found at C speed: an
+    endpoint change among 10,000 backends compares one section, not 10,000."""
+    if len(other.by_key) != len(other.sections):
+        return sections
+    held = set(map(id, other.sections))
+    return compress(sections, map(operator.not_, map(held.__contains__, map(id, sections))))
 
 
 class _Planner:

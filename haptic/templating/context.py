@@ -479,6 +479,7 @@ class ServerSlots:
         self.memo: SlotMemo = {}
         self.low_since: dict[str, float] = {}
         self.shrinkable = False
+        self._carried = False  # the memo holds every entry of the last one (see ``carry``)
 
     def assign(self, backend: str, endpoints: Sequence[Endpoint], slots: Any = 10,
                shrink_after: Any = None) -> list[ServerSlot]:
@@ -522,6 +523,10 @@ class ServerSlots:
         it has a clock: then an ``assign`` answers as in that render when the backend's deployed object did."""
         return self._previous_memo is memo and self._low_since_before is low_since and not self._compact
 
+    @property
+    def deployed(self) -> CurrentConfig | None:
+        return self._current
+
     def unchanged(self, backends: Sequence[str]) -> Iterable[bool]:
         """For each backend, whether its deployed object is the one its memo entry was assigned against."""
         deployed = self._current.backends if self._current is not None else {}
@@ -532,7 +537,13 @@ class ServerSlots:
         """What ``assign`` leaves behind for each of ``backends`` when it answers as in the last render (see
         ``unchanged``): the memo entries, and since when ``lows`` (those with few endpoints) have been low."""
         previous = self._previous_memo
-        self.memo.update(zip(backends, map(previous.__getitem__, backends), strict=True))
+        if not self.memo and not self._carried:
+            # nothing assigned yet this render: the last memo whole is the cheapest way to carry most of it
+            # (entries of backends not assigned again stay: each is checked against its inputs before use)
+            self.memo = dict(previous)
+        elif not self._carried:
+            self.memo.update(zip(backends, map(previous.__getitem__, backends), strict=True))
+        self._carried = True
         if lows:
             before = self._low_since_before
             self.low_since.update(zip(lows, map(before.__getitem__, lows), strict=True))

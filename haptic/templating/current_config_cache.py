@@ -32,7 +32,7 @@ class CurrentConfigCache:
         """The ``CurrentConfig`` of ``text`` (the same object again for the same text)."""
         if text is None or not text.strip():
             return None
-        if self._last is not None and self._last.text is text:
+        if self._last is not None and (self._last.text is text or self._last.text == text):
             return self._last
         # 10,000 backends: the pieces are looked up, joined and merged at C speed; only changed ones are parsed
         pieces = text.split(_CUT)

@@ -161,10 +161,12 @@ class LoopRecord:
     """The last render of one fragment loop, aggregated (see the module docstring)."""
 
     def __init__(self, items: list[Any], keys: list[Any], entries: list[Entry | None], texts: list[str],
-                 state: LoopState) -> None:
+                 state: LoopState, aggregate: bool = True) -> None:
         self.items, self.keys, self.entries, self.texts = items, keys, entries, texts
         self.joined = "".join(texts)
-        self.usable = True
+        self.usable = aggregate
+        if not aggregate:  # only the entries, for the per-item path (a loop inside a recording fragment)
+            return
         shapes = [shape_of(e) if e is not None else None for e in entries]
         self.always = [p for p, s in enumerate(shapes) if s is None]
         index: dict[tuple[str, tuple[Any, ...]], list[int]] = {}
@@ -185,16 +187,21 @@ class LoopRecord:
                     index[read] = [p]
                 elif positions[-1] != p:
                     positions.append(p)
-            reads |= shape.shared_reads
-            writes |= shape.writes
+            if shape.shared_reads:
+                reads |= shape.shared_reads
+            if shape.writes:
+                writes |= shape.writes
             for op in shape.other_reads:
                 try:
                     other.setdefault((op[1], op[2], op[3]), op)
                 except TypeError:  # an unhashable argument: asked per item
                     self.usable = False
-            append_keys.update(dict.fromkeys(shape.appends))
-            mark_keys.update(dict.fromkeys(shape.marks))
-            generic.extend((p, op) for op in shape.generic)
+            for k in shape.appends:
+                append_keys[k] = None
+            for k in shape.marks:
+                mark_keys[k] = None
+            if shape.generic:
+                generic.extend((p, op) for op in shape.generic)
         # the effects are applied per kind: a key written both by a stream and by another effect would lose its order
         streamed = {("v", k) for k in append_keys} | {("m", k) for k in mark_keys}
         generic_writes = {("m" if op[2] == "mark" else "v", op[3][0]) for _, op in generic if op[1] == "shared"}
@@ -212,11 +219,13 @@ class LoopRecord:
         self.claims = _Stream([s.claims if s else empty for s in shapes])
         self.slots = _Stream([[a[0] for a in s.slots] if s else empty for s in shapes])
         self.slot_at = list(chain.from_iterable(repeat_n(p, len(names)) for p, names in enumerate(self.slots.per_item)))
-        self.lows = _Stream([empty for _ in shapes])
-        #: (since + quiet, position, since, quiet) of each low backend, ascending
-        self.low_order: list[tuple[float, int, float, float]] = []
-        self.low_entries: list[list[tuple[float, int, float, float]]] = [[] for _ in shapes]
-        self.set_lows(range(len(shapes)), state)
+        # (since + quiet, position, since, quiet) of each low backend: ascending, and per item
+        lows = getattr(state.roles.get("slots"), "lows", None)
+        found = [lows(s.slots) if s is not None and s.slots and lows is not None else empty for s in shapes]
+        self.low_entries = [[(since + quiet, p, since, quiet) for _, since, quiet in f] if f else []
+                            for p, f in enumerate(found)]
+        self.low_order = sorted(chain.from_iterable(self.low_entries))
+        self.lows = _Stream([[b for b, _, _ in f] if f else empty for f in found])
         self.finish(state)
 
     def set_lows(self, positions: Iterable[int], state: LoopState) -> None:
@@ -248,6 +257,7 @@ class LoopRecord:
         }
         slots = state.roles.get("slots")
         self.slots_left = (getattr(slots, "memo", None), getattr(slots, "low_since", None))
+        self.slots_deployed = getattr(slots, "deployed", None)
 
     def by_key(self) -> dict[Any, Entry]:
         return {k: e for k, e in zip(self.keys, self.entries, strict=True) if e is not None}
@@ -301,7 +311,7 @@ def candidates(record: LoopRecord, items: Sequence[Any], state: LoopState) -> li
             continue
         for args in changed:
             found.update(record.index.get((role, args), ()))
-    if record.slots.flat:
+    if record.slots.flat and slots.deployed is not record.slots_deployed:  # else: the same deployed objects
         found.update(compress(record.slot_at, map(not_, slots.unchanged(record.slots.flat))))
     return sorted(found)
 
@@ -314,7 +324,7 @@ def render_loop(record: LoopRecord | None, items: Sequence[Any], refs: tuple[Any
     items = list(items)
     todo = candidates(record, items, state) if record is not None and bulk else None
     if record is None or todo is None:
-        return _per_item(record, items, refs, caller, state, cached)
+        return _per_item(record, items, refs, caller, state, cached, bulk)
     record.usable = False  # until the loop is done: an exception leaves a record good only for its entries
     roles, seen = state.roles, state.seen
     spliced: list[int] = []
@@ -371,7 +381,7 @@ def _rebuilt(record: LoopRecord, items: list[Any], state: LoopState, processed: 
 
 
 def _per_item(record: LoopRecord | None, items: list[Any], refs: tuple[Any, ...], caller: Callable[[Any], str],
-              state: LoopState, cached: Cached) -> tuple[str, LoopRecord, int]:
+              state: LoopState, cached: Cached, bulk: bool) -> tuple[str, LoopRecord, int]:
     previous = record.by_key() if record is not None else {}
     current: dict[Any, Entry] = {}
     keys, texts = [], []
@@ -380,7 +390,7 @@ def _per_item(record: LoopRecord | None, items: list[Any], refs: tuple[Any, ...]
         keys.append(part)
         texts.append(cached(part, (held, refs), partial(caller, item), current, previous))
     entries = [current.get(k) for k in keys]
-    fresh = LoopRecord(items, keys, entries, texts, state)
+    fresh = LoopRecord(items, keys, entries, texts, state, aggregate=bulk)
     return fresh.joined, fresh, len(items)
 
 
