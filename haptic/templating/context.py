@@ -537,13 +537,13 @@ class ServerSlots:
         """What ``assign`` leaves behind for each of ``backends`` when it answers as in the last render (see
         ``unchanged``): the memo entries, and since when ``lows`` (those with few endpoints) have been low."""
         previous = self._previous_memo
-        if not self.memo and not self._carried:
-            # nothing assigned yet this render: the last memo whole is the cheapest way to carry most of it
+        if not self._carried:
+            # the last memo whole, under what this render assigned so far, is the cheapest way to carry most of it
             # (entries of backends not assigned again stay: each is checked against its inputs before use)
-            self.memo = dict(previous)
-        elif not self._carried:
-            self.memo.update(zip(backends, map(previous.__getitem__, backends), strict=True))
-        self._carried = True
+            merged = dict(previous)
+            merged.update(self.memo)
+            self.memo = merged
+            self._carried = True
         if lows:
             before = self._low_since_before
             self.low_since.update(zip(lows, map(before.__getitem__, lows), strict=True))

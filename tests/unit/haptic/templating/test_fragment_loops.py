@@ -183,3 +183,22 @@ def test_the_ingress_library_over_deployments_and_time_renders_as_a_full_render(
         shrinkable.append(result.slots_shrinkable)
         assert lib.engine.fragment_cache.hits > 0
     assert shrinkable[0] is False and shrinkable[-1] is True  # the quiet period passed with few endpoints
+
+
+def test_over_deployments_only_the_changed_items_take_the_per_item_path(replays: list[int]) -> None:
+    """As the controller renders: the deployed config (read incrementally, unchanged backends the same objects)
+    moves on after each render; an endpoint change keeps costing one item, not all of them."""
+    from haptic.templating.current_config_cache import CurrentConfigCache
+
+    lib = Library(40)
+    deployed = CurrentConfigCache()
+    text: str | None = None
+    for step in range(6):
+        lib.stores["endpoints"].apply(_slice(step % 4, 3 + step))
+        replays.append(0)
+        result = lib.engine.render(RenderInputs(stores=lib.stores, extra_context=lib.extra,
+                                                current_config=deployed.read(text), wall_time=1e9 + step))
+        text = result.config
+        if step >= 2:
+            # the changed Ingress renders; the replays are the few fragments outside the loop, not its 40 items
+            assert lib.engine.fragment_cache.misses == 1 and replays[-1] < 12, step
