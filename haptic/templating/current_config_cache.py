@@ -38,11 +38,22 @@ class CurrentConfigCache:
         pieces = text.split(_CUT)
         found: list[dict[str, CurrentBackend] | None] = list(map(self._pieces.get, pieces))
         found[0] = self._head[1] if self._head is not None and self._head[0] == pieces[0] else None
+        parsed: set[str] = set()
         for i in compress(range(len(pieces)), map(is_, found, repeat(None))):
             found[i] = parse_current_config(pieces[i] if i == 0 else "backend " + pieces[i]).backends
+            parsed.update(found[i] or ())
             self.parsed_pieces += 1
         done = cast("list[dict[str, CurrentBackend]]", found)
         self._head = (pieces[0], done[0])  # apart: the head is not cut at a backend line
         self._pieces = dict(zip(pieces[1:], done[1:], strict=True))
-        self._last = CurrentConfig(dict(chain.from_iterable(map(dict.items, done))), text)
-        return self._last
+        last, backends = self._last, dict(chain.from_iterable(map(dict.items, done)))
+        config = CurrentConfig(backends, text)
+        if last is not None:
+            # the kept pieces' backends are the last config's objects: what differs is what was parsed (a name
+            # parsed twice may keep neither object) and what went (none went when the counts add up)
+            added = parsed - last.backends.keys()
+            gone = last.backends.keys() - backends.keys() if len(backends) != len(last.backends) + len(added) else ()
+            config.delta[:] = [last, frozenset(parsed) | frozenset(gone)]
+            last.delta.clear()
+        self._last = config
+        return config

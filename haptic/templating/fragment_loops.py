@@ -219,6 +219,9 @@ class LoopRecord:
         self.claims = _Stream([s.claims if s else empty for s in shapes])
         self.slots = _Stream([[a[0] for a in s.slots] if s else empty for s in shapes])
         self.slot_at = list(chain.from_iterable(repeat_n(p, len(names)) for p, names in enumerate(self.slots.per_item)))
+        self.slot_index: dict[str, list[int]] = {}
+        for name, p in zip(self.slots.flat, self.slot_at, strict=True):
+            self.slot_index.setdefault(name, []).append(p)
         # (since + quiet, position, since, quiet) of each low backend: ascending, and per item
         lows = getattr(state.roles.get("slots"), "lows", None)
         found = [lows(s.slots) if s is not None and s.slots and lows is not None else empty for s in shapes]
@@ -311,8 +314,14 @@ def candidates(record: LoopRecord, items: Sequence[Any], state: LoopState) -> li
             continue
         for args in changed:
             found.update(record.index.get((role, args), ()))
-    if record.slots.flat and slots.deployed is not record.slots_deployed:  # else: the same deployed objects
-        found.update(compress(record.slot_at, map(not_, slots.unchanged(record.slots.flat))))
+    deployed = slots.deployed if record.slots.flat else None
+    if record.slots.flat and deployed is not record.slots_deployed:  # else: the same deployed objects
+        changed = deployed.changed_since(record.slots_deployed) if deployed is not None else None
+        if changed is not None:  # the reader knows which backends it read anew
+            for name in changed:
+                found.update(record.slot_index.get(name, ()))
+        else:
+            found.update(compress(record.slot_at, map(not_, slots.unchanged(record.slots.flat))))
     return sorted(found)
 
 
