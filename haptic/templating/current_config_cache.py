@@ -9,6 +9,7 @@ lines and only pieces that changed since the previous read are parsed again.
 
 from __future__ import annotations
 
+import operator
 from itertools import chain, compress, repeat
 from operator import is_
 from typing import cast
@@ -22,10 +23,11 @@ _CUT = "\nbackend "
 
 class CurrentConfigCache:
     def __init__(self) -> None:
-        #: the pieces of the last text (what follows each ``backend`` cut, the head as it is) -> their backends
-        self._pieces: dict[str, dict[str, CurrentBackend]] = {}
-        self._head: tuple[str, dict[str, CurrentBackend]] | None = None
+        #: the pieces of the last text (the head, then what follows each ``backend`` cut) and their backends
+        self._pieces: list[str] = []
+        self._found: list[dict[str, CurrentBackend]] = []
         self._last: CurrentConfig | None = None
+        self._unique = False  # no backend name in two pieces of the last text
         self.parsed_pieces = 0
 
     def read(self, text: str | None) -> CurrentConfig | None:
@@ -34,26 +36,62 @@ class CurrentConfigCache:
             return None
         if self._last is not None and (self._last.text is text or self._last.text == text):
             return self._last
-        # 10,000 backends: the pieces are looked up, joined and merged at C speed; only changed ones are parsed
+        # 10,000 backends: the pieces are compared, kept and merged at C speed; only changed ones are parsed
         pieces = text.split(_CUT)
-        found: list[dict[str, CurrentBackend] | None] = list(map(self._pieces.get, pieces))
-        found[0] = self._head[1] if self._head is not None and self._head[0] == pieces[0] else None
+        old = self._pieces
+        found: list[dict[str, CurrentBackend] | None]
+        last = self._last
+        if len(pieces) == len(old) and last is not None:  # the same backends in the same places: compared in place
+            changed = list(compress(range(len(pieces)), map(operator.ne, pieces, old)))
+            quick = self._in_place(text, pieces, changed, last)
+            if quick is not None:
+                return quick
+            found = list(self._found)
+            for i in changed:
+                found[i] = None
+        else:
+            known = dict(zip(old[1:], self._found[1:], strict=True))
+            found = [self._found[0] if old and old[0] == pieces[0] else None, *map(known.get, pieces[1:])]
         parsed: set[str] = set()
         for i in compress(range(len(pieces)), map(is_, found, repeat(None))):
             found[i] = parse_current_config(pieces[i] if i == 0 else "backend " + pieces[i]).backends
             parsed.update(found[i] or ())
             self.parsed_pieces += 1
         done = cast("list[dict[str, CurrentBackend]]", found)
-        self._head = (pieces[0], done[0])  # apart: the head is not cut at a backend line
-        self._pieces = dict(zip(pieces[1:], done[1:], strict=True))
-        last, backends = self._last, dict(chain.from_iterable(map(dict.items, done)))
+        self._pieces, self._found = pieces, done
+        backends = dict(chain.from_iterable(map(dict.items, done)))
         config = CurrentConfig(backends, text)
-        if last is not None:
-            # the kept pieces' backends are the last config's objects: what differs is what was parsed (a name
-            # parsed twice may keep neither object) and what went (none went when the counts add up)
+        self._unique = len(backends) == sum(map(len, done))
+        if last is not None and self._unique:
+            # the kept pieces' backends are the last config's objects (no name defined twice): what differs is
+            # what was parsed and what went (none went when the counts add up)
             added = parsed - last.backends.keys()
             gone = last.backends.keys() - backends.keys() if len(backends) != len(last.backends) + len(added) else ()
             config.delta[:] = [last, frozenset(parsed) | frozenset(gone)]
+        if last is not None:
             last.delta.clear()
+        self._last = config
+        return config
+
+    def _in_place(self, text: str, pieces: list[str], changed: list[int], last: CurrentConfig) -> CurrentConfig | None:
+        """The changed pieces parsed, their backends put in place of the last config's (a copy: the same order as
+        a merge of every piece), when each defines the backends it defined before and no name is defined twice;
+        else None."""
+        if not self._unique or 0 in changed:
+            return None
+        parsed = {i: parse_current_config("backend " + pieces[i]).backends for i in changed}
+        self.parsed_pieces += len(parsed)
+        if any(list(found) != list(self._found[i]) for i, found in parsed.items()):
+            return None
+        backends = dict(last.backends)
+        names: set[str] = set()
+        for i, found in parsed.items():
+            backends.update(found)
+            names.update(found)
+            self._found[i] = found
+        self._pieces = pieces
+        config = CurrentConfig(backends, text)
+        config.delta[:] = [last, frozenset(names)]
+        last.delta.clear()
         self._last = config
         return config

@@ -69,8 +69,8 @@ def structural_check(
     aux_reason = _aux_difference(passed_aux, aux, config)
     if aux_reason:
         return _refuse(aux_reason)
-    old_lines = passed_config.split("\n")
-    new_lines = config.split("\n")
+    old_lines = _lines(passed_config)
+    new_lines = _lines(config)
     if len(old_lines) != len(new_lines):
         return _refuse("the line count changed")
     changed: list[int] = []
@@ -104,6 +104,23 @@ def structural_check(
             return _refuse("the change is not a runtime server update")
     count = len(changed)
     return StructuralVerdict(True, f"{count} server line(s) changed in runtime fields only", count)
+
+
+#: id -> (text, its lines) of the last texts split: the config checked now is the one passed next time
+_SPLIT: dict[int, tuple[str, list[str]]] = {}
+
+
+def _lines(text: str) -> list[str]:
+    """``text.split("\\n")``, once per text object (the entry holds the text: its id is not reused meanwhile);
+    the lists are only read."""
+    hit = _SPLIT.get(id(text))
+    if hit is not None and hit[0] is text:
+        return hit[1]
+    lines = text.split("\n")
+    if len(_SPLIT) >= 4:
+        del _SPLIT[next(iter(_SPLIT))]
+    _SPLIT[id(text)] = (text, lines)
+    return lines
 
 
 def _section_spans(lines: list[str], changed: list[int]) -> list[tuple[int, int]]:
