@@ -10,7 +10,6 @@ from __future__ import annotations
 import gc
 import itertools
 import re
-from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -126,6 +125,9 @@ class HAProxyConfig:
     mergeless: bool = field(default=False, repr=False)
 
     def __post_init__(self) -> None:
+        #: see ``by_source``: its answer once worked out, or what it is worked out from
+        self.by_source_cache: dict[str, Section] | None = None
+        self.by_source_from: tuple[HAProxyConfig, list[Section], list[Section]] | None = None
         self.by_key: dict[tuple[str, str | None], Section] = {s.key: s for s in self.sections}
         self.frontends: dict[str, Section] = {}
         self.backends: dict[str, Section] = {}
@@ -166,8 +168,7 @@ def parse_config_reusing(text: str, other: HAProxyConfig) -> HAProxyConfig:
         reused = _Parser().parse_against(text, other)
         if reused is not None:
             return reused
-        reuse = {s.source: s for s in other.sections if s.kind not in UNNAMED_SECTIONS}
-        return _Parser().parse(text, reuse)
+        return _Parser().parse(text, by_source(other))
     except ConfigParseError:
         # A shared section keeps the other text's line numbers, which an error may cite: errors come from a
         # whole parse, as they would without reuse.
@@ -176,6 +177,40 @@ def parse_config_reusing(text: str, other: HAProxyConfig) -> HAProxyConfig:
 
 #: one section chunk of a parsed text: its section, its length, (unnamed defaults so far, last defaults) before it
 _Chunk = tuple["Section", int, tuple[int, str | None]]
+
+
+def _outside(runs: list[tuple[int, int]], count: int) -> list[int]:
+    """The indices below ``count`` in none of the [start, end) ``runs``."""
+    found: list[int] = []
+    at = 0
+    for start, end in sorted(runs):
+        found.extend(range(at, start))
+        at = max(at, end)
+    found.extend(range(at, count))
+    return found
+
+
+def by_source(config: HAProxyConfig, depth: int = 0) -> dict[str, Section]:
+    """``config``'s named sections by their source text (what a parse of a similar text takes unchanged), worked
+    out once per config: from the config it was parsed against when known (a copy, less the sections that went,
+    plus those parsed), so that a one-section change costs one section."""
+    found = config.by_source_cache
+    if found is not None:
+        return found
+    origin = config.by_source_from
+    if origin is not None and depth < 4:
+        other, gone, parsed = origin
+        found = dict(by_source(other, depth + 1))
+        for section in gone:
+            if found.get(section.source) is section:
+                del found[section.source]
+        for section in parsed:
+            if section.kind not in UNNAMED_SECTIONS:
+                found[section.source] = section
+    else:
+        found = {s.source: s for s in config.sections if s.kind not in UNNAMED_SECTIONS}
+    config.by_source_cache, config.by_source_from = found, None
+    return found
 
 
 class _Fallback(Exception):
@@ -298,31 +333,33 @@ class _Parser:
             chunk = text[p:end]
             line += text.count("\n", line_at, p)
             line_at = p
-            if reuse is None or index_of is None:
-                reuse = {s.source: s for s in sections if s.kind not in UNNAMED_SECTIONS}
-                index_of = {id(c[0]): k for k, c in enumerate(chunks)}
+            if reuse is None:
+                reuse = by_source(other)
             self._parse_chunk(chunk, line, reuse)
             parsed.append(self.chunks[-1][0])
             equal = reuse.get(chunk)
             if equal is not None:
-                i = index_of[id(equal)] + 1  # an old chunk found again out of step: the walk resumes after it
+                if index_of is None:
+                    index_of = {id(c[0]): k for k, c in enumerate(chunks)}
+                k = index_of.get(id(equal))
+                if k is not None:
+                    i = k + 1  # an old chunk found again out of step: the walk resumes after it
             p = end
-        self._check_seams(other, parsed, adopted, index_of or {})
-        return HAProxyConfig(self.sections, text, self.chunks, (self.unnamed_defaults, self.last_defaults),
-                             mergeless=len({id(s) for s in parsed}) == len(parsed))
+        left = [chunks[k][0] for k in _outside(adopted, len(chunks))]  # the old sections not taken wholesale
+        self._check_seams(other, parsed, {id(s) for s in left})
+        result = HAProxyConfig(self.sections, text, self.chunks, (self.unnamed_defaults, self.last_defaults),
+                               mergeless=len({id(s) for s in parsed}) == len(parsed))
+        kept = {id(s) for s in parsed}
+        result.by_source_from = (other, [s for s in left if id(s) not in kept], parsed)
+        return result
 
-    def _check_seams(self, other: HAProxyConfig, parsed: list[Section], adopted: list[tuple[int, int]],
-                     index_of: dict[int, int]) -> None:
+    def _check_seams(self, other: HAProxyConfig, parsed: list[Section], left: set[int]) -> None:
         """What the runs taken wholesale were not checked for: a parsed section clashing with (or merging into)
-        one of them, or the same section taken twice. The whole parse then decides, and reports the error."""
-        starts = [run[0] for run in adopted]
+        one of them, or the same section taken twice. The whole parse then decides, and reports the error.
+        ``left``: ids of ``other``'s sections outside the runs (each of ``other``'s sections is in one chunk)."""
 
         def taken(section: Section) -> bool:
-            k = index_of.get(id(section))
-            if k is None:
-                return False
-            at = bisect_right(starts, k) - 1
-            return at >= 0 and k < adopted[at][1]
+            return id(section) not in left
 
         keys: set[tuple[str, str | None]] = set()
         for section in parsed:
