@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import gc
 import itertools
+import operator
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, NamedTuple
 
 from haptic.dataplane.errors import ConfigParseError
@@ -124,24 +126,68 @@ class HAProxyConfig:
     #: no section spans several chunks (a repeated global section merges them): what ``parse_against`` needs
     mergeless: bool = field(default=False, repr=False)
 
+    #: (the config this one was parsed against, its sections that went, the sections parsed) when parsed against
+    #: one (``_Parser.parse_against``): what ``by_key`` and ``by_source`` are worked out from
+    origin: tuple[HAProxyConfig, list[Section], list[Section]] | None = field(default=None, repr=False)
+
     def __post_init__(self) -> None:
         #: see ``by_source``: its answer once worked out, or what it is worked out from
         self.by_source_cache: dict[str, Section] | None = None
-        self.by_source_from: tuple[HAProxyConfig, list[Section], list[Section]] | None = None
-        self.by_key: dict[tuple[str, str | None], Section] = {s.key: s for s in self.sections}
-        self.frontends: dict[str, Section] = {}
-        self.backends: dict[str, Section] = {}
-        self.listens: dict[str, Section] = {}
-        self.defaults: list[Section] = []
-        self.global_section: Section | None = None
-        accessor = {"frontend": self.frontends, "backend": self.backends, "listen": self.listens}
+        self.by_source_from = self.origin
+        origin, self.origin = self.origin, None
+        self.by_key: dict[tuple[str, str | None], Section]
+        if origin is not None and not any(s.kind == "defaults" or s.kind in UNNAMED_SECTIONS
+                                          for s in (*origin[1], *origin[2])):
+            # named sections only changed, each name once (a clash is a parse error): the other's keys, less the
+            # sections that went, plus those parsed (a one-backend change costs one backend, not 10,000)
+            other, gone, parsed = origin
+            by_key = dict(other.by_key)
+            for section in gone:
+                if by_key.get(section.key) is section:
+                    del by_key[section.key]
+            for section in parsed:
+                by_key[section.key] = section
+            self.by_key = by_key
+        else:
+            self.by_key = {s.key: s for s in self.sections}
+
+    def _accessors(self) -> tuple[dict[str, Section], dict[str, Section], dict[str, Section], list[Section],
+                                  Section | None]:
+        frontends: dict[str, Section] = {}
+        backends: dict[str, Section] = {}
+        listens: dict[str, Section] = {}
+        defaults: list[Section] = []
+        global_section: Section | None = None
+        accessor = {"frontend": frontends, "backend": backends, "listen": listens}
         for section in self.sections:
             if section.kind == "global":
-                self.global_section = section
+                global_section = section
             elif section.kind == "defaults":
-                self.defaults.append(section)
+                defaults.append(section)
             elif section.kind in accessor and section.name is not None:
                 accessor[section.kind][section.name] = section
+        return frontends, backends, listens, defaults, global_section
+
+    # worked out when first asked (the planner needs none of them: a config parsed per change need not pay)
+    @cached_property
+    def frontends(self) -> dict[str, Section]:
+        return self._accessors()[0]
+
+    @cached_property
+    def backends(self) -> dict[str, Section]:
+        return self._accessors()[1]
+
+    @cached_property
+    def listens(self) -> dict[str, Section]:
+        return self._accessors()[2]
+
+    @cached_property
+    def defaults(self) -> list[Section]:
+        return self._accessors()[3]
+
+    @cached_property
+    def global_section(self) -> Section | None:
+        return self._accessors()[4]
 
     def section(self, kind: str, name: str | None = None) -> Section | None:
         return self.by_key.get((kind, name))
@@ -177,6 +223,9 @@ def parse_config_reusing(text: str, other: HAProxyConfig) -> HAProxyConfig:
 
 #: one section chunk of a parsed text: its section, its length, (unnamed defaults so far, last defaults) before it
 _Chunk = tuple["Section", int, tuple[int, str | None]]
+
+
+_LENGTH = operator.itemgetter(1)
 
 
 def _outside(runs: list[tuple[int, int]], count: int) -> list[int]:
@@ -265,7 +314,8 @@ class _Parser:
         old, chunks = other.text, other.chunks
         if not chunks or not old or "\x00" in text or not other.mergeless:
             return None
-        starts = list(itertools.accumulate((c[1] for c in chunks), initial=len(old) - sum(c[1] for c in chunks)))
+        lengths = list(map(_LENGTH, chunks))
+        starts = list(itertools.accumulate(lengths, initial=len(old) - sum(lengths)))
         if not text.startswith(old[:starts[0]]) or not self._boundary(text, starts[0]):
             return None
         gc_was_enabled = gc.isenabled()
@@ -339,19 +389,24 @@ class _Parser:
             parsed.append(self.chunks[-1][0])
             equal = reuse.get(chunk)
             if equal is not None:
-                if index_of is None:
-                    index_of = {id(c[0]): k for k, c in enumerate(chunks)}
-                k = index_of.get(id(equal))
+                # an old chunk found again out of step: the walk resumes after it (looked for near where the walk
+                # stands first: a changed section shifts it by one)
+                k = next((n for n in range(max(0, i - 4), min(len(chunks), i + 5)) if chunks[n][0] is equal), None)
+                if k is None:
+                    if index_of is None:
+                        index_of = {id(c[0]): n for n, c in enumerate(chunks)}
+                    k = index_of.get(id(equal))
                 if k is not None:
-                    i = k + 1  # an old chunk found again out of step: the walk resumes after it
+                    i = k + 1
+            elif i < len(chunks):
+                i += 1  # most likely the old version of this chunk: the next run is tried after it
             p = end
         left = [chunks[k][0] for k in _outside(adopted, len(chunks))]  # the old sections not taken wholesale
         self._check_seams(other, parsed, {id(s) for s in left})
-        result = HAProxyConfig(self.sections, text, self.chunks, (self.unnamed_defaults, self.last_defaults),
-                               mergeless=len({id(s) for s in parsed}) == len(parsed))
         kept = {id(s) for s in parsed}
-        result.by_source_from = (other, [s for s in left if id(s) not in kept], parsed)
-        return result
+        return HAProxyConfig(self.sections, text, self.chunks, (self.unnamed_defaults, self.last_defaults),
+                             mergeless=len(kept) == len(parsed),
+                             origin=(other, [s for s in left if id(s) not in kept], parsed))
 
     def _check_seams(self, other: HAProxyConfig, parsed: list[Section], left: set[int]) -> None:
         """What the runs taken wholesale were not checked for: a parsed section clashing with (or merging into)

@@ -156,6 +156,11 @@ def _not_in(sections: list[Section], other: HAProxyConfig) -> Iterable[Section]:
     endpoint change among 10,000 backends compares one section, not 10,000."""
     if len(other.by_key) != len(other.sections):
         return sections
+    if len(sections) == len(other.sections):  # most likely the same sections in the same places: one pass
+        # (a section in a place of its own is held iff it is one of the other's sections not in their own place)
+        moved = list(compress(sections, map(operator.is_not, sections, other.sections)))
+        held_moved = {id(s) for s in compress(other.sections, map(operator.is_not, sections, other.sections))}
+        return [s for s in moved if id(s) not in held_moved]
     held = set(map(id, other.sections))
     return compress(sections, map(operator.not_, map(held.__contains__, map(id, sections))))
 
