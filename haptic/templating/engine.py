@@ -12,7 +12,7 @@ import operator
 import os
 import posixpath
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import FunctionType, TracebackType
 from typing import Any
@@ -64,6 +64,7 @@ from haptic.templating.ingress_helpers import (
     route_ownership,
     weighted_routes,
 )
+from haptic.templating import ingress_lines
 from haptic.templating.ingress_status import set_ingress_statuses
 from haptic.templating.notices import ObjectNotice, object_ref
 from haptic.templating.postprocess import RegexReplace, post_processor_from
@@ -239,6 +240,10 @@ class TemplateEngine:
         def service_endpoints(service: Any, port_ref: Any, slices: Any) -> list[Endpoint]:
             return memo(service, port_ref, slices)
 
+        def ingress_backends(ing: Any, default_backend: Any, resources: Any, shared: Any, slots: Any,
+                             settings: Any) -> Iterator[dict[str, Any]]:
+            return ingress_lines.ingress_backends(ing, default_backend, resources, shared, slots, settings, memo)
+
         self._snippet_names = sorted(templates.snippets)
         self.env = HapticSandbox(sources, clock=clock)
         self.env.filters.update(FILTERS)
@@ -251,6 +256,9 @@ class TemplateEngine:
                 "snippets": self._snippets_matching,
                 "render_glob": self._render_glob,
                 "service_endpoints": service_endpoints,
+                "ingress_backends": ingress_backends,
+                "exact_map_entries": ingress_lines.exact_map_entries,
+                "prefix_map_entries": ingress_lines.prefix_map_entries,
                 "ingress_paths": ingress_paths,
                 "ingress_routes": ingress_routes,
                 "is_passthrough": is_passthrough,

@@ -138,6 +138,20 @@ def dig(obj: Any, *keys: Any) -> Any:
     return current
 
 
+def with_field(items: Iterable[Any], path: str) -> list[Any]:
+    """The items whose dotted ``path`` (through mappings) holds a true value: ``ingresses | with_field("spec.tls")``
+    is ``{% for ing in ingresses if ing.spec.tls %}`` without a sandboxed lookup per item and step."""
+    keys = path.split(".")
+    out = []
+    for item in items:
+        value = item
+        for key in keys:
+            value = value.get(key) if type(value) is dict or isinstance(value, Mapping) else None
+        if value:
+            out.append(item)
+    return out
+
+
 def fallback(value: Any, default: Any) -> Any:
     """``value`` unless it is nil/undefined/empty string, then ``default``."""
     if _is_nil(value) or value == "":
@@ -466,6 +480,7 @@ FILTERS: dict[str, Callable[..., Any]] = {
     "sort_by": sort_by,
     "glob_match": glob_match,
     "dig": dig,
+    "with_field": with_field,
     "fallback": fallback,
     "default_if_nil": fallback,
     "merge": merge,

@@ -131,6 +131,8 @@ def freeze(value: Any, budget: list[int] | None = None) -> Any:
         return (type(value).__name__, value)
     if isinstance(value, Undefined):
         return ("undefined",)
+    if isinstance(value, list | tuple | dict) and len(value) > budget[0]:
+        return _UNFROZEN  # too many values whatever they hold: not one freeze call per item of a long list
     if isinstance(value, list | tuple):
         items = tuple(freeze(v, budget) for v in value)
         return _UNFROZEN if any(i is _UNFROZEN for i in items) else (type(value).__name__, items)

@@ -18,6 +18,11 @@ CANARY_WEIGHT = "haproxy-haptic.org/canary-weight"
 SSL_PASSTHROUGH = "haproxy-haptic.org/ssl-passthrough"
 
 
+def _is_mapping(value: Any) -> bool:
+    # store objects are plain dicts: the exact type test first, the (slower) ABC check for anything else
+    return type(value) is dict or isinstance(value, Mapping)
+
+
 def _backend_name(prefix: str, service: Mapping[str, Any]) -> str:
     port = service.get("port") or {}
     return f"{prefix}{service.get('name')}_{port.get('number') or port.get('name')}"
@@ -88,7 +93,7 @@ def weighted_routes(ingresses: Iterable[Mapping[str, Any]]) -> list[dict[str, An
 def is_passthrough(ingress: Mapping[str, Any]) -> bool:
     """``haproxy-haptic.org/ssl-passthrough: "true"``; on a dialect's view (``with_dialect``) its own annotation."""
     settings = ingress.get("dialect")
-    if isinstance(settings, Mapping):
+    if settings is not None and _is_mapping(settings):
         return settings.get("ssl_passthrough") is True
     return _annotations(ingress).get(SSL_PASSTHROUGH) == "true"
 
@@ -125,14 +130,14 @@ def ingress_paths(ingress: Mapping[str, Any]) -> list[dict[str, Any]]:
     prefix = f"ing_{meta.get('namespace', '')}_{meta.get('name', '')}_"
     out: list[dict[str, Any]] = []
     default = (spec.get("defaultBackend") or {}).get("service")
-    if isinstance(default, Mapping):
+    if default is not None and _is_mapping(default):
         backend = _backend_name(prefix, default)
         out.append({"host": "", "path": "", "type": DEFAULT, "key": "", "service": default, "backend": backend})
     for rule in spec.get("rules") or []:
         host = rule.get("host") or ""
         for path in (rule.get("http") or {}).get("paths") or []:
             service = (path.get("backend") or {}).get("service")
-            if not isinstance(service, Mapping):
+            if not _is_mapping(service):
                 continue
             value = path.get("path") or "/"
             out.append(
@@ -152,19 +157,22 @@ def age_key(ingress: Mapping[str, Any]) -> tuple[bool, str, str, str]:
     """Oldest first (creationTimestamp), then namespace, then name: the tie-break of Ingress and Gateway API rules."""
     meta = ingress.get("metadata") or {}
     created = meta.get("creationTimestamp")
+    namespace, name = meta.get("namespace") or "", meta.get("name") or ""
     # RFC 3339 UTC timestamps ("2026-01-02T03:04:05Z") sort as strings; objects without one sort last.
-    return (not isinstance(created, str), created if isinstance(created, str) else "",
-            str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+    if type(created) is str:
+        return (False, created, namespace if type(namespace) is str else str(namespace),
+                name if type(name) is str else str(name))
+    return (not isinstance(created, str), created if isinstance(created, str) else "", str(namespace), str(name))
 
 
-def _hosts_of(ingress: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """(host, field) of every rule naming a host, in rule order, each host once."""
-    found: dict[str, str] = {}
+def _hosts_of(ingress: Mapping[str, Any]) -> dict[str, int]:
+    """host -> index of the first rule naming it, in rule order."""
+    found: dict[str, int] = {}
     for i, rule in enumerate((ingress.get("spec") or {}).get("rules") or []):
-        host = rule.get("host") if isinstance(rule, Mapping) else None
-        if isinstance(host, str) and host and host not in found:
-            found[host] = f"spec.rules[{i}].host"
-    return list(found.items())
+        host = rule.get("host") if _is_mapping(rule) else None
+        if type(host) is str and host and host not in found:
+            found[host] = i
+    return found
 
 
 def route_ownership(ingresses: Iterable[Any], shared_namespaces: Any = ()) -> dict[str, Any]:
@@ -190,25 +198,27 @@ def route_ownership(ingresses: Iterable[Any], shared_namespaces: Any = ()) -> di
         namespace = str(meta.get("namespace") or "")
         claims = _hosts_of(ingress)
         lost = None
-        for host, field in claims:
+        for host, index in claims.items():
             owner = owners.get(host)
             if owner is None or owner[0] == namespace:
                 continue
             if everyone or (namespace in shared and owner[0] in shared):
                 continue
-            lost = (host, field, owner[1])
+            lost = (host, index, owner[1])
             break
         if lost is not None:
-            host, field, by = lost
+            host, index, by = lost
             conflicts.append({
-                "ingress": ingress, "host": host, "field": field, "owner": by,
+                "ingress": ingress, "host": host, "field": f"spec.rules[{index}].host", "owner": by,
                 "message": f"host {host} is owned by namespace {by.split('/', 1)[0]} (Ingress {by}, the oldest "
                            f"naming it); this Ingress is not routed",
             })
             continue
         routed.append(ingress)
-        for host, _field in claims:
-            owners.setdefault(host, (namespace, f"{namespace}/{meta.get('name', '')}"))
+        if claims:
+            owner_of = (namespace, f"{namespace}/{meta.get('name', '')}")
+            for host in claims:
+                owners.setdefault(host, owner_of)
     return {
         "ingresses": routed,
         "hosts": {host: owners[host][0] for host in sorted(owners)},

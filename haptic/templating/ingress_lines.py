@@ -1,0 +1,167 @@
+"""The per-Ingress lines of the Ingress library, computed in Python: each backend's directives and server lines,
+and the entries of the path maps.
+
+A full render of the library (a config change, startup) walks every Ingress: the same work as Jinja
+statements costs several sandboxed lookups, tests and filter calls each, ~100 us per Ingress. The template
+keeps the shape of ``haproxy.cfg`` (``backend``, ``mode http``, the directives, the ``server`` lines) and
+prints what these helpers return.
+
+Render state is reached only through the render context's own objects (``shared``, the store views,
+``server_slots``, ``first_seen``, ``warn``): their calls are journalled as the template's would be, so a
+fragment around a helper call is reused exactly when the template's own statements would be (see
+``haptic.templating.fragments``). Imports only the templating helpers it builds on; never the engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from haptic.templating.filters import first_seen, warn
+from haptic.templating.ingress_helpers import ingress_routes, is_passthrough, weighted_routes
+from haptic.templating.safety import parse_cidrs, parse_request_headers
+
+PREFIX = "haproxy-haptic.org/"
+#: ``haproxy-haptic.org/backend-protocol`` -> what each server line adds
+PROTOCOL_OPTIONS = {"http": "", "h2c": " proto h2", "https": " ssl verify none", "h2": " ssl verify none alpn h2"}
+_TIMEOUTS = ("server", "connect", "queue", "tunnel")
+REDIRECT = "http-request redirect scheme https code 308 unless { ssl_fc }"
+
+#: service, service port reference, EndpointSlices -> ready endpoints (the engine's ``service_endpoints``)
+EndpointsOf = Callable[[Any, Any, Sequence[Any]], Sequence[Any]]
+
+
+def _get(value: Any, key: str) -> Any:
+    return value.get(key) if isinstance(value, Mapping) else None
+
+
+def backend_directives(a: Mapping[str, Any], redirect: bool) -> list[str]:
+    """The directives of an Ingress backend from the documented ``haproxy-haptic.org/*`` annotations ``a``
+    (validated by ``reject_unsafe``): balance, timeouts, ``option httpchk``, the allow-list deny, set-header
+    rules; then the redirect to https when ``redirect``."""
+    if not a:
+        lines = ["balance roundrobin"]
+    else:
+        lines = [f"balance {a.get(PREFIX + 'balance', 'roundrobin')}"]
+        for kind in _TIMEOUTS:
+            value = a.get(f"{PREFIX}timeout-{kind}")
+            if value:
+                lines.append(f"timeout {kind} {value}")
+        if a.get(PREFIX + "health-check-path"):
+            lines.append(f"option httpchk GET {a[PREFIX + 'health-check-path']}")
+        if a.get(PREFIX + "allow-list"):
+            lines.append(f"http-request deny deny_status 403 unless {{ src {' '.join(parse_cidrs(a[PREFIX + 'allow-list']))} }}")
+        if a.get(PREFIX + "request-set-header"):
+            for name, value in parse_request_headers(a[PREFIX + "request-set-header"]):
+                lines.append(f'http-request set-header {name} "{value}"')
+    if redirect:
+        lines.append(REDIRECT)
+    return lines
+
+
+def server_options(a: Mapping[str, Any]) -> str:
+    """What each server line of an Ingress backend adds: the backend protocol's options, then ``check`` (and
+    its ``inter``) when a health check is asked for."""
+    if not a:
+        return ""
+    try:
+        opts = PROTOCOL_OPTIONS.get(a.get(PREFIX + "backend-protocol", "http"), "")
+    except TypeError:  # an unhashable value: no such protocol
+        opts = ""
+    interval = a.get(PREFIX + "health-check-interval")
+    if a.get(PREFIX + "health-check-path") or interval:
+        opts += " check" + (f" inter {interval}" if interval else "")
+    return opts
+
+
+def ingress_backends(ing: Mapping[str, Any], default_backend: Any, resources: Mapping[str, Any], shared: Any,
+                     slots: Any, settings: Mapping[str, Any], endpoints_of: EndpointsOf) -> Iterator[dict[str, Any]]:
+    """The backends one Ingress (or its dialect view, ``ing.dialect``) adds, each once per render.
+
+    Walks the Ingress's routes (the dialect's ``routes``; none for ssl-passthrough; with the canary twins of
+    ``canary-service``, which are backends, never routes): appends every route to ``shared`` ``routes`` (a
+    dialect canary's excepted), warns about a ``defaultBackend`` that an older Ingress's overrides, and yields
+    each backend the render has not seen yet (``first_seen("backend", name)``): ``name``, ``route`` (its first
+    route), ``redirect`` (to https), ``directives`` (``backend_directives``; empty for a dialect view, whose
+    ``dialect-backend`` snippet renders them) and ``servers`` (the ``server`` lines after the keyword: the
+    ``server_slots`` assignment of the Service's endpoints with the server options).
+
+    A generator: its calls on render state interleave with the template's own (``dialect-userlist``) as they
+    would in a Jinja loop."""
+    meta = _get(ing, "metadata") or {}
+    ns = meta.get("namespace")
+    a = meta.get("annotations") or {}
+    d = ing.get("dialect")
+    member = f"{ns}/{meta.get('name')}"
+    if d:
+        opts = d.get("server_options") or ""
+        # Jinja's ``d.ssl_redirect is not sameas false``: an absent setting is not False
+        redirect = bool(d.get("force_ssl_redirect") or (d.get("ssl_redirect") is not False
+                                                         and shared.marked("tls_ingresses", member)))
+        cookie = bool(d.get("affinity"))
+        routes = d.get("routes") or []
+        canary = bool(d.get("canary"))
+    else:
+        opts = server_options(a)
+        flag = a.get(PREFIX + "ssl-redirect")
+        redirect = flag == "true" or (flag != "false" and shared.marked("tls_ingresses", member))
+        cookie = False
+        if is_passthrough(ing):
+            routes = []
+        else:
+            routes = ingress_routes(ing) + (weighted_routes([ing]) if a.get(PREFIX + "canary-service") else [])
+        canary = False
+    step = a.get(PREFIX + "server-slots") or settings.get("serverSlots") or 10
+    shrink_after = settings.get("slotShrinkAfter")
+    services, endpoints = resources["services"], resources["endpoints"]
+    for route in routes:
+        kind = route["type"]
+        if kind not in ("Default", "Canary"):
+            if not canary:
+                shared.append("routes", route)
+        elif kind == "Default" and route["backend"] != default_backend:
+            warn(f"defaultBackend ignored: {default_backend} (of an older Ingress) is the default backend", ing,
+                 "DefaultBackendIgnored", "spec.defaultBackend")
+        name = route["backend"]
+        if not first_seen("backend", name):
+            continue
+        svc = route["service"]
+        found = endpoints_of(services.get_single(ns, svc.get("name")), svc.get("port"),
+                             endpoints.fetch(ns, svc.get("name")))
+        assigned = slots.assign(name, found, step, shrink_after)
+        if cookie:
+            servers = [f"{s.spec}{opts} cookie {s.name}" for s in assigned]
+        else:
+            servers = [s.spec + opts for s in assigned]
+        yield {"name": name, "route": route, "redirect": redirect,
+               "directives": [] if d else backend_directives(a, redirect), "servers": servers}
+
+
+def _longest_key_first(routes: Iterable[Any]) -> list[Any]:
+    # ``sort_by(["$.key | length:desc"])``: stable, routes without a key last
+    present = [r for r in routes if r.get("key") is not None]
+    present.sort(key=lambda r: len(r["key"]), reverse=True)
+    return present + [r for r in routes if r.get("key") is None]
+
+
+def exact_map_entries(routes: Iterable[Any]) -> list[tuple[str, str]]:
+    """(key, backend) of every ``Exact`` route, each key once (the first route naming it wins)."""
+    out: dict[str, str] = {}
+    for r in routes:
+        if r["type"] == "Exact" and r["key"] not in out:
+            out[r["key"]] = r["backend"]
+    return list(out.items())
+
+
+def prefix_map_entries(routes: Iterable[Any]) -> list[tuple[str, str]]:
+    """(key, backend) of every prefix-matched route (not ``Exact``, not ``Regex``): the key is host + path
+    without trailing slashes + ``/`` (matched against the request's host + path + ``/``, so a path matches
+    itself and what lies below it, element-wise), longest first (``map_beg`` takes the first match), each
+    key once."""
+    out: dict[str, str] = {}
+    for r in _longest_key_first(list(routes)):
+        if r["type"] not in ("Exact", "Regex"):
+            key = f"{r['host']}{r['path'].rstrip('/')}/"
+            if key not in out:
+                out[key] = r["backend"]
+    return list(out.items())
