@@ -249,6 +249,15 @@ class FileRegistry:
         return self._resolver._get_path(name, kind)
 
 
+class LoggedWrite:
+    """A ``shared.set``/``setdefault`` in a ``SharedState`` log (appends are logged as their values)."""
+
+    __slots__ = ("method", "value")
+
+    def __init__(self, method: str, value: Any) -> None:
+        self.method, self.value = method, value
+
+
 class SharedState:
     """Values shared between templates of one render (``shared.get``/``set``/``setdefault``).
 
@@ -258,7 +267,8 @@ class SharedState:
     def __init__(self) -> None:
         self._values: dict[str, Any] = {}
         self._marks: dict[str, dict[Any, None]] = {}
-        #: ("v", key) -> (method, value) of each write of a value; ("m", key) -> each member marked
+        #: ("v", key) -> each value appended, or ``LoggedWrite`` for a set; ("m", key) -> each member marked (no tuple
+        #: per write: 10,000 appends would leave 10,000 young objects for the collector after each render)
         self._log: dict[tuple[str, str], list[Any]] = {}
 
     def _logged(self, name: tuple[str, str]) -> list[Any]:
@@ -281,13 +291,13 @@ class SharedState:
 
     def set(self, key: str, value: Any) -> str:
         self._values[key] = value
-        self._logged(("v", key)).append(("set", value))
+        self._logged(("v", key)).append(LoggedWrite("set", value))
         fragments.note(fragments.EFFECT, "shared", "set", (key, value))
         return ""
 
     def setdefault(self, key: str, value: Any) -> Any:
         fragments.uncacheable()  # a read and a write in one
-        self._logged(("v", key)).append(("setdefault", value))
+        self._logged(("v", key)).append(LoggedWrite("setdefault", value))
         return self._values.setdefault(key, value)
 
     def has(self, key: str) -> bool:
@@ -297,14 +307,14 @@ class SharedState:
     def append(self, key: str, value: Any) -> str:
         """Appends to the list under ``key`` (O(1); templates cannot mutate lists themselves)."""
         self._values.setdefault(key, []).append(value)
-        self._logged(("v", key)).append(("append", value))
+        self._logged(("v", key)).append(value)
         fragments.note(fragments.EFFECT, "shared", "append", (key, value))
         return ""
 
     def extend(self, key: str, values: Sequence[Any]) -> None:
         """``append`` of each value in turn, at once (a fragment loop's reused items; journals nothing)."""
         self._values.setdefault(key, []).extend(values)
-        self._logged(("v", key)).extend(zip(repeat("append"), values))
+        self._logged(("v", key)).extend(values)
 
     def mark(self, key: str, member: Any) -> str:
         """Adds ``member`` to the set under ``key``; ``marked`` tests membership in O(1)."""

@@ -39,6 +39,7 @@ from itertools import accumulate, chain, compress
 from operator import is_, not_
 from typing import Any
 
+from haptic.templating.context import LoggedWrite
 from haptic.templating.fragments import CHECKED, CLAIM, EFFECT, READ, Dirty, Entry, Op, item_key, replay
 
 _SCALARS = (str, int, float, bool, type(None))
@@ -150,6 +151,8 @@ def _same(a: Any, b: Any) -> bool:
     kind = type(a)
     if kind is not type(b):
         return False
+    if kind is LoggedWrite:
+        return bool(a.method == b.method and _same(a.value, b.value))
     if kind in _SCALARS:
         return bool(a == b)
     if kind is tuple:

@@ -102,7 +102,7 @@ def _snapshot(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return _Copy((type(value), tuple(value)))
     if isinstance(value, dict):
-        return _Copy((dict, tuple(value.items())))
+        return _Copy((dict, tuple(value), tuple(value.values())))  # two tuples, not one pair per item
     return ("objects", (value,))
 
 
