@@ -196,6 +196,9 @@ class FragmentCache:
 
     def keep_loop(self, key: tuple[Any, ...], record: Any) -> None:
         self._loops_current[key] = record
+        # never asked for again (``loop`` prefers this render's): freed now, in the render that replaced it, not
+        # in the next one (10,000 entries to free once every Ingress rendered again)
+        self._loops_previous.pop(key, None)
 
 
 _ROLE = ("role",)
