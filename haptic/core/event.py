@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import hashlib
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -107,6 +108,7 @@ def event_types() -> dict[str, type[Event]]:
 #: id -> (text, its digest) of the last texts digested: one rendered config is digested by every event log and
 #: trace that records the events carrying it (the entry holds the text, so its id is not reused meanwhile)
 _DIGESTS: dict[int, tuple[object, dict[str, JsonValue]]] = {}
+_DIGEST_LOCK = threading.Lock()
 
 
 def digest(value: object) -> JsonValue:
@@ -123,9 +125,10 @@ def digest(value: object) -> JsonValue:
         return to_json_safe(value)
     found: dict[str, JsonValue] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
     if isinstance(value, str | bytes):
-        if len(_DIGESTS) >= 8:
-            del _DIGESTS[next(iter(_DIGESTS))]
-        _DIGESTS[id(value)] = (value, found)
+        with _DIGEST_LOCK:  # events are recorded from worker threads too
+            if len(_DIGESTS) >= 8:
+                del _DIGESTS[next(iter(_DIGESTS))]
+            _DIGESTS[id(value)] = (value, found)
     return dict(found)
 
 

@@ -18,6 +18,7 @@ import ipaddress
 import operator
 import posixpath
 import re
+import threading
 from dataclasses import dataclass
 from itertools import accumulate, compress, repeat
 from typing import Any
@@ -153,6 +154,7 @@ def _by_pieces(passed: str, config: str) -> StructuralVerdict | tuple[list[int],
     return changed, "\n".join(old_parts), "\n".join(new_parts)
 
 
+_MEMO_LOCK = threading.Lock()
 #: id -> (text, its pieces) of the last texts cut (the config checked now is the one passed next time)
 _CUTS: dict[int, tuple[str, list[str]]] = {}
 
@@ -162,9 +164,10 @@ def _cut(text: str) -> list[str]:
     if hit is not None and hit[0] is text:
         return hit[1]
     pieces = text.split(_CUT)
-    if len(_CUTS) >= 4:
-        del _CUTS[next(iter(_CUTS))]
-    _CUTS[id(text)] = (text, pieces)
+    with _MEMO_LOCK:  # renders and checks may run off the event loop
+        if len(_CUTS) >= 4:
+            del _CUTS[next(iter(_CUTS))]
+        _CUTS[id(text)] = (text, pieces)
     return pieces
 
 
@@ -179,9 +182,10 @@ def _lines(text: str) -> list[str]:
     if hit is not None and hit[0] is text:
         return hit[1]
     lines = text.split("\n")
-    if len(_SPLIT) >= 4:
-        del _SPLIT[next(iter(_SPLIT))]
-    _SPLIT[id(text)] = (text, lines)
+    with _MEMO_LOCK:
+        if len(_SPLIT) >= 4:
+            del _SPLIT[next(iter(_SPLIT))]
+        _SPLIT[id(text)] = (text, lines)
     return lines
 
 
