@@ -369,6 +369,19 @@ def _placeholder(index: int) -> ServerSlot:
 @lru_cache(maxsize=65536)
 def _parse_ip(address: str) -> tuple[str, tuple[int, int]] | None:
     """Normalized address and sort key, or None when ``address`` is not an IP (cached: slices repeat)."""
+    parts = address.split(".") if type(address) is str else ()
+    if len(parts) == 4 and address.isascii() and "".join(parts).isdigit():
+        # dotted decimal, ipaddress's rules without its cost (a startup parses every endpoint): each part 1-3 digits
+        # without a leading zero, at most 255; anything else with four all-digit parts is no address at all
+        value = 0
+        for part in parts:
+            if not part or len(part) > 3 or (part[0] == "0" and len(part) > 1):
+                return None
+            octet = int(part)
+            if octet > 255:
+                return None
+            value = (value << 8) | octet
+        return address, (4, value)
     try:
         ip = ipaddress.ip_address(address)
     except (ValueError, TypeError):

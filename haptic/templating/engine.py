@@ -22,6 +22,7 @@ from jinja2.exceptions import SecurityError
 from jinja2.runtime import Context
 
 from haptic.dataplane.aux_files import AuxFiles
+from haptic.templating import ingress_lines
 from haptic.templating.addresses import published_addresses
 from haptic.templating.context import (
     CURRENT_RENDER,
@@ -64,7 +65,6 @@ from haptic.templating.ingress_helpers import (
     route_ownership,
     weighted_routes,
 )
-from haptic.templating import ingress_lines
 from haptic.templating.ingress_status import set_ingress_statuses
 from haptic.templating.notices import ObjectNotice, object_ref
 from haptic.templating.postprocess import RegexReplace, post_processor_from
@@ -244,6 +244,9 @@ class TemplateEngine:
                              settings: Any) -> Iterator[dict[str, Any]]:
             return ingress_lines.ingress_backends(ing, default_backend, resources, shared, slots, settings, memo)
 
+        def gateway_backends(backends: Any, resources: Any, slots: Any, settings: Any) -> Iterator[dict[str, Any]]:
+            return ingress_lines.gateway_backends(backends, resources, slots, settings, memo)
+
         self._snippet_names = sorted(templates.snippets)
         self.env = HapticSandbox(sources, clock=clock)
         self.env.filters.update(FILTERS)
@@ -257,6 +260,7 @@ class TemplateEngine:
                 "render_glob": self._render_glob,
                 "service_endpoints": service_endpoints,
                 "ingress_backends": ingress_backends,
+                "gateway_backends": gateway_backends,
                 "exact_map_entries": ingress_lines.exact_map_entries,
                 "prefix_map_entries": ingress_lines.prefix_map_entries,
                 "ingress_paths": ingress_paths,
@@ -512,6 +516,7 @@ class TemplateEngine:
             CURRENT_RENDER.reset(token)
             self.env.clear_deadline()
             if gc_was_enabled:
+                promote_render_objects()
                 gc.enable()
         context["http"].raise_if_missing()
         slots = context["server_slots"]
@@ -576,6 +581,18 @@ class TemplateEngine:
     ) -> TemplateRenderError:
         where, line = _template_location(exc.__traceback__, self._sources)
         return cls(message, template=where or name, line=line, field=_field_of(where or name))
+
+
+def promote_render_objects() -> None:
+    """What a render allocated (journals, cached fragments, routes: mostly kept for the next render) goes straight
+    to the oldest generation, as the young collections would move it there one by one after scanning it all (tens
+    of ms for a large cluster); cycles in it are found by the next full collection. While a freeze is held (the
+    controller's startup freezes its survivors until the first deployment), the render's objects join it instead:
+    unfreezing would release the holder's objects too. (GC policy: move next to the startup's when it has a module.)"""
+    held = gc.get_freeze_count() > 0
+    gc.freeze()
+    if not held:
+        gc.unfreeze()
 
 
 class FragmentMismatch(AssertionError):

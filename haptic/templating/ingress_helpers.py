@@ -7,7 +7,7 @@ lookups per path; the Ingress library renders tens of thousands of them, so the 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 DEFAULT = "Default"
 REGEX = "Regex"
@@ -18,7 +18,7 @@ CANARY_WEIGHT = "haproxy-haptic.org/canary-weight"
 SSL_PASSTHROUGH = "haproxy-haptic.org/ssl-passthrough"
 
 
-def _is_mapping(value: Any) -> bool:
+def _is_mapping(value: Any) -> TypeGuard[Mapping[str, Any]]:
     # store objects are plain dicts: the exact type test first, the (slower) ABC check for anything else
     return type(value) is dict or isinstance(value, Mapping)
 

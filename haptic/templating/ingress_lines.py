@@ -1,5 +1,5 @@
-"""The per-Ingress lines of the Ingress library, computed in Python: each backend's directives and server lines,
-and the entries of the path maps.
+"""The per-object lines of the Ingress and Gateway libraries, computed in Python: each backend's directives and
+server lines, and the entries of the Ingress library's path maps.
 
 A full render of the library (a config change, startup) walks every Ingress: the same work as Jinja
 statements costs several sandboxed lookups, tests and filter calls each, ~100 us per Ingress. The template
@@ -17,8 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from haptic.templating.filters import first_seen, warn
-from haptic.templating.ingress_helpers import ingress_routes, is_passthrough, weighted_routes
+from haptic.templating.context import current_render
+from haptic.templating.filters import warn
+from haptic.templating.ingress_helpers import SSL_PASSTHROUGH, ingress_routes, weighted_routes
 from haptic.templating.safety import parse_cidrs, parse_request_headers
 
 PREFIX = "haproxy-haptic.org/"
@@ -50,7 +51,8 @@ def backend_directives(a: Mapping[str, Any], redirect: bool) -> list[str]:
         if a.get(PREFIX + "health-check-path"):
             lines.append(f"option httpchk GET {a[PREFIX + 'health-check-path']}")
         if a.get(PREFIX + "allow-list"):
-            lines.append(f"http-request deny deny_status 403 unless {{ src {' '.join(parse_cidrs(a[PREFIX + 'allow-list']))} }}")
+            sources = " ".join(parse_cidrs(a[PREFIX + "allow-list"]))
+            lines.append(f"http-request deny deny_status 403 unless {{ src {sources} }}")
         if a.get(PREFIX + "request-set-header"):
             for name, value in parse_request_headers(a[PREFIX + "request-set-header"]):
                 lines.append(f'http-request set-header {name} "{value}"')
@@ -82,9 +84,9 @@ def ingress_backends(ing: Mapping[str, Any], default_backend: Any, resources: Ma
     ``canary-service``, which are backends, never routes): appends every route to ``shared`` ``routes`` (a
     dialect canary's excepted), warns about a ``defaultBackend`` that an older Ingress's overrides, and yields
     each backend the render has not seen yet (``first_seen("backend", name)``): ``name``, ``route`` (its first
-    route), ``redirect`` (to https), ``directives`` (``backend_directives``; empty for a dialect view, whose
-    ``dialect-backend`` snippet renders them) and ``servers`` (the ``server`` lines after the keyword: the
-    ``server_slots`` assignment of the Service's endpoints with the server options).
+    route), ``redirect`` (to https), ``dialect`` (whether ``ing`` is a dialect view), ``directives``
+    (``backend_directives``; empty for a dialect view, whose ``dialect-backend`` snippet renders them) and
+    ``servers`` (``service_servers``: the ``server`` lines after the keyword).
 
     A generator: its calls on render state interleave with the template's own (``dialect-userlist``) as they
     would in a Jinja loop."""
@@ -106,14 +108,14 @@ def ingress_backends(ing: Mapping[str, Any], default_backend: Any, resources: Ma
         flag = a.get(PREFIX + "ssl-redirect")
         redirect = flag == "true" or (flag != "false" and shared.marked("tls_ingresses", member))
         cookie = False
-        if is_passthrough(ing):
+        if a.get(SSL_PASSTHROUGH) == "true":  # is_passthrough of a plain Ingress
             routes = []
         else:
             routes = ingress_routes(ing) + (weighted_routes([ing]) if a.get(PREFIX + "canary-service") else [])
         canary = False
+    state = current_render()
     step = a.get(PREFIX + "server-slots") or settings.get("serverSlots") or 10
     shrink_after = settings.get("slotShrinkAfter")
-    services, endpoints = resources["services"], resources["endpoints"]
     for route in routes:
         kind = route["type"]
         if kind not in ("Default", "Canary"):
@@ -123,18 +125,39 @@ def ingress_backends(ing: Mapping[str, Any], default_backend: Any, resources: Ma
             warn(f"defaultBackend ignored: {default_backend} (of an older Ingress) is the default backend", ing,
                  "DefaultBackendIgnored", "spec.defaultBackend")
         name = route["backend"]
-        if not first_seen("backend", name):
+        if not state.first_seen(("backend", name)):  # ``first_seen("backend", name)``
             continue
         svc = route["service"]
-        found = endpoints_of(services.get_single(ns, svc.get("name")), svc.get("port"),
-                             endpoints.fetch(ns, svc.get("name")))
-        assigned = slots.assign(name, found, step, shrink_after)
-        if cookie:
-            servers = [f"{s.spec}{opts} cookie {s.name}" for s in assigned]
-        else:
-            servers = [s.spec + opts for s in assigned]
-        yield {"name": name, "route": route, "redirect": redirect,
+        servers = service_servers(resources, slots, name, ns, svc.get("name"), svc.get("port"), step, shrink_after,
+                                  opts, endpoints_of, cookie)
+        yield {"name": name, "route": route, "redirect": redirect, "dialect": bool(d),
                "directives": [] if d else backend_directives(a, redirect), "servers": servers}
+
+
+def service_servers(resources: Mapping[str, Any], slots: Any, backend: str, namespace: Any, service: Any,
+                    port: Any, step: Any, shrink_after: Any, options: str, endpoints_of: EndpointsOf,
+                    cookie: bool = False) -> list[str]:
+    """The ``server`` lines (after the keyword) of ``backend``: the ready endpoints of the Service port (the
+    stores ``services`` and ``endpoints`` of ``resources``) in ``server_slots`` (``step`` slots at a time), each
+    line followed by ``options`` (and ``cookie SRV_n`` with ``cookie``)."""
+    found = endpoints_of(resources["services"].get_single(namespace, service), port,
+                         resources["endpoints"].fetch(namespace, service))
+    assigned = slots.assign(backend, found, step, shrink_after)
+    if cookie:
+        return [f"{s.spec}{options} cookie {s.name}" for s in assigned]
+    return [s.spec + options for s in assigned] if options else [s.spec for s in assigned]
+
+
+def gateway_backends(backends: Iterable[Mapping[str, Any]], resources: Mapping[str, Any], slots: Any,
+                     settings: Mapping[str, Any], endpoints_of: EndpointsOf) -> Iterator[dict[str, Any]]:
+    """The Gateway library's backends (``gateway_model``'s ``backends``: ``name``, ``namespace``, ``service``,
+    ``port``, ``h2c``) with their ``servers`` (``service_servers``; ``proto h2`` for h2c, ``serverSlots`` slots
+    at a time)."""
+    step = settings.get("serverSlots") or 10
+    for b in backends:
+        yield {"name": b["name"], "servers": service_servers(
+            resources, slots, b["name"], b["namespace"], b["service"], b["port"], step, None,
+            " proto h2" if b.get("h2c") else "", endpoints_of)}
 
 
 def _longest_key_first(routes: Iterable[Any]) -> list[Any]:

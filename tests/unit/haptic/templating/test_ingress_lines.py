@@ -20,7 +20,7 @@ from haptic.k8s.store import ResourceStore
 from haptic.templating import ingress_lines
 from haptic.templating.engine import RenderInputs, RenderResult, TemplateEngine, TemplateSet
 from haptic.templating.libraries import load_library, merge_fragment
-from tests.unit.haptic.templating.dialects import test_haproxytech_library, test_nginx_library
+from tests.unit.haptic.templating.dialects import test_nginx_library
 from tests.unit.haptic.templating.dialects.library_render import HASH, ingress, opaque_secret, service
 
 BEFORE = yaml.safe_load((Path(__file__).parent / "data" / "ingress_library_e6e6caf.yaml").read_text())
@@ -38,7 +38,7 @@ def spec_of(names: list[str], ingress_library: dict[str, Any]) -> dict[str, Any]
 
 def engine_of(spec: dict[str, Any]) -> TemplateEngine:
     return TemplateEngine(TemplateSet.from_spec(SimpleNamespace(
-        haproxy_config=spec["haproxyConfig"], template_snippets=spec["templateSnippets"], maps=spec["maps"],
+        haproxy_config=spec["haproxyConfig"], template_snippets=spec["templateSnippets"], maps=spec.get("maps") or {},
         files={}, ssl_certificates={})))
 
 
@@ -83,7 +83,8 @@ def every_feature() -> list[dict[str, Any]]:
     return [
         multi, late_default, tls, redirected, no_redirect, other_ns,
         haptic_ingress("tuned", {"timeout-server": "7s", "timeout-connect": "2s", "timeout-queue": "3s",
-                                 "timeout-tunnel": "1h", "balance": "leastconn", "allow-list": "10.0.0.0/8, 192.168.1.1",
+                                 "timeout-tunnel": "1h", "balance": "leastconn",
+                                 "allow-list": "10.0.0.0/8, 192.168.1.1",
                                  "request-set-header": "X-A: one; X-B: two", "server-slots": "4"}),
         haptic_ingress("checked", {"health-check-path": "/healthz", "health-check-interval": "3s",
                                    "backend-protocol": "h2c"}),
@@ -103,7 +104,8 @@ def every_feature() -> list[dict[str, Any]]:
          "spec": {"ports": [{"name": "http", "port": 81}]}},
         {"kind": "EndpointSlice", "metadata": {"namespace": "ns", "name": "named-1",
                                                "labels": {"kubernetes.io/service-name": "named"}},
-         "ports": [{"name": "http", "port": 9090}], "endpoints": [{"addresses": [f"10.2.0.{i}"]} for i in range(1, 13)]},
+         "ports": [{"name": "http", "port": 9090}],
+         "endpoints": [{"addresses": [f"10.2.0.{i}"]} for i in range(1, 13)]},
         tls_secret("cert"), tls_secret("default"),
     ]
 
@@ -224,3 +226,44 @@ def test_map_entries_take_each_key_once_and_the_longest_prefix_first() -> None:
     ]
     assert ingress_lines.exact_map_entries(routes) == [("a/x", "one")]
     assert ingress_lines.prefix_map_entries(routes) == [("a/deep/", "deep"), ("a/", "root")]
+
+
+GATEWAY_BEFORE = yaml.safe_load((Path(__file__).parent / "data" / "gateway_library_e6e6caf.yaml").read_text())
+
+
+@pytest.mark.parametrize("names", [["gateway"], ["ingress", "gateway"]])
+def test_the_gateway_library_renders_as_its_jinja_statements_did(names: list[str]) -> None:
+    from tests.unit.haptic.templating.gateway.test_library import stores as gateway_stores
+    from tests.unit.haptic.templating.gateway.test_model import BASE, backend, gateway, grpc_route, route
+
+    def spec(gateway_library: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name in names:
+            fragment = copy.deepcopy(gateway_library) if name == "gateway" else load_library(name)
+            if name == "gateway" and len(names) > 1:
+                fragment.pop("haproxyConfig")
+            fragment.pop("haproxyConfigIsFallback", None)
+            out = merge_fragment(out, fragment)
+        return out
+
+    slices = [{"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+               "metadata": {"namespace": "shop", "name": f"{svc}-1", "labels": {"kubernetes.io/service-name": svc}},
+               "ports": [{"name": "http", "port": 8080}],
+               "endpoints": [{"addresses": [f"10.3.{k}.{i}"]} for i in range(1, count + 1)]}
+              for k, (svc, count) in enumerate((("web", 3), ("api", 12)))]
+    # port 9090: the Ingress library's http frontend binds 8080
+    listener = {"name": "http", "port": 9090, "protocol": "HTTP", "allowedRoutes": {"namespaces": {"from": "All"}}}
+    objects = [*(o for o in BASE if o["kind"] != "Gateway"), gateway(listener), *slices,
+               route("shop", {"matches": [{"path": {"type": "PathPrefix", "value": "/cart"}}],
+                              "backendRefs": [backend("web", 3), backend("api", 1), backend("gone", 1)]}),
+               route("exact", {"matches": [{"path": {"type": "Exact", "value": "/x"},
+                                            "headers": [{"name": "X-Tenant", "value": "a"}]}],
+                               "backendRefs": [backend("web")]}, hostnames=("*.shop.test",)),
+               grpc_route("rpc", {"method": {"service": "shop.Cart", "method": "Add"}})]
+    specs = spec(load_library("gateway")), spec(GATEWAY_BEFORE)
+    assert specs[0]["templateSnippets"]["backends-gateway"] != specs[1]["templateSnippets"]["backends-gateway"]
+    stores = gateway_stores(specs[0], objects)
+    inputs = RenderInputs(stores=stores, extra_context=specs[0]["templatingSettings"]["extraContext"])
+    ours, before = (engine_of(s).render(inputs) for s in specs)
+    same(ours, before)
+    assert "proto h2" in ours.config and ours.config.count("    server SRV_") >= 40
