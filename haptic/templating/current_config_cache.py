@@ -14,6 +14,7 @@ from itertools import chain, compress, repeat
 from operator import is_
 from typing import cast
 
+from haptic.core.text_cuts import cut
 from haptic.templating.current_config import CurrentBackend, CurrentConfig, parse_current_config
 
 __all__ = ["CurrentConfigCache"]
@@ -37,7 +38,7 @@ class CurrentConfigCache:
         if self._last is not None and (self._last.text is text or self._last.text == text):
             return self._last
         # 10,000 backends: the pieces are compared, kept and merged at C speed; only changed ones are parsed
-        pieces = text.split(_CUT)
+        pieces = cut(text, _CUT)  # the structural check cut the same text already
         old = self._pieces
         found: list[dict[str, CurrentBackend] | None]
         last = self._last

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from itertools import accumulate, compress, repeat
 from typing import Any
 
+from haptic.core.text_cuts import cut
 from haptic.dataplane.aux_files import AuxFiles
 from haptic.dataplane.errors import ConfigParseError
 from haptic.dataplane.planner import plan
@@ -154,25 +155,13 @@ def _by_pieces(passed: str, config: str) -> StructuralVerdict | tuple[list[int],
     return changed, "\n".join(old_parts), "\n".join(new_parts)
 
 
-_MEMO_LOCK = threading.Lock()
-#: id -> (text, its pieces) of the last texts cut (the config checked now is the one passed next time)
-_CUTS: dict[int, tuple[str, list[str]]] = {}
-
-
 def _cut(text: str) -> list[str]:
-    hit = _CUTS.get(id(text))
-    if hit is not None and hit[0] is text:
-        return hit[1]
-    pieces = text.split(_CUT)
-    with _MEMO_LOCK:  # renders and checks may run off the event loop
-        if len(_CUTS) >= 4:
-            del _CUTS[next(iter(_CUTS))]
-        _CUTS[id(text)] = (text, pieces)
-    return pieces
+    return cut(text, _CUT)
 
 
 #: id -> (text, its lines) of the last texts split: the config checked now is the one passed next time
 _SPLIT: dict[int, tuple[str, list[str]]] = {}
+_SPLIT_LOCK = threading.Lock()
 
 
 def _lines(text: str) -> list[str]:
@@ -182,7 +171,7 @@ def _lines(text: str) -> list[str]:
     if hit is not None and hit[0] is text:
         return hit[1]
     lines = text.split("\n")
-    with _MEMO_LOCK:
+    with _SPLIT_LOCK:  # renders and checks may run off the event loop
         if len(_SPLIT) >= 4:
             del _SPLIT[next(iter(_SPLIT))]
         _SPLIT[id(text)] = (text, lines)
