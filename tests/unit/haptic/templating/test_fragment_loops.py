@@ -202,3 +202,18 @@ def test_over_deployments_only_the_changed_items_take_the_per_item_path(replays:
         if step >= 2:
             # the changed Ingress renders; the replays are the few fragments outside the loop, not its 40 items
             assert lib.engine.fragment_cache.misses == 1 and replays[-1] < 12, step
+
+
+def test_one_loop_rendered_several_times_per_render_over_duplicates_and_plain_values() -> None:
+    """The same loop (same key) run for each group in one render, items repeated and plain strings: every render
+    is the full render's, whatever the groups hold."""
+    source = ("{% for g in extraContext.groups %}"
+              "{% fragment for x in g %}{% if first_seen('x', x) %}{{ x }} first{% else %}{{ x }} again{% endif %}\n"
+              "{% do shared.append('all', x) %}{% endfragment %}{% endfor %}"
+              "{{ shared.get('all') | join(',') }}")
+    engine = engine_for(source)
+    engine.verify_fragments = True
+    a, b = {"n": 1}, {"n": 2}
+    for groups in ([["p", "q"], ["q", "r"]], [["p", "q"], ["q", "r"]], [["q", "r"], ["p", "q"]],
+                   [[a, b, a], [b]], [[a, b, a], [b]], [[b, a], [a, b, a]], [["p"], []], [[], ["p"]]):
+        engine.render(RenderInputs(extra_context={"groups": groups}))
