@@ -13,7 +13,9 @@ journal's reads against this render's objects gives the same answers (stores: th
 effects (appends, marks, warnings, notices, registered files, ``first_seen`` claims) as the body would have.
 A body that reads what it cannot be checked on (``now()``, a big ``shared`` value, a value it wrote
 itself) is rendered every time. The result is byte-identical to a render without the cache
-(``TemplateEngine(fragments=False)``; tests compare both over the scenario library).
+(``TemplateEngine(fragments=False)``; tests compare both over the scenario library). A fragment loop over the
+same items as in the last render is reused in bulk, its untouched items' journals not replayed one by one
+(``fragment_loops``).
 
 Holds no Jinja state of its own besides the extension; must not import the engine.
 """
