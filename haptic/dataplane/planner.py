@@ -11,9 +11,11 @@ large config costs a linear scan, not a deep comparison of every section.
 
 from __future__ import annotations
 
+import operator
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from itertools import compress
 from typing import Any
 
 from haptic.dataplane.operations import Action, Operation, SyncPlan, count_operation, operation_summary
@@ -157,13 +159,13 @@ def replacement_summary(current: HAProxyConfig, desired: HAProxyConfig) -> dict[
 
 def _walk(planner: _Planner, current: HAProxyConfig, desired: HAProxyConfig,
           create: Callable[[Section], None]) -> None:
-    for section in desired.sections:
+    for section in _not_in(desired.sections, current):
         existing = current.by_key.get(section.key)
         if existing is None:
             create(section)
         elif existing is not section and not existing.same_content(section):
             planner.compare_sections(existing, section)
-    for section in current.sections:
+    for section in _not_in(current.sections, desired):
         if section.key not in desired.by_key:
             planner.emit("delete", section, None, None, None, _section_description("delete", section))
 
@@ -178,6 +180,22 @@ def _count_created(summary: dict[str, int], section: Section) -> int:
         count_operation(summary, "create", section.kind, child_type, len(children))
         total += len(children)
     return total + len(section.acls) + sum(len(rules) for rules in section.rules.values())
+
+
+def _not_in(sections: list[Section], other: HAProxyConfig) -> Iterable[Section]:
+    """``sections`` without those ``other`` holds as the very objects (the parser shares an unchanged section
+    between the parses of two texts): for such a section the loops above do nothing, as long as ``other`` holds
+    no two sections under one key (then ``other.by_key`` names each of its sections). Found at C speed: an
+    endpoint change among 10,000 backends compares one section, not 10,000."""
+    if len(other.by_key) != len(other.sections):
+        return sections
+    if len(sections) == len(other.sections):  # most likely the same sections in the same places: one pass
+        # (a section in a place of its own is held iff it is one of the other's sections not in their own place)
+        moved = list(compress(sections, map(operator.is_not, sections, other.sections)))
+        held_moved = {id(s) for s in compress(other.sections, map(operator.is_not, sections, other.sections))}
+        return [s for s in moved if id(s) not in held_moved]
+    held = set(map(id, other.sections))
+    return compress(sections, map(operator.not_, map(held.__contains__, map(id, sections))))
 
 
 class _Planner:

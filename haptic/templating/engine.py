@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import fnmatch
 import gc
+import operator
 import os
 import posixpath
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import partial
 from types import FunctionType, TracebackType
 from typing import Any
 
@@ -51,7 +51,8 @@ from haptic.templating.errors import (
     TemplatingError,
 )
 from haptic.templating.filters import FILTERS, GLOBALS, TESTS
-from haptic.templating.fragments import Entry, FragmentCache, adopt, begin, end, item_key, key_of, replay
+from haptic.templating.fragment_loops import LoopState, render_loop
+from haptic.templating.fragments import RECORDING, Entry, FragmentCache, adopt, begin, end, key_of, replay
 from haptic.templating.functions import FUNCTION_FILTERS, FUNCTIONS
 from haptic.templating.gateway import gateway_model
 from haptic.templating.http_fetch import HttpFetcher, HttpSource
@@ -300,6 +301,7 @@ class TemplateEngine:
         self._store_marks: dict[str, tuple[object, int]] = {}
         self._dirty: dict[str, frozenset[tuple[str, ...]] | None] = {}
         self._skipped_last = False
+        self._last_statuses: tuple[list[Any], list[Any], tuple[Any, ...]] | None = None
 
     @property
     def template_names(self) -> tuple[str, ...]:
@@ -349,16 +351,17 @@ class TemplateEngine:
 
     def _render_fragments(self, fragment: str, items: Any, values: dict[str, Any],
                           caller: Callable[[Any], str]) -> str:
-        """``{% fragment for x in items %}``: the loop's key once, then each item's entry."""
+        """``{% fragment for x in items %}``: the loop's key once, then its items (``fragment_loops``)."""
         if not self._caching():
             return "".join(caller(item) for item in items)
         base, refs = key_of(fragment, values, _ROLE_TYPES, self._role_dicts)
-        current, previous = self.fragment_cache.group(base)
-        parts = []
-        for item in items:
-            part, held = item_key(item)
-            parts.append(self._cached(part, (held, refs), partial(caller, item), current, previous))
-        return "".join(parts)
+        cache = self.fragment_cache
+        state = LoopState(self._roles, self._roles["state"].seen, self._dirty)
+        text, record, worked = render_loop(cache.loop(base), items, refs, caller, state, self._cached,
+                                           bulk=RECORDING.get() is None)
+        cache.keep_loop(base, record)
+        cache.hits += len(record.items) - worked
+        return text
 
     def _cached(self, key: Any, refs: tuple[Any, ...], render: Callable[[], str],
                 current: dict[Any, Entry] | None = None, previous: dict[Any, Entry] | None = None) -> str:
@@ -467,10 +470,13 @@ class TemplateEngine:
         result = self._render_pass(inputs)
         if self.fragments and self.verify_fragments:
             self.fragments = False
+            # the check leaves the slot assignments as the render left them (fragment loops rely on them)
+            slots = self._slot_memo, self._slot_low_since
             try:
                 full = self._render_pass(inputs)
             finally:
                 self.fragments = True
+                self._slot_memo, self._slot_low_since = slots
             _require_same(result, full)
         return result
 
@@ -531,9 +537,21 @@ class TemplateEngine:
         )
         notices = tuple(sorted(state.notices.values()))
         # by key, (kind, namespace, name): the order of ``ObjectStatus``, compared as plain tuples
-        statuses = tuple(status for _, status in sorted(state.statuses.items()))
+        statuses = self._sorted_statuses(state.statuses)
         return RenderResult(config=config, aux=aux, warnings=tuple(state.warnings), notices=notices,
                             statuses=statuses, context=context, slots_shrinkable=shrinkable)
+
+    def _sorted_statuses(self, declared: dict[tuple[str, str, str], Any]) -> tuple[Any, ...]:
+        """The declared statuses by key; the last render's tuple again when the same statuses were declared in the
+        same order (10,000 Ingresses declare theirs on every render: sorting them is not free)."""
+        keys, values = list(declared), list(declared.values())
+        last = self._last_statuses
+        if last is not None and len(last[1]) == len(values) and all(map(operator.is_, last[1], values)) \
+                and last[0] == keys:
+            return last[2]
+        ordered = tuple(status for _, status in sorted(declared.items()))
+        self._last_statuses = (keys, values, ordered)
+        return ordered
 
     def _render_one(self, name: str, template: TemplateFile, context: Mapping[str, Any]) -> str:
         try:
