@@ -1,5 +1,6 @@
-"""Core runtime: clock, id sources, events, event bus, component base and lifecycle registry, and the
-one definition of the control characters no rendered or sent value may hold (``control_characters``).
+"""Core runtime: clock, id sources, events, event bus, component base and lifecycle registry, the
+one definition of the control characters no rendered or sent value may hold (``control_characters``), and
+a memo of texts cut at a separator (``text_cuts``, shared by the passes over one rendered config).
 
 Pure and domain-agnostic: knows nothing about Kubernetes or HAProxy. Its errors are in ``errors``
 (base ``CoreError``). Must not import any other ``haptic`` subpackage.

@@ -40,11 +40,17 @@ def operation_summary(operations: tuple[Operation, ...] | list[Operation]) -> di
     ``backendsAdded`` … ``frontendsModified`` (a server is counted as a server, not as its backend's change)."""
     counts = {"totalAPIOperations": len(operations)}
     for op in operations:
-        noun = _SUMMARY_OBJECTS.get(op.child_type or op.section_type) if op.child_type in (None, "server") else None
-        if noun is not None:
-            key = noun + _SUMMARY_ACTIONS[op.action]
-            counts[key] = counts.get(key, 0) + 1
+        count_operation(counts, op.action, op.section_type, op.child_type)
     return counts
+
+
+def count_operation(counts: dict[str, int], action: Action, section_type: str, child_type: str | None,
+                    number: int = 1) -> None:
+    """Adds ``number`` operations of one kind to an ``operation_summary`` (its ``totalAPIOperations`` aside)."""
+    noun = _SUMMARY_OBJECTS.get(child_type or section_type) if child_type in (None, "server") else None
+    if noun is not None and number:
+        key = noun + _SUMMARY_ACTIONS[action]
+        counts[key] = counts.get(key, 0) + number
 
 
 @dataclass(frozen=True)

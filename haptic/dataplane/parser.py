@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import gc
 import itertools
+import operator
 import re
-from bisect import bisect_right
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, NamedTuple
 
 from haptic.dataplane.errors import ConfigParseError
@@ -125,21 +126,68 @@ class HAProxyConfig:
     #: no section spans several chunks (a repeated global section merges them): what ``parse_against`` needs
     mergeless: bool = field(default=False, repr=False)
 
+    #: (the config this one was parsed against, its sections that went, the sections parsed) when parsed against
+    #: one (``_Parser.parse_against``): what ``by_key`` and ``by_source`` are worked out from
+    origin: tuple[HAProxyConfig, list[Section], list[Section]] | None = field(default=None, repr=False)
+
     def __post_init__(self) -> None:
-        self.by_key: dict[tuple[str, str | None], Section] = {s.key: s for s in self.sections}
-        self.frontends: dict[str, Section] = {}
-        self.backends: dict[str, Section] = {}
-        self.listens: dict[str, Section] = {}
-        self.defaults: list[Section] = []
-        self.global_section: Section | None = None
-        accessor = {"frontend": self.frontends, "backend": self.backends, "listen": self.listens}
+        #: see ``by_source``: its answer once worked out, or what it is worked out from
+        self.by_source_cache: dict[str, Section] | None = None
+        self.by_source_from = self.origin
+        origin, self.origin = self.origin, None
+        self.by_key: dict[tuple[str, str | None], Section]
+        if origin is not None and not any(s.kind == "defaults" or s.kind in UNNAMED_SECTIONS
+                                          for s in (*origin[1], *origin[2])):
+            # named sections only changed, each name once (a clash is a parse error): the other's keys, less the
+            # sections that went, plus those parsed (a one-backend change costs one backend, not 10,000)
+            other, gone, parsed = origin
+            by_key = dict(other.by_key)
+            for section in gone:
+                if by_key.get(section.key) is section:
+                    del by_key[section.key]
+            for section in parsed:
+                by_key[section.key] = section
+            self.by_key = by_key
+        else:
+            self.by_key = {s.key: s for s in self.sections}
+
+    def _accessors(self) -> tuple[dict[str, Section], dict[str, Section], dict[str, Section], list[Section],
+                                  Section | None]:
+        frontends: dict[str, Section] = {}
+        backends: dict[str, Section] = {}
+        listens: dict[str, Section] = {}
+        defaults: list[Section] = []
+        global_section: Section | None = None
+        accessor = {"frontend": frontends, "backend": backends, "listen": listens}
         for section in self.sections:
             if section.kind == "global":
-                self.global_section = section
+                global_section = section
             elif section.kind == "defaults":
-                self.defaults.append(section)
+                defaults.append(section)
             elif section.kind in accessor and section.name is not None:
                 accessor[section.kind][section.name] = section
+        return frontends, backends, listens, defaults, global_section
+
+    # worked out when first asked (the planner needs none of them: a config parsed per change need not pay)
+    @cached_property
+    def frontends(self) -> dict[str, Section]:
+        return self._accessors()[0]
+
+    @cached_property
+    def backends(self) -> dict[str, Section]:
+        return self._accessors()[1]
+
+    @cached_property
+    def listens(self) -> dict[str, Section]:
+        return self._accessors()[2]
+
+    @cached_property
+    def defaults(self) -> list[Section]:
+        return self._accessors()[3]
+
+    @cached_property
+    def global_section(self) -> Section | None:
+        return self._accessors()[4]
 
     def section(self, kind: str, name: str | None = None) -> Section | None:
         return self.by_key.get((kind, name))
@@ -166,8 +214,7 @@ def parse_config_reusing(text: str, other: HAProxyConfig) -> HAProxyConfig:
         reused = _Parser().parse_against(text, other)
         if reused is not None:
             return reused
-        reuse = {s.source: s for s in other.sections if s.kind not in UNNAMED_SECTIONS}
-        return _Parser().parse(text, reuse)
+        return _Parser().parse(text, by_source(other))
     except ConfigParseError:
         # A shared section keeps the other text's line numbers, which an error may cite: errors come from a
         # whole parse, as they would without reuse.
@@ -176,6 +223,43 @@ def parse_config_reusing(text: str, other: HAProxyConfig) -> HAProxyConfig:
 
 #: one section chunk of a parsed text: its section, its length, (unnamed defaults so far, last defaults) before it
 _Chunk = tuple["Section", int, tuple[int, str | None]]
+
+
+_LENGTH = operator.itemgetter(1)
+
+
+def _outside(runs: list[tuple[int, int]], count: int) -> list[int]:
+    """The indices below ``count`` in none of the [start, end) ``runs``."""
+    found: list[int] = []
+    at = 0
+    for start, end in sorted(runs):
+        found.extend(range(at, start))
+        at = max(at, end)
+    found.extend(range(at, count))
+    return found
+
+
+def by_source(config: HAProxyConfig, depth: int = 0) -> dict[str, Section]:
+    """``config``'s named sections by their source text (what a parse of a similar text takes unchanged), worked
+    out once per config: from the config it was parsed against when known (a copy, less the sections that went,
+    plus those parsed), so that a one-section change costs one section."""
+    found = config.by_source_cache
+    if found is not None:
+        return found
+    origin = config.by_source_from
+    if origin is not None and depth < 4:
+        other, gone, parsed = origin
+        found = dict(by_source(other, depth + 1))
+        for section in gone:
+            if found.get(section.source) is section:
+                del found[section.source]
+        for section in parsed:
+            if section.kind not in UNNAMED_SECTIONS:
+                found[section.source] = section
+    else:
+        found = {s.source: s for s in config.sections if s.kind not in UNNAMED_SECTIONS}
+    config.by_source_cache, config.by_source_from = found, None
+    return found
 
 
 class _Fallback(Exception):
@@ -230,7 +314,8 @@ class _Parser:
         old, chunks = other.text, other.chunks
         if not chunks or not old or "\x00" in text or not other.mergeless:
             return None
-        starts = list(itertools.accumulate((c[1] for c in chunks), initial=len(old) - sum(c[1] for c in chunks)))
+        lengths = list(map(_LENGTH, chunks))
+        starts = list(itertools.accumulate(lengths, initial=len(old) - sum(lengths)))
         if not text.startswith(old[:starts[0]]) or not self._boundary(text, starts[0]):
             return None
         gc_was_enabled = gc.isenabled()
@@ -298,31 +383,38 @@ class _Parser:
             chunk = text[p:end]
             line += text.count("\n", line_at, p)
             line_at = p
-            if reuse is None or index_of is None:
-                reuse = {s.source: s for s in sections if s.kind not in UNNAMED_SECTIONS}
-                index_of = {id(c[0]): k for k, c in enumerate(chunks)}
+            if reuse is None:
+                reuse = by_source(other)
             self._parse_chunk(chunk, line, reuse)
             parsed.append(self.chunks[-1][0])
             equal = reuse.get(chunk)
             if equal is not None:
-                i = index_of[id(equal)] + 1  # an old chunk found again out of step: the walk resumes after it
+                # an old chunk found again out of step: the walk resumes after it (looked for near where the walk
+                # stands first: a changed section shifts it by one)
+                k = next((n for n in range(max(0, i - 4), min(len(chunks), i + 5)) if chunks[n][0] is equal), None)
+                if k is None:
+                    if index_of is None:
+                        index_of = {id(c[0]): n for n, c in enumerate(chunks)}
+                    k = index_of.get(id(equal))
+                if k is not None:
+                    i = k + 1
+            elif i < len(chunks):
+                i += 1  # most likely the old version of this chunk: the next run is tried after it
             p = end
-        self._check_seams(other, parsed, adopted, index_of or {})
+        left = [chunks[k][0] for k in _outside(adopted, len(chunks))]  # the old sections not taken wholesale
+        self._check_seams(other, parsed, {id(s) for s in left})
+        kept = {id(s) for s in parsed}
         return HAProxyConfig(self.sections, text, self.chunks, (self.unnamed_defaults, self.last_defaults),
-                             mergeless=len({id(s) for s in parsed}) == len(parsed))
+                             mergeless=len(kept) == len(parsed),
+                             origin=(other, [s for s in left if id(s) not in kept], parsed))
 
-    def _check_seams(self, other: HAProxyConfig, parsed: list[Section], adopted: list[tuple[int, int]],
-                     index_of: dict[int, int]) -> None:
+    def _check_seams(self, other: HAProxyConfig, parsed: list[Section], left: set[int]) -> None:
         """What the runs taken wholesale were not checked for: a parsed section clashing with (or merging into)
-        one of them, or the same section taken twice. The whole parse then decides, and reports the error."""
-        starts = [run[0] for run in adopted]
+        one of them, or the same section taken twice. The whole parse then decides, and reports the error.
+        ``left``: ids of ``other``'s sections outside the runs (each of ``other``'s sections is in one chunk)."""
 
         def taken(section: Section) -> bool:
-            k = index_of.get(id(section))
-            if k is None:
-                return False
-            at = bisect_right(starts, k) - 1
-            return at >= 0 and k < adopted[at][1]
+            return id(section) not in left
 
         keys: set[tuple[str, str | None]] = set()
         for section in parsed:

@@ -11,16 +11,19 @@ large config costs a linear scan, not a deep comparison of every section.
 
 from __future__ import annotations
 
+import operator
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from itertools import compress
 from typing import Any
 
-from haptic.dataplane.operations import Action, Operation, SyncPlan
+from haptic.dataplane.operations import Action, Operation, SyncPlan, count_operation, operation_summary
 from haptic.dataplane.parser import Directive, HAProxyConfig, Section, parse_config, parse_config_reusing
 from haptic.dataplane.section_kinds import CHILD_PRIORITY, RULE_PRIORITY, SECTION_PRIORITY
 from haptic.dataplane.server_model import runtime_only_change, server_words_to_model
 
-__all__ = ["clear_parse_cache", "plan", "plan_parsed"]
+__all__ = ["clear_parse_cache", "plan", "plan_parsed", "replacement_summary"]
 
 # Wording follows the original controller's operation descriptions (its sync test tables).
 _CHILD_LABELS: dict[str, str] = {
@@ -134,21 +137,75 @@ _PARSED = _ParseCache(4)
 def plan_parsed(current: HAProxyConfig, desired: HAProxyConfig) -> SyncPlan:
     """Compare two parsed configs (not modified)."""
     planner = _Planner()
-    for section in desired.sections:
+    _walk(planner, current, desired, planner.create_section)
+    return planner.result()
+
+
+def replacement_summary(current: HAProxyConfig, desired: HAProxyConfig) -> dict[str, int] | None:
+    """``operation_summary`` of ``plan_parsed(current, desired)`` without building the operations of the
+    sections it creates (None: the plan is empty). For a configuration that goes whole in one raw push
+    whatever its plan (a freshly started Dataplane API): a first deployment creates 3,000 backends and
+    30,000 servers, whose operations would only be counted."""
+    planner = _Planner()
+    created: list[Section] = []
+    _walk(planner, current, desired, created.append)
+    if not created and not planner.pending:
+        return None
+    summary = operation_summary(planner.result().operations)
+    for section in created:
+        summary["totalAPIOperations"] += _count_created(summary, section)
+    return summary
+
+
+def _walk(planner: _Planner, current: HAProxyConfig, desired: HAProxyConfig,
+          create: Callable[[Section], None]) -> None:
+    for section in _not_in(desired.sections, current):
         existing = current.by_key.get(section.key)
         if existing is None:
-            planner.create_section(section)
+            create(section)
         elif existing is not section and not existing.same_content(section):
             planner.compare_sections(existing, section)
-    for section in current.sections:
+    for section in _not_in(current.sections, desired):
         if section.key not in desired.by_key:
             planner.emit("delete", section, None, None, None, _section_description("delete", section))
-    return planner.result()
+
+
+def _count_created(summary: dict[str, int], section: Section) -> int:
+    """Adds to ``summary`` what ``_Planner.create_section`` emits for ``section``; returns how many operations."""
+    count_operation(summary, "create", section.kind, None)
+    if section.kind in _CHILDREN_ARE_ATTRIBUTES:
+        return 1
+    total = 1
+    for child_type, children in section.named.items():
+        count_operation(summary, "create", section.kind, child_type, len(children))
+        total += len(children)
+    return total + len(section.acls) + sum(len(rules) for rules in section.rules.values())
+
+
+def _not_in(sections: list[Section], other: HAProxyConfig) -> Iterable[Section]:
+    """``sections`` without those ``other`` holds as the very objects (the parser shares an unchanged section
+    between the parses of two texts): for such a section the loops above do nothing, as long as ``other`` holds
+    no two sections under one key (then ``other.by_key`` names each of its sections). Found at C speed: an
+    endpoint change among 10,000 backends compares one section, not 10,000."""
+    if len(other.by_key) != len(other.sections):
+        return sections
+    if len(sections) == len(other.sections):  # most likely the same sections in the same places: one pass
+        # (a section in a place of its own is held iff it is one of the other's sections not in their own place)
+        moved = list(compress(sections, map(operator.is_not, sections, other.sections)))
+        held_moved = {id(s) for s in compress(other.sections, map(operator.is_not, sections, other.sections))}
+        return [s for s in moved if id(s) not in held_moved]
+    held = set(map(id, other.sections))
+    return compress(sections, map(operator.not_, map(held.__contains__, map(id, sections))))
 
 
 class _Planner:
     def __init__(self) -> None:
         self._ops: list[tuple[tuple[int, int, int], Operation]] = []
+
+    @property
+    def pending(self) -> int:
+        """Operations emitted so far."""
+        return len(self._ops)
 
     def result(self) -> SyncPlan:
         self._ops.sort(key=lambda item: item[0])

@@ -2,7 +2,8 @@
 
 Per instance: read the current config (cached by version; a runtime-only change to a cached config is
 written with the cached version without asking for it first, and a 409 sends it down the full path),
-plan, then apply the cheapest way —
+plan, then apply the cheapest way (a freshly started API, version 1, gets one raw push whatever the plan, so
+what it replaces is only counted for the summary) —
 server replaces with ``version`` when every operation is a runtime-eligible server update (200:
 no reload); runtime map entry edits when only map contents changed (no reload); otherwise one raw
 push (one reload). Auxiliary files are created/updated before the config and deleted after it;
@@ -25,7 +26,7 @@ from haptic.dataplane.client import DataplaneClient, Versioned, WriteOutcome
 from haptic.dataplane.errors import ConfigParseError
 from haptic.dataplane.operations import Operation, SyncPlan, operation_summary
 from haptic.dataplane.parser import HAProxyConfig, parse_config, parse_config_reusing
-from haptic.dataplane.planner import plan_parsed
+from haptic.dataplane.planner import plan_parsed, replacement_summary
 from haptic.dataplane.runtime_growth import is_runtime_growth, runtime_update, sendable
 
 # noop: nothing to do; files: only auxiliary files changed (uploaded); runtime: server replaces;
@@ -33,6 +34,7 @@ from haptic.dataplane.runtime_growth import is_runtime_growth, runtime_update, s
 # Dataplane transaction (one reload); raw: one raw push; failed: see errors.
 SyncMode = Literal["noop", "files", "runtime", "runtime_maps", "transaction", "raw", "failed"]
 
+_EMPTY_PLAN = SyncPlan(operations=(), reload_required=False)
 #: ``dataplane.rawPushThreshold``'s default, as the original's ``SetDefaults``
 DEFAULT_RAW_PUSH_THRESHOLD = 100
 
@@ -79,6 +81,11 @@ class SharedPlans:
     _parsed: dict[str, HAProxyConfig] = field(default_factory=dict, repr=False)
     _plans: dict[tuple[int, int], tuple[HAProxyConfig, HAProxyConfig, SyncPlan]] = field(default_factory=dict,
                                                                                           repr=False)
+
+    @property
+    def texts_parsed(self) -> int:
+        """Distinct current configurations read and parsed (once each)."""
+        return len(self._parsed)
 
     def parse_current(self, text: str, desired: HAProxyConfig) -> HAProxyConfig:
         parsed = self._parsed.get(text)
@@ -230,6 +237,12 @@ async def sync(
         planning = client.now()
         if current is None:
             plan = None
+        elif version == 1:
+            # A freshly started API gets one raw push whatever the plan (see ``_apply``): what it replaces is
+            # counted, not planned operation by operation (a first deployment's 33,000 operations).
+            summary = replacement_summary(current, desired)
+            plan = _EMPTY_PLAN if summary is None else None
+            run.summary = summary or {}
         else:
             plan = shared.plan(current, desired) if shared is not None else plan_parsed(current, desired)
         run.plan_duration = client.now() - planning

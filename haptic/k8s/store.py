@@ -242,12 +242,20 @@ class ResourceStore:
         """Objects whose index key starts with ``keys`` (none: all), sorted by namespace then name."""
         if not keys:
             return self.list()
+        return list(self._sorted_under(keys))
+
+    def _sorted_under(self, keys: tuple[Any, ...]) -> Objects:
+        """``fetch`` without the copy (the cached list itself: callers must not change it)."""
         if len(keys) > len(self._paths):
             raise StoreError(
                 f"store {self.name!r}: {len(keys)} keys given but indexBy has {len(self._paths)} "
                 f"({', '.join(self.index_by)})"
             )
-        prefix = tuple(format_value(k) for k in keys)
+        prefix = keys
+        for key in keys:
+            if type(key) is not str:  # keys are text in the index; templates mostly pass text already
+                prefix = tuple(format_value(k) for k in keys)
+                break
         cached = self._sorted.get(prefix)
         if cached is None:
             bucket = self._buckets.get(prefix)
@@ -255,11 +263,11 @@ class ResourceStore:
                 return []
             cached = [bucket[i] for i in sorted(bucket)]
             self._sorted[prefix] = cached
-        return list(cached)
+        return cached
 
     def get_single(self, *keys: Any) -> Mapping[str, Any] | None:
         """The one object under ``keys``; ``None`` when there is none; ``AmbiguousLookupError`` for several."""
-        return single_match(self.name, keys, self.fetch(*keys))
+        return single_match(self.name, keys, self._sorted_under(keys) if keys else self.list())
 
     def get(self, namespace: str | None, name: str) -> Mapping[str, Any] | None:
         """The object with this identity, whatever the index."""

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import repeat
+from operator import is_, itemgetter
 from typing import Any, Protocol
 
 from jinja2 import Undefined
@@ -247,12 +249,40 @@ class FileRegistry:
         return self._resolver._get_path(name, kind)
 
 
+class LoggedWrite:
+    """A ``shared.set``/``setdefault`` in a ``SharedState`` log (appends are logged as their values)."""
+
+    __slots__ = ("method", "value")
+
+    def __init__(self, method: str, value: Any) -> None:
+        self.method, self.value = method, value
+
+
 class SharedState:
-    """Values shared between templates of one render (``shared.get``/``set``/``setdefault``)."""
+    """Values shared between templates of one render (``shared.get``/``set``/``setdefault``).
+
+    Every write is logged per key (``log``, in order), which lets a fragment loop tell in one comparison
+    that a key its items read holds what it held at the last render (``fragment_loops``)."""
 
     def __init__(self) -> None:
         self._values: dict[str, Any] = {}
         self._marks: dict[str, dict[Any, None]] = {}
+        #: ("v", key) -> each value appended, or ``LoggedWrite`` for a set; ("m", key) -> each member marked (no tuple
+        #: per write: 10,000 appends would leave 10,000 young objects for the collector after each render)
+        self._log: dict[tuple[str, str], list[Any]] = {}
+
+    def _logged(self, name: tuple[str, str]) -> list[Any]:
+        log = self._log.get(name)
+        if log is None:
+            log = self._log[name] = []
+        return log
+
+    def log(self, name: tuple[str, str]) -> Sequence[Any]:
+        """The writes of ``name`` so far in this render (("v", key): values, ("m", key): marks)."""
+        return self._log.get(name, ())
+
+    def log_lengths(self) -> dict[tuple[str, str], int]:
+        return {name: len(log) for name, log in self._log.items()}
 
     def get(self, key: str, default: Any = None) -> Any:
         result = self._values.get(key, default)
@@ -261,11 +291,13 @@ class SharedState:
 
     def set(self, key: str, value: Any) -> str:
         self._values[key] = value
+        self._logged(("v", key)).append(LoggedWrite("set", value))
         fragments.note(fragments.EFFECT, "shared", "set", (key, value))
         return ""
 
     def setdefault(self, key: str, value: Any) -> Any:
         fragments.uncacheable()  # a read and a write in one
+        self._logged(("v", key)).append(LoggedWrite("setdefault", value))
         return self._values.setdefault(key, value)
 
     def has(self, key: str) -> bool:
@@ -275,14 +307,26 @@ class SharedState:
     def append(self, key: str, value: Any) -> str:
         """Appends to the list under ``key`` (O(1); templates cannot mutate lists themselves)."""
         self._values.setdefault(key, []).append(value)
+        self._logged(("v", key)).append(value)
         fragments.note(fragments.EFFECT, "shared", "append", (key, value))
         return ""
+
+    def extend(self, key: str, values: Sequence[Any]) -> None:
+        """``append`` of each value in turn, at once (a fragment loop's reused items; journals nothing)."""
+        self._values.setdefault(key, []).extend(values)
+        self._logged(("v", key)).extend(values)
 
     def mark(self, key: str, member: Any) -> str:
         """Adds ``member`` to the set under ``key``; ``marked`` tests membership in O(1)."""
         self._marks.setdefault(key, {})[member] = None
+        self._logged(("m", key)).append(member)
         fragments.note(fragments.EFFECT, "shared", "mark", (key, member))
         return ""
+
+    def mark_all(self, key: str, members: Sequence[Any]) -> None:
+        """``mark`` of each member in turn, at once (journals nothing)."""
+        self._marks.setdefault(key, {}).update(dict.fromkeys(members))
+        self._logged(("m", key)).extend(members)
 
     def marked(self, key: str, member: Any) -> bool:
         result = member in self._marks.get(key, {})
@@ -325,6 +369,19 @@ def _placeholder(index: int) -> ServerSlot:
 @lru_cache(maxsize=65536)
 def _parse_ip(address: str) -> tuple[str, tuple[int, int]] | None:
     """Normalized address and sort key, or None when ``address`` is not an IP (cached: slices repeat)."""
+    parts = address.split(".") if type(address) is str else ()
+    if len(parts) == 4 and address.isascii() and "".join(parts).isdigit():
+        # dotted decimal, ipaddress's rules without its cost (a startup parses every endpoint): each part 1-3 digits
+        # without a leading zero, at most 255; anything else with four all-digit parts is no address at all
+        value = 0
+        for part in parts:
+            if not part or len(part) > 3 or (part[0] == "0" and len(part) > 1):
+                return None
+            octet = int(part)
+            if octet > 255:
+                return None
+            value = (value << 8) | octet
+        return address, (4, value)
     try:
         ip = ipaddress.ip_address(address)
     except (ValueError, TypeError):
@@ -438,13 +495,14 @@ class ServerSlots:
         self._current = current
         self._compact = compact
         self._now = now
-        self._low_since_before: Mapping[str, float] = low_since or {}
+        self._low_since_before: Mapping[str, float] = low_since if low_since is not None else {}
         # The assignments of the previous render (read) and of this one (written): an unchanged backend
         # with unchanged endpoints gets the same slots without redoing the assignment.
         self._previous_memo: SlotMemo = memo if memo is not None else {}
         self.memo: SlotMemo = {}
         self.low_since: dict[str, float] = {}
         self.shrinkable = False
+        self._carried = False  # the memo holds every entry of the last one (see ``carry``)
 
     def assign(self, backend: str, endpoints: Sequence[Endpoint], slots: Any = 10,
                shrink_after: Any = None) -> list[ServerSlot]:
@@ -475,6 +533,62 @@ class ServerSlots:
         # journalled with the memo's own tuples: a fragment cache of 10,000 backends holds no copies
         fragments.note(fragments.CHECKED, "slots", "assign", (backend, key, slots, shrink_after), result)
         return list(result)
+
+    # -- a fragment loop's reused items, at once (see ``fragment_loops``) ------------------------------
+
+    @property
+    def now(self) -> float | None:
+        return self._now
+
+    def follows(self, memo: SlotMemo, low_since: Mapping[str, float]) -> bool:
+        """Whether this render's memo and quiet times are those ``memo``/``low_since`` left (the render that wrote
+        them completed, and nothing assigned in between), in a render that neither compacts nor changed whether
+        it has a clock: then an ``assign`` answers as in that render when the backend's deployed object did."""
+        return self._previous_memo is memo and self._low_since_before is low_since and not self._compact
+
+    @property
+    def deployed(self) -> CurrentConfig | None:
+        return self._current
+
+    def unchanged(self, backends: Sequence[str]) -> Iterable[bool]:
+        """For each backend, whether its deployed object is the one its memo entry was assigned against."""
+        deployed = self._current.backends if self._current is not None else {}
+        entries = map(self._previous_memo.get, backends, repeat(_NO_ENTRY))
+        return map(is_, map(deployed.get, backends), map(_FIRST, entries))
+
+    def carry(self, backends: Sequence[str], lows: Sequence[str]) -> None:
+        """What ``assign`` leaves behind for each of ``backends`` when it answers as in the last render (see
+        ``unchanged``): the memo entries, and since when ``lows`` (those with few endpoints) have been low."""
+        previous = self._previous_memo
+        if not self._carried:
+            # the last memo whole, under what this render assigned so far, is the cheapest way to carry most of it
+            # (entries of backends not assigned again stay: each is checked against its inputs before use)
+            merged = dict(previous)
+            merged.update(self.memo)
+            self.memo = merged
+            self._carried = True
+        if lows:
+            before = self._low_since_before
+            self.low_since.update(zip(lows, map(before.__getitem__, lows), strict=True))
+
+    def lows(self, calls: Iterable[tuple[Any, ...]]) -> list[tuple[str, float, float]]:
+        """Of ``assign``'s journalled arguments made in this render, the backends with few endpoints, since when
+        they have been so, and the quiet period after which they are ``shrinkable``."""
+        found = []
+        for backend, endpoints, _, shrink_after in calls:
+            entry = self.memo.get(backend)
+            since = self.low_since.get(backend)
+            if entry is not None and since is not None and self._now is not None and entry[5] \
+                    and len(endpoints) * 4 <= entry[5]:
+                found.append((backend, since, _quiet_period(shrink_after)))
+        return found
+
+    def note_low(self, since: float, quiet: float) -> bool:
+        """An ``assign`` answered as in the last render, of a backend low since ``since``: as ``assign`` would,
+        marks the render ``shrinkable`` after ``quiet`` seconds; whether it did."""
+        if self._now is not None and self._now - since >= quiet and not self._compact:
+            self.shrinkable = True
+        return self.shrinkable
 
     def _quiet_long_enough(self, backend: str, endpoints: int, deployed: int, quiet: float) -> bool:
         """Whether ``backend``'s endpoints have fit in a quarter of its deployed slots for ``quiet`` seconds."""
@@ -514,6 +628,10 @@ class ServerSlots:
             else:
                 result.append(ServerSlot(f"SRV_{i}", taken.address, taken.port, True))
         return result
+
+
+_NO_ENTRY = (object(),)
+_FIRST = itemgetter(0)
 
 
 def _quiet_period(value: Any) -> float:

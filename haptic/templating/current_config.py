@@ -38,9 +38,19 @@ class CurrentConfig:
 
     backends: dict[str, CurrentBackend]
     text: str = field(repr=False, default="")
+    #: [the config this one was read after, the names whose backend object differs from it (added and removed
+    #: included)] when the reader knows (``CurrentConfigCache``); emptied once a newer one is read (no chain)
+    delta: list[Any] = field(default_factory=list, repr=False, compare=False)
 
     def backend(self, name: str) -> CurrentBackend | None:
         return self.backends.get(name)
+
+    def changed_since(self, other: CurrentConfig | None) -> frozenset[str] | None:
+        """The backend names whose object is not ``other``'s (None: unknown)."""
+        if other is None or not self.delta or self.delta[0] is not other:
+            return None
+        changed: frozenset[str] = self.delta[1]
+        return changed
 
 
 def _split_address(value: str) -> tuple[str, int | None]:

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import fnmatch
 import gc
+import operator
 import os
 import posixpath
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import partial
 from types import FunctionType, TracebackType
 from typing import Any
 
@@ -22,6 +22,7 @@ from jinja2.exceptions import SecurityError
 from jinja2.runtime import Context
 
 from haptic.dataplane.aux_files import AuxFiles
+from haptic.templating import ingress_lines
 from haptic.templating.addresses import published_addresses
 from haptic.templating.context import (
     CURRENT_RENDER,
@@ -50,7 +51,8 @@ from haptic.templating.errors import (
     TemplatingError,
 )
 from haptic.templating.filters import FILTERS, GLOBALS, TESTS
-from haptic.templating.fragments import Entry, FragmentCache, adopt, begin, end, item_key, key_of, replay
+from haptic.templating.fragment_loops import LoopState, render_loop
+from haptic.templating.fragments import RECORDING, Entry, FragmentCache, adopt, begin, end, key_of, replay
 from haptic.templating.functions import FUNCTION_FILTERS, FUNCTIONS
 from haptic.templating.gateway import gateway_model
 from haptic.templating.http_fetch import HttpFetcher, HttpSource
@@ -238,6 +240,13 @@ class TemplateEngine:
         def service_endpoints(service: Any, port_ref: Any, slices: Any) -> list[Endpoint]:
             return memo(service, port_ref, slices)
 
+        def ingress_backends(ing: Any, default_backend: Any, resources: Any, shared: Any, slots: Any,
+                             settings: Any) -> Iterator[dict[str, Any]]:
+            return ingress_lines.ingress_backends(ing, default_backend, resources, shared, slots, settings, memo)
+
+        def gateway_backends(backends: Any, resources: Any, slots: Any, settings: Any) -> Iterator[dict[str, Any]]:
+            return ingress_lines.gateway_backends(backends, resources, slots, settings, memo)
+
         self._snippet_names = sorted(templates.snippets)
         self.env = HapticSandbox(sources, clock=clock)
         self.env.filters.update(FILTERS)
@@ -250,6 +259,10 @@ class TemplateEngine:
                 "snippets": self._snippets_matching,
                 "render_glob": self._render_glob,
                 "service_endpoints": service_endpoints,
+                "ingress_backends": ingress_backends,
+                "gateway_backends": gateway_backends,
+                "exact_map_entries": ingress_lines.exact_map_entries,
+                "prefix_map_entries": ingress_lines.prefix_map_entries,
                 "ingress_paths": ingress_paths,
                 "ingress_routes": ingress_routes,
                 "is_passthrough": is_passthrough,
@@ -288,6 +301,7 @@ class TemplateEngine:
         self._store_marks: dict[str, tuple[object, int]] = {}
         self._dirty: dict[str, frozenset[tuple[str, ...]] | None] = {}
         self._skipped_last = False
+        self._last_statuses: tuple[list[Any], list[Any], tuple[Any, ...]] | None = None
 
     @property
     def template_names(self) -> tuple[str, ...]:
@@ -337,16 +351,17 @@ class TemplateEngine:
 
     def _render_fragments(self, fragment: str, items: Any, values: dict[str, Any],
                           caller: Callable[[Any], str]) -> str:
-        """``{% fragment for x in items %}``: the loop's key once, then each item's entry."""
+        """``{% fragment for x in items %}``: the loop's key once, then its items (``fragment_loops``)."""
         if not self._caching():
             return "".join(caller(item) for item in items)
         base, refs = key_of(fragment, values, _ROLE_TYPES, self._role_dicts)
-        current, previous = self.fragment_cache.group(base)
-        parts = []
-        for item in items:
-            part, held = item_key(item)
-            parts.append(self._cached(part, (held, refs), partial(caller, item), current, previous))
-        return "".join(parts)
+        cache = self.fragment_cache
+        state = LoopState(self._roles, self._roles["state"].seen, self._dirty)
+        text, record, worked = render_loop(cache.loop(base), items, refs, caller, state, self._cached,
+                                           bulk=RECORDING.get() is None)
+        cache.keep_loop(base, record)
+        cache.hits += len(record.items) - worked
+        return text
 
     def _cached(self, key: Any, refs: tuple[Any, ...], render: Callable[[], str],
                 current: dict[Any, Entry] | None = None, previous: dict[Any, Entry] | None = None) -> str:
@@ -455,10 +470,13 @@ class TemplateEngine:
         result = self._render_pass(inputs)
         if self.fragments and self.verify_fragments:
             self.fragments = False
+            # the check leaves the slot assignments as the render left them (fragment loops rely on them)
+            slots = self._slot_memo, self._slot_low_since
             try:
                 full = self._render_pass(inputs)
             finally:
                 self.fragments = True
+                self._slot_memo, self._slot_low_since = slots
             _require_same(result, full)
         return result
 
@@ -498,6 +516,7 @@ class TemplateEngine:
             CURRENT_RENDER.reset(token)
             self.env.clear_deadline()
             if gc_was_enabled:
+                promote_render_objects()
                 gc.enable()
         context["http"].raise_if_missing()
         slots = context["server_slots"]
@@ -518,9 +537,21 @@ class TemplateEngine:
         )
         notices = tuple(sorted(state.notices.values()))
         # by key, (kind, namespace, name): the order of ``ObjectStatus``, compared as plain tuples
-        statuses = tuple(status for _, status in sorted(state.statuses.items()))
+        statuses = self._sorted_statuses(state.statuses)
         return RenderResult(config=config, aux=aux, warnings=tuple(state.warnings), notices=notices,
                             statuses=statuses, context=context, slots_shrinkable=shrinkable)
+
+    def _sorted_statuses(self, declared: dict[tuple[str, str, str], Any]) -> tuple[Any, ...]:
+        """The declared statuses by key; the last render's tuple again when the same statuses were declared in the
+        same order (10,000 Ingresses declare theirs on every render: sorting them is not free)."""
+        keys, values = list(declared), list(declared.values())
+        last = self._last_statuses
+        if last is not None and len(last[1]) == len(values) and all(map(operator.is_, last[1], values)) \
+                and last[0] == keys:
+            return last[2]
+        ordered = tuple(status for _, status in sorted(declared.items()))
+        self._last_statuses = (keys, values, ordered)
+        return ordered
 
     def _render_one(self, name: str, template: TemplateFile, context: Mapping[str, Any]) -> str:
         try:
@@ -550,6 +581,18 @@ class TemplateEngine:
     ) -> TemplateRenderError:
         where, line = _template_location(exc.__traceback__, self._sources)
         return cls(message, template=where or name, line=line, field=_field_of(where or name))
+
+
+def promote_render_objects() -> None:
+    """What a render allocated (journals, cached fragments, routes: mostly kept for the next render) goes straight
+    to the oldest generation, as the young collections would move it there one by one after scanning it all (tens
+    of ms for a large cluster); cycles in it are found by the next full collection. While a freeze is held (the
+    controller's startup freezes its survivors until the first deployment), the render's objects join it instead:
+    unfreezing would release the holder's objects too. (GC policy: move next to the startup's when it has a module.)"""
+    held = gc.get_freeze_count() > 0
+    gc.freeze()
+    if not held:
+        gc.unfreeze()
 
 
 class FragmentMismatch(AssertionError):

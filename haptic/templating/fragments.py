@@ -13,7 +13,9 @@ journal's reads against this render's objects gives the same answers (stores: th
 effects (appends, marks, warnings, notices, registered files, ``first_seen`` claims) as the body would have.
 A body that reads what it cannot be checked on (``now()``, a big ``shared`` value, a value it wrote
 itself) is rendered every time. The result is byte-identical to a render without the cache
-(``TemplateEngine(fragments=False)``; tests compare both over the scenario library).
+(``TemplateEngine(fragments=False)``; tests compare both over the scenario library). A fragment loop over the
+same items as in the last render is reused in bulk, its untouched items' journals not replayed one by one
+(``fragment_loops``).
 
 Holds no Jinja state of its own besides the extension; must not import the engine.
 """
@@ -102,7 +104,7 @@ def _snapshot(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return _Copy((type(value), tuple(value)))
     if isinstance(value, dict):
-        return _Copy((dict, tuple(value.items())))
+        return _Copy((dict, tuple(value), tuple(value.values())))  # two tuples, not one pair per item
     return ("objects", (value,))
 
 
@@ -131,6 +133,8 @@ def freeze(value: Any, budget: list[int] | None = None) -> Any:
         return (type(value).__name__, value)
     if isinstance(value, Undefined):
         return ("undefined",)
+    if isinstance(value, list | tuple | dict) and len(value) > budget[0]:
+        return _UNFROZEN  # too many values whatever they hold: not one freeze call per item of a long list
     if isinstance(value, list | tuple):
         items = tuple(freeze(v, budget) for v in value)
         return _UNFROZEN if any(i is _UNFROZEN for i in items) else (type(value).__name__, items)
@@ -148,30 +152,38 @@ class Entry:
     ops: tuple[Op, ...]
     #: what the key names by identity, kept alive so that no id in the key is reused meanwhile
     refs: tuple[Any, ...] = field(repr=False)
+    #: the ops as a fragment loop's record aggregates them (``fragment_loops.Shape``), worked out once
+    shape: Any = field(default=None, repr=False, compare=False)
 
 
 class FragmentCache:
-    """Entries by (fragment, key) of the last render and of this one; ``next_render`` drops the older."""
+    """Entries by (fragment, key) of the last render and of this one, and the records of fragment loops
+    (``fragment_loops.LoopRecord``) by the loop's key; ``next_render`` drops the older."""
 
     def __init__(self) -> None:
         self._previous: dict[tuple[Any, ...], Entry] = {}
         self._current: dict[tuple[Any, ...], Entry] = {}
-        self._groups_previous: dict[tuple[Any, ...], dict[Any, Entry]] = {}
-        self._groups_current: dict[tuple[Any, ...], dict[Any, Entry]] = {}
+        self._loops_previous: dict[tuple[Any, ...], Any] = {}
+        self._loops_current: dict[tuple[Any, ...], Any] = {}
         self.hits = self.misses = 0
 
     def next_render(self) -> None:
         self._previous, self._current = self._current, {}
-        self._groups_previous, self._groups_current = self._groups_current, {}
+        self._loops_previous, self._loops_current = self._loops_current, {}
         self.hits = self.misses = 0
 
     def clear(self) -> None:
         self._previous, self._current = {}, {}
-        self._groups_previous, self._groups_current = {}, {}
+        self._loops_previous, self._loops_current = {}, {}
+
+    def forget_loops(self) -> None:
+        """Drops the fragment loops' records and entries (their items render again)."""
+        self._loops_previous, self._loops_current = {}, {}
 
     def entries(self) -> list[Entry]:
         """Every entry kept for the next render."""
-        return [*self._current.values(), *(e for group in self._groups_current.values() for e in group.values())]
+        return [*self._current.values(),
+                *(e for record in self._loops_current.values() for e in record.entries if e is not None)]
 
     def get(self, key: tuple[Any, ...]) -> Entry | None:
         return self._current.get(key) or self._previous.get(key)
@@ -179,13 +191,16 @@ class FragmentCache:
     def put(self, key: tuple[Any, ...], entry: Entry) -> None:
         self._current[key] = entry
 
-    def group(self, key: tuple[Any, ...]) -> tuple[dict[Any, Entry], dict[Any, Entry]]:
-        """The entries of one fragment loop (by item part) of this render, to fill, and of the last one: the loop's
-        key is hashed once, not with each item."""
-        current = self._groups_current.get(key)
-        if current is None:
-            current = self._groups_current[key] = {}
-        return current, self._groups_previous.get(key, {})
+    def loop(self, key: tuple[Any, ...]) -> Any:
+        """The record of the fragment loop under ``key`` (this render's, else the last one's), or None."""
+        record = self._loops_current.get(key)
+        return record if record is not None else self._loops_previous.get(key)
+
+    def keep_loop(self, key: tuple[Any, ...], record: Any) -> None:
+        self._loops_current[key] = record
+        # never asked for again (``loop`` prefers this render's): freed now, in the render that replaced it, not
+        # in the next one (10,000 entries to free once every Ingress rendered again)
+        self._loops_previous.pop(key, None)
 
 
 _ROLE = ("role",)

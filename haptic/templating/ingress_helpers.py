@@ -7,7 +7,7 @@ lookups per path; the Ingress library renders tens of thousands of them, so the 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 DEFAULT = "Default"
 REGEX = "Regex"
@@ -16,6 +16,11 @@ PATH_REGEX = "haproxy-haptic.org/path-regex"
 CANARY_SERVICE = "haproxy-haptic.org/canary-service"
 CANARY_WEIGHT = "haproxy-haptic.org/canary-weight"
 SSL_PASSTHROUGH = "haproxy-haptic.org/ssl-passthrough"
+
+
+def _is_mapping(value: Any) -> TypeGuard[Mapping[str, Any]]:
+    # store objects are plain dicts: the exact type test first, the (slower) ABC check for anything else
+    return type(value) is dict or isinstance(value, Mapping)
 
 
 def _backend_name(prefix: str, service: Mapping[str, Any]) -> str:
@@ -88,7 +93,7 @@ def weighted_routes(ingresses: Iterable[Mapping[str, Any]]) -> list[dict[str, An
 def is_passthrough(ingress: Mapping[str, Any]) -> bool:
     """``haproxy-haptic.org/ssl-passthrough: "true"``; on a dialect's view (``with_dialect``) its own annotation."""
     settings = ingress.get("dialect")
-    if isinstance(settings, Mapping):
+    if settings is not None and _is_mapping(settings):
         return settings.get("ssl_passthrough") is True
     return _annotations(ingress).get(SSL_PASSTHROUGH) == "true"
 
@@ -125,14 +130,14 @@ def ingress_paths(ingress: Mapping[str, Any]) -> list[dict[str, Any]]:
     prefix = f"ing_{meta.get('namespace', '')}_{meta.get('name', '')}_"
     out: list[dict[str, Any]] = []
     default = (spec.get("defaultBackend") or {}).get("service")
-    if isinstance(default, Mapping):
+    if default is not None and _is_mapping(default):
         backend = _backend_name(prefix, default)
         out.append({"host": "", "path": "", "type": DEFAULT, "key": "", "service": default, "backend": backend})
     for rule in spec.get("rules") or []:
         host = rule.get("host") or ""
         for path in (rule.get("http") or {}).get("paths") or []:
             service = (path.get("backend") or {}).get("service")
-            if not isinstance(service, Mapping):
+            if not _is_mapping(service):
                 continue
             value = path.get("path") or "/"
             out.append(
@@ -152,19 +157,32 @@ def age_key(ingress: Mapping[str, Any]) -> tuple[bool, str, str, str]:
     """Oldest first (creationTimestamp), then namespace, then name: the tie-break of Ingress and Gateway API rules."""
     meta = ingress.get("metadata") or {}
     created = meta.get("creationTimestamp")
+    namespace, name = meta.get("namespace") or "", meta.get("name") or ""
     # RFC 3339 UTC timestamps ("2026-01-02T03:04:05Z") sort as strings; objects without one sort last.
-    return (not isinstance(created, str), created if isinstance(created, str) else "",
-            str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+    if type(created) is str:
+        return (False, created, namespace if type(namespace) is str else str(namespace),
+                name if type(name) is str else str(name))
+    return (not isinstance(created, str), created if isinstance(created, str) else "", str(namespace), str(name))
 
 
-def _hosts_of(ingress: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """(host, field) of every rule naming a host, in rule order, each host once."""
-    found: dict[str, str] = {}
-    for i, rule in enumerate((ingress.get("spec") or {}).get("rules") or []):
-        host = rule.get("host") if isinstance(rule, Mapping) else None
-        if isinstance(host, str) and host and host not in found:
-            found[host] = f"spec.rules[{i}].host"
-    return list(found.items())
+def _hosts_of(ingress: Mapping[str, Any]) -> dict[str, int]:
+    """host -> index of the first rule naming it, in rule order."""
+    rules = (ingress.get("spec") or {}).get("rules") or []
+    if len(rules) == 1:  # the common case: one rule
+        rule = rules[0]
+        host = rule.get("host") if _is_mapping(rule) else None
+        return {host: 0} if type(host) is str and host else {}
+    found: dict[str, int] = {}
+    for i, rule in enumerate(rules):
+        host = rule.get("host") if _is_mapping(rule) else None
+        if type(host) is str and host and host not in found:
+            found[host] = i
+    return found
+
+
+def _identity(ingress: Mapping[str, Any]) -> str:
+    meta = ingress.get("metadata") or {}
+    return f"{meta.get('namespace') or ''!s}/{meta.get('name', '')}"
 
 
 def route_ownership(ingresses: Iterable[Any], shared_namespaces: Any = ()) -> dict[str, Any]:
@@ -182,7 +200,7 @@ def route_ownership(ingresses: Iterable[Any], shared_namespaces: Any = ()) -> di
     """
     shared = {str(n) for n in (shared_namespaces or ()) if isinstance(n, str)}
     everyone = "*" in shared
-    owners: dict[str, tuple[str, str]] = {}  # host -> (namespace, "namespace/name")
+    owners: dict[str, tuple[str, Any]] = {}  # host -> (namespace, the owning Ingress)
     routed: list[Any] = []
     conflicts: list[dict[str, Any]] = []
     for ingress in sorted(ingresses, key=age_key):
@@ -190,25 +208,27 @@ def route_ownership(ingresses: Iterable[Any], shared_namespaces: Any = ()) -> di
         namespace = str(meta.get("namespace") or "")
         claims = _hosts_of(ingress)
         lost = None
-        for host, field in claims:
+        for host, index in claims.items():
             owner = owners.get(host)
             if owner is None or owner[0] == namespace:
                 continue
             if everyone or (namespace in shared and owner[0] in shared):
                 continue
-            lost = (host, field, owner[1])
+            lost = (host, index, _identity(owner[1]))
             break
         if lost is not None:
-            host, field, by = lost
+            host, index, by = lost
             conflicts.append({
-                "ingress": ingress, "host": host, "field": field, "owner": by,
+                "ingress": ingress, "host": host, "field": f"spec.rules[{index}].host", "owner": by,
                 "message": f"host {host} is owned by namespace {by.split('/', 1)[0]} (Ingress {by}, the oldest "
                            f"naming it); this Ingress is not routed",
             })
             continue
         routed.append(ingress)
-        for host, _field in claims:
-            owners.setdefault(host, (namespace, f"{namespace}/{meta.get('name', '')}"))
+        if claims:
+            owner_of = (namespace, ingress)
+            for host in claims:
+                owners.setdefault(host, owner_of)
     return {
         "ingresses": routed,
         "hosts": {host: owners[host][0] for host in sorted(owners)},

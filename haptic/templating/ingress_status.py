@@ -14,6 +14,7 @@ Pure functions over the current render's notices; no I/O.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from operator import is_
 from typing import Any
 
 from haptic.names import ANNOTATION_PREFIX
@@ -28,6 +29,9 @@ from haptic.templating.statuses import ObjectStatus
 # with the status declared for it, reused while it is the same (equal statuses are kept as one object).
 _REFS: dict[str, dict[int, tuple[Any, ObjectRef, ObjectStatus | None]]] = {}
 _ROUTED: dict[str, Any] = {}
+#: the last call: (its Ingresses, the reasons, the routed status, the port, what it declared by key); the same
+#: objects with the same reasons and addresses declare the same statuses, at once
+_LAST: list[tuple[list[Any], dict[tuple[str, str, str], str], Any, int, dict[tuple[str, str, str], Any]]] = []
 
 
 def _point(address: str) -> dict[str, Any]:
@@ -53,9 +57,17 @@ def set_ingress_statuses(ingresses: Iterable[Any], addresses: Iterable[Any], por
     if _ROUTED.get("status") == routed:
         routed = _ROUTED["status"]
     _ROUTED["status"] = routed
+    given = list(ingresses)
+    if _LAST:
+        last, last_reasons, last_routed, last_number, declared_by_key = _LAST[0]
+        if last_routed is routed and last_number == number and last_reasons == reasons and len(last) == len(given) \
+                and all(map(is_, last, given)):
+            state.statuses.update(declared_by_key)
+            return ""
     previous = _REFS.get("refs", {})
     refs: dict[int, tuple[Any, ObjectRef, ObjectStatus | None]] = {}
-    for ing in ingresses:
+    declared_now: dict[tuple[str, str, str], Any] = {}
+    for ing in given:
         hit = previous.get(id(ing))
         if hit is not None and hit[0] is ing:
             ref, declared = hit[1], hit[2]
@@ -73,5 +85,7 @@ def set_ingress_statuses(ingresses: Iterable[Any], addresses: Iterable[Any], por
             declared = ObjectStatus(ref, routed, ref.api_version or "networking.k8s.io/v1")
         refs[id(ing)] = (ing, ref, declared)
         state.statuses[ref.key] = declared
+        declared_now[ref.key] = declared
     _REFS["refs"] = refs
+    _LAST[:] = [(given, reasons, routed, number, declared_now)]
     return ""

@@ -88,7 +88,9 @@ class StrictNameUndefined(ChainableUndefined):
         return iter(())
 
     def __bool__(self) -> bool:
-        self._check()
+        # ``_check`` inlined: ``{% if x.y %}`` on a missing field is the hot case
+        if self._undefined_obj is missing and self._undefined_name is not None:
+            raise UndefinedError(f"{self._undefined_name!r} is undefined")
         return False
 
     def __len__(self) -> int:
@@ -151,8 +153,14 @@ class HapticSandbox(ImmutableSandboxedEnvironment):
             self._deadline.at = None
             raise RenderTimeout("render timeout exceeded")
 
-    def _loop_guard(self, iterable: Iterable[Any]) -> Iterator[Any]:
+    def _loop_guard(self, iterable: Iterable[Any]) -> Iterable[Any]:
         self.check_deadline()
+        kind = type(iterable)
+        if (kind is list or kind is tuple) and len(iterable) < _CHECK_EVERY:  # type: ignore[arg-type]
+            return iterable  # a short list: the check above is the only one its loop needs
+        return self._guarded(iterable)
+
+    def _guarded(self, iterable: Iterable[Any]) -> Iterator[Any]:
         for count, item in enumerate(iterable, 1):
             if count % _CHECK_EVERY == 0:
                 self.check_deadline()
@@ -171,10 +179,9 @@ class HapticSandbox(ImmutableSandboxedEnvironment):
         # AttributeError on every ``obj.metadata.name``.
         kind = type(obj)
         if kind is dict and attribute not in _DICT_ATTRIBUTES:
-            try:
-                return obj[attribute]
-            except KeyError:
-                return self.undefined(obj=obj, name=attribute)
+            # ``get``, not ``[]``: objects omit empty fields, so a missing key is common, and an exception costly
+            value = obj.get(attribute, missing)
+            return self.undefined(obj=obj, name=attribute) if value is missing else value
         if kind is str:
             if attribute in _STR_METHODS:
                 return getattr(obj, attribute)

@@ -15,11 +15,15 @@ returns a reason for running ``haproxy -c``. Pure: no I/O.
 from __future__ import annotations
 
 import ipaddress
+import operator
 import posixpath
 import re
+import threading
 from dataclasses import dataclass
+from itertools import accumulate, compress, repeat
 from typing import Any
 
+from haptic.core.text_cuts import cut
 from haptic.dataplane.aux_files import AuxFiles
 from haptic.dataplane.errors import ConfigParseError
 from haptic.dataplane.planner import plan
@@ -69,31 +73,15 @@ def structural_check(
     aux_reason = _aux_difference(passed_aux, aux, config)
     if aux_reason:
         return _refuse(aux_reason)
-    old_lines = passed_config.split("\n")
-    new_lines = config.split("\n")
-    if len(old_lines) != len(new_lines):
+    if passed_config.count("\n") != config.count("\n"):
         return _refuse("the line count changed")
-    changed: list[int] = []
-    # Blocks of lines compared at once (C-speed list equality) before any line is looked at in Python.
-    for block in range(0, len(old_lines), _BLOCK):
-        if old_lines[block:block + _BLOCK] == new_lines[block:block + _BLOCK]:
-            continue
-        for index in range(block, min(block + _BLOCK, len(old_lines))):
-            old, new = old_lines[index], new_lines[index]
-            if old == new:
-                continue
-            reason = _server_line_difference(old, new, index + 1)
-            if reason:
-                return _refuse(reason)
-            changed.append(index)
+    found = _by_pieces(passed_config, config) if _PIECES else None
+    if found is None:
+        found = _by_lines(_lines(passed_config), _lines(config), 0)
+    if isinstance(found, StructuralVerdict):
+        return found
+    changed, old_text, new_text = found
     if changed:
-        # Every other line is byte-identical and a server line is never a section header, so the
-        # sections are the same in both texts: planning just the touched ones is planning the whole.
-        spans = _section_spans(old_lines, changed)
-        if not spans:
-            return _refuse("a changed server line is outside any section")
-        old_text = "\n".join(line for start, end in spans for line in old_lines[start:end])
-        new_text = "\n".join(line for start, end in spans for line in new_lines[start:end])
         try:
             sync = plan(old_text, new_text)
         except ConfigParseError as exc:
@@ -104,6 +92,90 @@ def structural_check(
             return _refuse("the change is not a runtime server update")
     count = len(changed)
     return StructuralVerdict(True, f"{count} server line(s) changed in runtime fields only", count)
+
+
+def _by_lines(old_lines: list[str], new_lines: list[str], first: int) -> StructuralVerdict | tuple[
+        list[int], str, str]:
+    """The changed lines' indices (``first`` + index), all of them server lines, and the text of the sections
+    holding them in both configs; or the verdict refusing the change."""
+    changed: list[int] = []
+    # Blocks of lines compared at once (C-speed list equality) before any line is looked at in Python.
+    for block in range(0, len(old_lines), _BLOCK):
+        if old_lines[block:block + _BLOCK] == new_lines[block:block + _BLOCK]:
+            continue
+        for index in range(block, min(block + _BLOCK, len(old_lines))):
+            old, new = old_lines[index], new_lines[index]
+            if old == new:
+                continue
+            reason = _server_line_difference(old, new, first + index + 1)
+            if reason:
+                return _refuse(reason)
+            changed.append(index)
+    if not changed:
+        return [], "", ""
+    # Every other line is byte-identical and a server line is never a section header, so the
+    # sections are the same in both texts: planning just the touched ones is planning the whole.
+    spans = _section_spans(old_lines, changed)
+    if not spans:
+        return _refuse("a changed server line is outside any section")
+    old_text = "\n".join(line for start, end in spans for line in old_lines[start:end])
+    new_text = "\n".join(line for start, end in spans for line in new_lines[start:end])
+    return [first + index for index in changed], old_text, new_text
+
+
+#: texts are compared a piece (a ``backend`` line to the next) at a time when they have as many (False: line by line)
+_PIECES = True
+_CUT = "\nbackend "
+
+
+def _by_pieces(passed: str, config: str) -> StructuralVerdict | tuple[list[int], str, str] | None:
+    """``_by_lines`` over the pieces that differ only (a 4 MB config is not split into 130,000 lines to find ten
+    changed ones); None when the texts do not cut into as many pieces of as many lines each."""
+    old_pieces, new_pieces = _cut(passed), _cut(config)
+    if len(old_pieces) != len(new_pieces):
+        return None
+    differ = list(compress(range(len(old_pieces)), map(operator.ne, old_pieces, new_pieces)))
+    if not differ:
+        return [], "", ""
+    counts = list(map(str.count, old_pieces, repeat("\n")))
+    if any(new_pieces[k].count("\n") != counts[k] for k in differ):
+        return None
+    firsts = list(accumulate((c + 1 for c in counts), initial=0))  # each cut ends a line
+    changed: list[int] = []
+    old_parts: list[str] = []
+    new_parts: list[str] = []
+    for k in differ:
+        prefix = "" if k == 0 else "backend "
+        found = _by_lines((prefix + old_pieces[k]).split("\n"), (prefix + new_pieces[k]).split("\n"), firsts[k])
+        if isinstance(found, StructuralVerdict):
+            return found
+        changed.extend(found[0])
+        old_parts.append(found[1])
+        new_parts.append(found[2])
+    return changed, "\n".join(old_parts), "\n".join(new_parts)
+
+
+def _cut(text: str) -> list[str]:
+    return cut(text, _CUT)
+
+
+#: id -> (text, its lines) of the last texts split: the config checked now is the one passed next time
+_SPLIT: dict[int, tuple[str, list[str]]] = {}
+_SPLIT_LOCK = threading.Lock()
+
+
+def _lines(text: str) -> list[str]:
+    """``text.split("\\n")``, once per text object (the entry holds the text: its id is not reused meanwhile);
+    the lists are only read."""
+    hit = _SPLIT.get(id(text))
+    if hit is not None and hit[0] is text:
+        return hit[1]
+    lines = text.split("\n")
+    with _SPLIT_LOCK:  # renders and checks may run off the event loop
+        if len(_SPLIT) >= 4:
+            del _SPLIT[next(iter(_SPLIT))]
+        _SPLIT[id(text)] = (text, lines)
+    return lines
 
 
 def _section_spans(lines: list[str], changed: list[int]) -> list[tuple[int, int]]:

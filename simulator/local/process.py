@@ -12,12 +12,21 @@ import contextlib
 import os
 import signal
 import sys
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 
 LineSink = Callable[[str, str], None]
 
 HAPTIC_COMMAND: tuple[str, ...] = (sys.executable, "-m", "haptic.cli")
 DEFAULT_COMMAND: tuple[str, ...] = (*HAPTIC_COMMAND, "run")
+
+
+def bytecode_env() -> dict[str, str]:
+    """A controller subprocess keeps its compiled bytecode, as a controller image ships it: in an environment
+    with ``PYTHONDONTWRITEBYTECODE`` every start compiled all of haptic's sources again (~0.4 s of each
+    controller start on the 2-core machine). The cache is outside the source tree, one per user."""
+    cache = os.path.join(tempfile.gettempdir(), f"haptic-local-bytecode-{os.getuid()}")
+    return {"PYTHONDONTWRITEBYTECODE": "", "PYTHONPYCACHEPREFIX": cache}
 
 
 def controller_command(haproxy_bin: str, base: Sequence[str] = DEFAULT_COMMAND, *,

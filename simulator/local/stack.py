@@ -51,7 +51,7 @@ from simulator.local import objects
 from simulator.local.echo import EchoServer
 from simulator.local.network import LoopbackNetwork
 from simulator.local.pod import POD_LABELS, LocalHAProxyPod
-from simulator.local.process import HAPTIC_COMMAND, ControllerProcess, LineSink, controller_command
+from simulator.local.process import HAPTIC_COMMAND, ControllerProcess, LineSink, bytecode_env, controller_command
 from simulator.local.service_proxy import ServiceProxy
 from simulator.local.traffic import TrafficReport, probe, wait_for_traffic
 
@@ -223,6 +223,7 @@ class LocalStack:
             "METRICS_PORT": str(self.metrics_ports[replica]),
             "DEBUG_PORT": str(self.debug_ports[replica]),
             "PYTHONUNBUFFERED": "1",
+            **bytecode_env(),
         }
         if self.webhook_url is not None:
             env.update(WEBHOOK_CERT_DIR=str(self.webhook_certs), WEBHOOK_PORT=str(self.webhook_ports[replica]),

@@ -27,10 +27,11 @@ from haptic.controller.observe.event_ring import EventRing
 from haptic.controller.ports import ControllerPorts
 from haptic.controller.publish.content import decode_content
 from haptic.controller.publish.status_writer import write_invalid_status
-from haptic.controller.watch.config_loader import config_version, secret_fingerprint, validate_config_object
+from haptic.controller.watch.config_loader import compile_config_object, config_version, secret_fingerprint
 from haptic.controller.watch.config_tests import validation_test_failures
 from haptic.core import ComponentHealth, Event, HealthReport, Status, cancel_and_wait
 from haptic.k8s.api import JSON, ApiError, NotFound, ResourceRef
+from haptic.templating.engine import TemplateEngine
 from haptic.validation.local_haproxy import detect_local_haproxy
 
 RETRY_DELAY = 5.0
@@ -108,7 +109,7 @@ class Controller:
                 loaded = await self._wait_for_inputs()
                 if loaded is None:
                     return
-                config, version, credentials, credentials_version = loaded
+                config, engine, version, credentials, credentials_version = loaded
                 if self.capabilities is None:
                     self.capabilities = await detect_local_haproxy(self.ports.haproxy_binary, self.ports.check_runner)
                     self.log.info("local HAProxy %s", self.capabilities.get("haproxy_version"))
@@ -116,7 +117,7 @@ class Controller:
                 self.metrics.reset()
                 iteration = Iteration(self.ports, config, version, credentials, credentials_version, self.metrics,
                                       current_config=current, observer=self.observer, event_ring=self.events,
-                                      settings=self.settings, capabilities=self.capabilities)
+                                      settings=self.settings, capabilities=self.capabilities, engine=engine)
                 self.iteration = iteration
                 self.iterations += 1
                 self.waiting_for = ""
@@ -143,7 +144,7 @@ class Controller:
             self.log.info("waiting for %s", what)
             self.waiting_for = what
 
-    async def _wait_for_inputs(self) -> tuple[HAProxyTemplateConfig, str, Credentials, str] | None:
+    async def _wait_for_inputs(self) -> tuple[HAProxyTemplateConfig, TemplateEngine, str, Credentials, str] | None:
         identity = self.ports.identity
         while not self._stop.is_set():
             loaded = await self._try_load(identity.namespace, identity.config_name, identity.secret_name)
@@ -163,13 +164,13 @@ class Controller:
         return None
 
     async def _try_load(self, namespace: str, name: str,
-                        secret_name: str) -> tuple[HAProxyTemplateConfig, str, Credentials, str] | None:
+                        secret_name: str) -> tuple[HAProxyTemplateConfig, TemplateEngine, str, Credentials, str] | None:
         obj = await self._get_or_wait(TEMPLATE_CONFIGS, "HAProxyTemplateConfig", name, namespace)
         if obj is None:
             return None
         version = config_version(obj)
-        config, errors = validate_config_object(obj, f"{namespace}/{name}")
-        if config is None:
+        config, engine, errors = compile_config_object(obj, f"{namespace}/{name}")
+        if config is None or engine is None:
             self._waiting(f"a valid HAProxyTemplateConfig {namespace}/{name} (generation {version} is invalid: "
                           f"{'; '.join(errors)})")
             await self._mark_invalid(obj, version, errors)
@@ -188,7 +189,7 @@ class Controller:
         except ConfigError as exc:
             self._waiting(f"valid credentials in Secret {namespace}/{secret_name} ({exc})")
             return None
-        return config, version, credentials, secret_fingerprint(secret)
+        return config, engine, version, credentials, secret_fingerprint(secret)
 
     async def _test_failures(self, config: HAProxyTemplateConfig, version: str) -> list[str]:
         """The config's failing validationTests, run once per generation (the loop polls every few seconds)."""

@@ -27,6 +27,7 @@ from haptic.controller.events import ConfigValidated, CrdChanged, NamespaceSelec
 from haptic.controller.loop.leader_election import LeaderElection
 from haptic.controller.loop.observed_bus import ObservedBus
 from haptic.controller.loop.progress import with_progress
+from haptic.controller.loop.startup_heap import StartupHeap
 from haptic.controller.metrics import ControllerMetrics
 from haptic.controller.observe.commentator import EventCommentator
 from haptic.controller.observe.event_ring import EventRing
@@ -50,7 +51,7 @@ from haptic.httpstore.fetcher import make_client
 from haptic.httpstore.store import HttpStore
 from haptic.k8s.leaderelection import ElectionConfig, LeaderElector
 from haptic.names import HAPROXY_PODS
-from haptic.templating.engine import compile_templates
+from haptic.templating.engine import TemplateEngine, compile_templates
 from haptic.validation.haproxy_check import HAProxyValidator
 
 DEFAULT_REINIT_DEBOUNCE = 5.0
@@ -124,7 +125,9 @@ class Iteration:
         event_ring: EventRing | None = None,
         settings: IterationSettings | None = None,
         capabilities: dict[str, Any] | None = None,
+        engine: TemplateEngine | None = None,
     ) -> None:
+        """``engine``: the config's templates, compiled when it was validated (compiled here when None)."""
         self.ports = ports
         self.settings = settings or IterationSettings()
         self.logger = ports.logger("iteration")
@@ -133,7 +136,7 @@ class Iteration:
         spec = config.spec
         self.ctx = IterationContext(
             ports=ports, config=config, config_version=config_version, credentials=credentials,
-            credentials_version=credentials_version, engine=compile_templates(spec),
+            credentials_version=credentials_version, engine=engine if engine is not None else compile_templates(spec),
             validator=HAProxyValidator(ports.haproxy_binary, structural=True), metrics=metrics,
             stores=spec.make_stores(),
             current_config=current_config, capabilities=dict(capabilities or {}),
@@ -167,8 +170,9 @@ class Iteration:
         self.status_writer = ConfigStatusWriter(bus, ctx)
         self.object_status = ObjectStatusApplier(bus, ctx)
         self.object_events = ObjectEventRecorder(bus, ctx)
+        self.heap = StartupHeap(bus, ports.clock)
         all_replica: list[Component] = [
-            self.commentator, self.metrics_recorder, self.state, self.config_loader, self.credentials_loader,
+            self.heap, self.commentator, self.metrics_recorder, self.state, self.config_loader, self.credentials_loader,
             self.reinit, *self.watchers, self.crd_watcher, self.namespace_selection, self.index_tracker,
             self.reconciler, self.discovery,
             self.config_watcher, self.secret_watcher,
@@ -247,6 +251,7 @@ class Iteration:
     async def run(self, stop: asyncio.Event) -> str:
         """Runs until ``stop`` is set ("stopped") or a new config generation validated ("config_changed")."""
         graceful = False
+        self.heap.hold()
         try:
             absent = await self.crd_watcher.probe()
             selected = await self.namespace_selection.probe()
@@ -276,18 +281,23 @@ class Iteration:
 
     async def shutdown(self, graceful: bool) -> None:
         self.campaigning = False
-        if graceful:
-            limit = self.settings.release_timeout
-            try:
-                async with self.ports.clock.timeout(limit):
-                    await self.leader.release()
-            except TimeoutError:
-                self.logger.warning("releasing leadership took longer than %.0fs: the Lease is left to expire", limit)
-            except Exception:
-                self.logger.exception("releasing leadership failed")
-        await self.leader.abandon()
-        await with_progress(self.registry.stop(), self.ports.clock, self.logger, "stopping the iteration",
-                            self.still_running)
+        try:
+            if graceful:
+                limit = self.settings.release_timeout
+                try:
+                    async with self.ports.clock.timeout(limit):
+                        await self.leader.release()
+                except TimeoutError:
+                    self.logger.warning("releasing leadership took longer than %.0fs: the Lease is left to expire",
+                                        limit)
+                except Exception:
+                    self.logger.exception("releasing leadership failed")
+            await self.leader.abandon()
+            await with_progress(self.registry.stop(), self.ports.clock, self.logger, "stopping the iteration",
+                                self.still_running)
+        finally:
+            # The collector is the process's: however the stop went (a second cancellation), it is given back.
+            self.heap.release()
         if self.ctx.http is not None:
             await self.ctx.http.client.aclose()
 

@@ -77,31 +77,49 @@ class RenderValidateCoordinator(IterationComponent):
         #: changes held back after haproxy -c rejected their lines: key -> (the rejected content's fingerprint,
         #: why, the version rendered instead or None for a new object, which is left out)
         self.isolated: dict[ObjectKey, tuple[str, Culprit, Mapping[str, Any] | None]] = {}
-        #: id -> (object, its key) of the objects the last ``_objects`` saw (each holds its object: no id reuse)
-        self._object_keys: dict[int, tuple[Mapping[str, Any], ObjectKey | None]] = {}
+        #: per store: (store, its change mark, its objects by key, id -> (object, key)) as the last ``_objects`` saw
+        #: them (each entry holds its object: no id reuse); a store not written since is not listed again
+        self._object_parts: dict[str, tuple[Any, Any, dict[ObjectKey, Mapping[str, Any]], dict[int, Any]]] = {}
         #: reports to the iteration's ``HttpContentRefresher.report`` (logs and publishes content changes)
         self.http_gate = HttpContentGate(ctx.http, lambda changes: None)
 
     def _objects(self) -> dict[ObjectKey, Mapping[str, Any]]:
         """Every watched object (HAProxy pods aside) by (kind, namespace, name)."""
         found: dict[ObjectKey, Mapping[str, Any]] = {}
-        # Store objects are replaced, never mutated: their keys are worked out once per object.
-        known, keys = self._object_keys, {}
+        parts: dict[str, tuple[Any, Any, dict[ObjectKey, Mapping[str, Any]], dict[int, Any]]] = {}
         for name, store in sorted(self.ctx.stores.items()):
             if name == HAPROXY_PODS:
                 continue
-            for obj in store.list():
-                hit = known.get(id(obj))
-                if hit is not None and hit[0] is obj:
-                    key = hit[1]
-                else:
-                    ref = object_ref(obj)
-                    key = ref.key if ref is not None else None
-                keys[id(obj)] = (obj, key)
-                if key is not None:
-                    found[key] = obj
-        self._object_keys = keys
+            last = self._object_parts.get(name)
+            mark_of, since = getattr(store, "change_mark", None), getattr(store, "changed_since", None)
+            mark = mark_of() if callable(mark_of) else None
+            if last is not None and last[0] is store and mark is not None and callable(since) \
+                    and since(last[1]) == frozenset():
+                part, keys = last[2], last[3]  # not written since: the same objects
+            else:
+                part, keys = self._store_objects(store, last[3] if last is not None else {})
+            parts[name] = (store, mark, part, keys)
+            found.update(part)
+        self._object_parts = parts
         return found
+
+    @staticmethod
+    def _store_objects(store: Any, known: dict[int, tuple[Mapping[str, Any], ObjectKey | None]]) -> tuple[
+            dict[ObjectKey, Mapping[str, Any]], dict[int, tuple[Mapping[str, Any], ObjectKey | None]]]:
+        # Store objects are replaced, never mutated: their keys are worked out once per object.
+        found: dict[ObjectKey, Mapping[str, Any]] = {}
+        keys: dict[int, tuple[Mapping[str, Any], ObjectKey | None]] = {}
+        for obj in store.list():
+            hit = known.get(id(obj))
+            if hit is not None and hit[0] is obj:
+                key = hit[1]
+            else:
+                ref = object_ref(obj)
+                key = ref.key if ref is not None else None
+            keys[id(obj)] = (obj, key)
+            if key is not None:
+                found[key] = obj
+        return found, keys
 
     def _still_isolated(self, objects: Mapping[ObjectKey, Mapping[str, Any]]) -> frozenset[ObjectKey]:
         """Drops isolations of objects that changed or went (they get another try); the keys left."""

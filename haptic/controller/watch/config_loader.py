@@ -35,7 +35,7 @@ from haptic.controller.watch.config_tests import validation_test_failures
 from haptic.core import Event, EventBus
 from haptic.k8s.api import JSON, ResourceRef, Selectors
 from haptic.k8s.watch_loop import list_and_watch
-from haptic.templating.engine import compile_templates
+from haptic.templating.engine import TemplateEngine, compile_templates
 from haptic.templating.errors import TemplatingError
 from haptic.templating.libraries import LibraryError, expand_libraries
 
@@ -57,19 +57,26 @@ def validate_config_object(obj: JSON, name: str) -> tuple[Any, list[str]]:
     The template libraries its annotation names are merged under its spec first (as ``haptic validate``
     and ``haptic render`` do), so a config built on the Ingress library is complete.
     """
+    config, _, errors = compile_config_object(obj, name)
+    return config, errors
+
+
+def compile_config_object(obj: JSON, name: str) -> tuple[Any, TemplateEngine | None, list[str]]:
+    """As ``validate_config_object``, with the engine its templates compiled into (None when invalid): an
+    iteration built from this config renders with it instead of compiling the templates a second time."""
     try:
         expanded = expand_libraries(obj)
     except LibraryError as exc:
-        return None, [f"HAProxyTemplateConfig {name}: {exc}"]
+        return None, None, [f"HAProxyTemplateConfig {name}: {exc}"]
     try:
         config = load_config(expanded)
     except ConfigError as exc:
-        return None, [str(exc)]
+        return None, None, [str(exc)]
     try:
-        compile_templates(config.spec)
+        engine = compile_templates(config.spec)
     except TemplatingError as exc:
-        return None, [f"HAProxyTemplateConfig {name}: {exc}"]
-    return config, []
+        return None, None, [f"HAProxyTemplateConfig {name}: {exc}"]
+    return config, engine, []
 
 
 class _SingleObjectWatcher(IterationComponent):

@@ -88,9 +88,53 @@ def _route_key(route: Mapping[str, Any]) -> tuple[str, str, str]:
     return str(route.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
 
+#: the stores ``gateway_model`` reads (lists and lookups); not ``endpoints``: the backends' servers come later
+_READS = ("gatewayclasses", "gateways", "httproutes", "grpcroutes", "referencegrants", "namespaces", "services",
+          "secrets")
+#: objects (compared by identity), values (compared by value): see ``_inputs``
+Inputs = tuple[tuple[Any, ...], tuple[Any, ...]]
+# The inputs of the last ``gateway_model`` call and its answer (see ``gateway_model``).
+_LAST: dict[str, tuple[Any, dict[str, Any]]] = {}
+
+
+def _inputs(resources: Mapping[str, Any], extra: Mapping[str, Any], path_resolver: Any,
+            reserved_ports: Mapping[Any, Any] | None, addresses: Iterable[Any], isolated: Iterable[Any]
+            ) -> Inputs:
+    """What the model is a function of: objects compared by identity (those of the stores it reads, the isolated
+    ones) and values compared by value (the setting it reads, where the pods keep files, the reserved ports, the
+    published addresses)."""
+    objects = (*(tuple(_list(resources, name)) for name in _READS), tuple(isolated))
+    values = (str(extra.get("gatewayControllerName") or ""), path_resolver.get_path("f", "map"),
+              path_resolver.get_path("f", "cert"), sorted((str(k), str(v)) for k, v in (reserved_ports or {}).items()),
+              tuple(addresses))
+    return objects, values
+
+
+def _same_inputs(last: Inputs, now: Inputs) -> bool:
+    return last[1] == now[1] and all(len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+                                     for a, b in zip(last[0], now[0], strict=True))
+
+
 def gateway_model(resources: Mapping[str, Any], extra: Mapping[str, Any], path_resolver: Any,
                   reserved_ports: Mapping[Any, Any] | None = None, addresses: Iterable[Any] = (),
                   isolated: Iterable[Any] = ()) -> dict[str, Any]:
+    """``model``, the same answer as the last call when what it reads is the same: store objects are replaced,
+    never mutated, on change (the kept inputs hold them, so no identity is reused), and templates cannot change
+    the answer (the sandbox is immutable). An EndpointSlice change, or a config change, recomputes nothing."""
+    isolated = list(isolated)
+    addresses = list(addresses)
+    inputs = _inputs(resources, extra, path_resolver, reserved_ports, addresses, isolated)
+    last = _LAST.get("model")
+    if last is not None and _same_inputs(last[0], inputs):
+        return last[1]
+    answer = model(resources, extra, path_resolver, reserved_ports, addresses, isolated)
+    _LAST["model"] = (inputs, answer)
+    return answer
+
+
+def model(resources: Mapping[str, Any], extra: Mapping[str, Any], path_resolver: Any,
+          reserved_ports: Mapping[Any, Any] | None = None, addresses: Iterable[Any] = (),
+          isolated: Iterable[Any] = ()) -> dict[str, Any]:
     """The Gateway API objects of the render's stores as frontends, backends, certificates and statuses.
 
     ``resources``: the render's stores (``gatewayclasses``, ``gateways``, ``httproutes``, ``referencegrants``,

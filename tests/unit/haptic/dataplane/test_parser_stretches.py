@@ -131,3 +131,34 @@ def test_changes_spread_over_a_large_config_parse_only_the_changed_sections() ->
     assert sorted(fresh) == ["b150", "b249", "b3", "b77", "b99x"]
     again = _Parser().parse_against(text, stretched)
     assert again is not None and shape(again) == shape(base), "a walk's result serves the next walk"
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_what_a_stretch_wise_parse_works_out_from_the_other_parse_is_what_a_whole_parse_has(seed: int) -> None:
+    """``by_key`` and ``by_source`` of a parse against another (copies of the other's, less what went, plus what
+    was parsed), over chains of parses; and a plan over shared sections is the plan over whole parses."""
+    from haptic.dataplane.parser import by_source
+    from haptic.dataplane.planner import plan_parsed
+
+    rng = random.Random(seed)
+    text = REALWORLD_CFG
+    config = parse_config(text)
+    for _ in range(3):
+        edited = edits(text, rng)
+        try:
+            whole = parse_config(edited)
+        except ConfigParseError:
+            continue
+        reused = parse_config_reusing(edited, config)
+        assert {k: shape_of(v) for k, v in reused.by_key.items()} == {k: shape_of(v) for k, v in whole.by_key.items()}
+        assert list(reused.backends) == list(whole.backends) and list(reused.frontends) == list(whole.frontends)
+        sources = by_source(reused)
+        assert all(v.source == k and any(v is s for s in reused.sections) for k, v in sources.items())
+        assert all(s.source in sources for s in reused.sections if s.kind not in ("global", "defaults"))
+        assert plan_parsed(config, reused).operations == plan_parsed(parse_config(text), whole).operations
+        text, config = edited, reused
+
+
+def shape_of(section: object) -> tuple[object, ...]:
+    s = section
+    return (s.key, s.header_args, tuple(s.signature), s.implicit_defaults)  # type: ignore[attr-defined]

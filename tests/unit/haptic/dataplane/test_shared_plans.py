@@ -42,6 +42,7 @@ async def test_pods_read_without_a_cache_parse_the_same_text_once() -> None:
     for fake in fakes:
         async with client_for(fake) as client:
             result = await sync(client, SECOND, AuxFiles(), parsed_desired=second, shared=shared)
-            # a freshly started API (version 1) always gets one raw push first
+            # a freshly started API (version 1) always gets one raw push first: counted, not planned
             assert result.ok and result.mode == "raw", result
-    assert shared.computed == 1
+            assert result.summary == {"totalAPIOperations": 1, "serversModified": 1}
+    assert shared.texts_parsed == 1 and shared.computed == 0

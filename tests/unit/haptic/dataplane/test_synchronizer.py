@@ -6,9 +6,10 @@ import pytest
 
 from haptic.dataplane.aux_files import AuxFiles
 from haptic.dataplane.client import STORAGE_MAPS, STORAGE_SSL, DataplaneClient
+from haptic.dataplane.planner import plan
 from haptic.dataplane.synchronizer import SyncOptions, VersionCache, sync
 from simulator.dataplane.inprocess import client_for
-from simulator.dataplane.instance import FakeDataplane, InstanceOptions
+from simulator.dataplane.instance import DEFAULT_CONFIG, FakeDataplane, InstanceOptions
 from tests.support.certs import make_pem
 from tests.support.dataplane import FRONTEND_FE
 
@@ -40,7 +41,10 @@ async def test_first_sync_is_one_raw_push_with_one_verified_reload(
     result = await sync(client, config(), MAPS, cache=cache)
     assert result.ok, result.errors
     assert result.mode == "raw" and result.reload_triggered and len(result.reload_ids) == 1
-    assert "Create map 'host.map'" in result.operations and "Create backend 'web'" in result.operations
+    # A fresh API (version 1) gets the config whole: what it replaces is counted, not planned operation by operation.
+    assert result.operations == ("Create map 'host.map'", "Replace configuration")
+    assert result.summary == {"totalAPIOperations": len(plan(DEFAULT_CONFIG, config()).operations),
+                              "frontendsAdded": 1, "backendsAdded": 1, "serversAdded": 2}
     assert fake.counters.reloads == 1 and fake.counters.raw_pushes == 1
     assert fake.reload_status(result.reload_ids[0])["status"] == "succeeded"
     assert result.version == fake.version == 2 and cache.version == 2

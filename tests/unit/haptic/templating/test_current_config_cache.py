@@ -49,3 +49,31 @@ def test_the_deployed_config_is_read_with_the_dataplane_parser_lines_split_at_ne
     current = parse_current_config(text)
     assert list(current.backends["web"].servers) == ["SRV_1"]  # no phantom "server evil"
     assert list(parse_config(text).section("backend", "web").servers) == ["SRV_1"]
+
+
+def test_every_kind_of_edit_reads_as_a_full_parse_and_names_what_changed() -> None:
+    servers = {f"be_{i}": [f"10.0.0.{i}:80", "127.0.0.1:1 disabled"] for i in range(8)}
+    cache = CurrentConfigCache()
+    last = cache.read(_config(servers))
+    edits = [
+        lambda s: s.update(be_3=["10.9.9.9:80"]),  # a server changes: read in place
+        lambda s: s.pop("be_5"),  # a backend goes
+        lambda s: s.update(be_new=["10.1.1.1:80"]),  # one comes
+        lambda s: s.update({"be_0": s.pop("be_0")}),  # one moves to the end
+        lambda s: (s.pop("be_1"), s.update(be_renamed=["10.0.0.1:80", "127.0.0.1:1 disabled"])),
+    ]
+    for edit in edits:
+        before = dict(servers)
+        edit(servers)
+        text = _config(servers)
+        read = cache.read(text)
+        assert read is not None and last is not None
+        assert _shape(read) == _shape(parse_current_config(text)) and list(read.backends) == list(servers)
+        changed = read.changed_since(last)
+        assert changed is not None
+        differs = {b for b in set(before) | set(servers) if before.get(b) != servers.get(b)}
+        assert differs <= changed, "every backend whose servers differ is named"
+        assert all(read.backends[b] is last.backends[b] for b in servers if b not in changed)
+        assert last.changed_since(None) is None
+        last = read
+    assert cache.read(_config(servers)) is last, "an equal text is the same config"

@@ -183,3 +183,46 @@ def test_render_result_repr_never_shows_file_contents() -> None:
     result = engine_for(source).render(RenderInputs())
     assert "secret" not in repr(result) and "PRIVATE" not in repr(result)
     assert "a.pem" in repr(result)
+
+
+def test_what_a_render_keeps_goes_to_the_oldest_generation_and_cycles_stay_collectable() -> None:
+    import gc
+    import weakref
+
+    class Cycle:
+        me: Any = None
+
+    made: list[Any] = []
+
+    def cycle() -> str:
+        obj = Cycle()
+        obj.me = obj  # garbage once the render is over, found only by the cyclic collector
+        made.append(weakref.ref(obj))
+        return ""
+
+    engine = engine_for("{% for i in range(300) %}{{ shared.append('kept', [i]) }}{% endfor %}{{ cycle() }}")
+    engine.env.globals["cycle"] = cycle
+    assert gc.isenabled()
+    result = engine.render(RenderInputs())
+    context = result.context
+    # no young collection scans the render's survivors one generation at a time
+    assert any(o is context for o in gc.get_objects(generation=2))
+    assert gc.isenabled()
+    assert made and made[0]() is not None
+    gc.collect()
+    assert made[0]() is None
+
+
+def test_a_render_during_a_held_freeze_joins_it_instead_of_releasing_it() -> None:
+    import gc
+
+    engine = engine_for("{% for i in range(300) %}{{ shared.append('kept', [i]) }}{% endfor %}")
+    gc.freeze()  # as the controller's startup holds one until its first deployment
+    try:
+        held = gc.get_freeze_count()
+        result = engine.render(RenderInputs())
+        assert gc.get_freeze_count() > held  # still held, now with the render's objects
+        assert not any(o is result.context for o in gc.get_objects(generation=2))
+    finally:
+        gc.unfreeze()
+    assert gc.get_freeze_count() == 0

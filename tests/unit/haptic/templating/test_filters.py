@@ -44,6 +44,15 @@ def test_glob_match_strings_and_named_mappings() -> None:
     assert f.glob_match(ITEMS, "[ab]") == ITEMS[:2]
 
 
+def test_with_field_keeps_the_items_whose_field_is_true() -> None:
+    use(COVERED_FILTERS, "with_field")
+    items = [{"spec": {"tls": [{"hosts": ["a"]}]}}, {"spec": {"tls": []}}, {"spec": None}, {}, "text",
+             {"spec": {"tls": {"x": 1}}}]
+    assert f.with_field(items, "spec.tls") == [items[0], items[5]]
+    assert f.with_field(items, "spec.tls.x") == [items[5]]
+    assert render("{{ [{'a': {'b': 1}}, {'a': {}}] | with_field('a.b') | length }}") == "1"
+
+
 def test_dig_fallback_coalesce_and_default_if_nil() -> None:
     use(COVERED_FILTERS, "dig", "fallback", "default_if_nil")
     use(COVERED_GLOBALS, "dig", "fallback", "coalesce")

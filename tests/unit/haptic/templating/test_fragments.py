@@ -101,6 +101,8 @@ def test_a_stale_fragment_is_caught_by_the_verification() -> None:
     # Tamper with a cached text: the verification compares against a full render and refuses.
     for entry in lib.engine.fragment_cache.entries():
         entry.text = entry.text.replace("balance roundrobin", "balance first")
+    for record in lib.engine.fragment_cache._loops_current.values():  # a fragment loop's items, reused at once
+        record.joined = record.joined.replace("balance roundrobin", "balance first")
     with pytest.raises(FragmentMismatch):
         lib.render()
 
@@ -286,7 +288,7 @@ def test_a_fragment_loop_body_has_no_loop_of_its_own() -> None:
 def test_a_read_equal_by_value_is_kept_as_read_now() -> None:
     lib = Library(6)
     lib.render()
-    lib.engine.fragment_cache._groups_current.clear()  # every Ingress renders again: equal routes, new objects
+    lib.engine.fragment_cache.forget_loops()  # every Ingress renders again: equal routes, new objects
     result = lib.render()
     assert lib.engine.fragment_cache.hits > 0
     routes = result.context["shared"].snapshot()["routes"]

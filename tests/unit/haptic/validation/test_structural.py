@@ -179,3 +179,45 @@ def test_map_uses_are_counted_as_a_word_bounded_pattern_counts_them() -> None:
     for _ in range(3000):
         config = "".join(rng.choice(atoms) for _ in range(rng.randint(0, 12)))
         assert _map_uses(config) == expected(config), config
+
+
+_LINE_EDITS = [
+    ("10.0.{i}.1:80", "10.0.{i}.9:80"),  # runtime: address
+    ("10.0.{i}.1:80", "10.0.{i}.1:81"),  # runtime: port
+    ("SRV_2 127.0.0.1:1 disabled", "SRV_2 10.0.{i}.7:80"),  # a slot filled
+    ("SRV_1 10.0.{i}.1:80", "SRV_9 10.0.{i}.1:80"),  # the name changed
+    ("balance roundrobin", "balance leastconn"),  # not a server line
+    ("SRV_1 10.0.{i}.1:80", "SRV_1 host{i}.example:80"),  # a hostname
+    ("SRV_1 10.0.{i}.1:80", "SRV_1 10.0.{i}.1:80 check"),  # another field
+    ("mode http\n    balance", "mode http\n    option forwardfor\n    balance"),  # a line more
+]
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_comparing_piece_by_piece_gives_the_verdict_of_comparing_line_by_line(seed: int) -> None:
+    import random
+
+    from haptic.validation import structural
+
+    rng = random.Random(seed)
+    backends = "".join(f"backend be_{i}\n    mode http\n    balance roundrobin\n    server SRV_1 10.0.{i}.1:80\n"
+                       f"    server SRV_2 127.0.0.1:1 disabled\n" for i in range(40))
+    text = "global\n    maxconn 10\n\ndefaults\n    mode http\n\nfrontend fe\n    bind :80\n\n" + backends
+    edited = text
+    for _ in range(rng.randint(1, 3)):
+        i = rng.randrange(40)
+        old, new = rng.choice(_LINE_EDITS[:3] if rng.random() < 0.6 else _LINE_EDITS)
+        old, new = old.format(i=i), new.format(i=i)
+        at = edited.find(old, edited.find(f"backend be_{i}\n"))
+        if at >= 0:
+            edited = edited[:at] + new + edited[at + len(old):]
+    if rng.random() < 0.2:
+        edited = edited.replace("frontend fe\n    bind :80\n", "frontend fe\n    bind :81\n")
+    aux = AuxFiles()
+    pieces = structural_check(text, aux, edited, aux)
+    structural._PIECES = False
+    try:
+        lines = structural_check(text, aux, edited, aux)
+    finally:
+        structural._PIECES = True
+    assert pieces == lines

@@ -328,3 +328,34 @@ def test_grpc_names_that_are_not_grpc_names_refuse_the_route() -> None:
     assert conditions(status_of(result, "GRPCRoute", "rpc")["parents"][0])["Accepted"] == (
         "False", "UnsupportedValue")
     assert result["excluded"][0][3] == "spec.rules[0].matches[0].method.service"
+
+
+def test_the_model_is_computed_again_only_when_what_it_reads_changed() -> None:
+    from haptic.templating.gateway import model as module
+
+    objects = [*BASE, route("web"), {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+                                     "metadata": {"namespace": "infra", "name": "cert"}, "data": {}}]
+    plural = {"GatewayClass": "gatewayclasses", "Gateway": "gateways", "HTTPRoute": "httproutes",
+              "Service": "services", "Secret": "secrets"}
+    stores = {name: ListStore([o for o in objects if plural[o["kind"]] == name]) for name in plural.values()}
+    stores.update({name: ListStore([]) for name in ("grpcroutes", "referencegrants", "namespaces")})
+    paths = PathResolver(StorageDirs())
+
+    def run(resources: dict[str, Any] = stores, extra: dict[str, Any] | None = None,
+            dirs: PathResolver = paths, reserved: dict[int, str] | None = None) -> dict[str, Any]:
+        return gateway_model(resources, extra or {}, dirs, reserved or {8404: "frontend stats"}, ("10.0.0.1",))
+
+    first = run()
+    assert run() is first  # unchanged inputs: the same answer, nothing recomputed
+    assert run(extra={"unrelated": 1}) is first
+    changed = []
+    for name, obj in (("services", service("web")), ("secrets", {**objects[-1], "data": {"x": "eA=="}}),
+                      ("httproutes", route("web")), ("gateways", gateway())):
+        others = [o for o in stores[name].list() if o["metadata"]["name"] != obj["metadata"]["name"]]
+        changed.append(run({**stores, name: ListStore([*others, copy.deepcopy(obj)])}))
+    changed.append(run(extra={"gatewayControllerName": "example.com/other"}))
+    changed.append(run(dirs=PathResolver(StorageDirs(maps_dir="/srv/maps"))))
+    changed.append(run(reserved={8080: "frontend http"}))
+    assert all(answer is not first for answer in changed)
+    assert module.model(stores, {}, paths, {8404: "frontend stats"}, ("10.0.0.1",)) == first
+    assert changed[-1]["frontends"] != first["frontends"] or changed[-1]["statuses"] != first["statuses"]

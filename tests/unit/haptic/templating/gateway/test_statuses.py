@@ -44,3 +44,31 @@ def test_nested_lists_are_matched_by_identity_not_position() -> None:
     assert body is not None
     times = [p["conditions"][0]["lastTransitionTime"] for p in body["status"]["parents"]]
     assert times == [NOW, BEFORE]
+
+
+def test_set_statuses_builds_each_status_once_while_its_objects_are_the_same() -> None:
+    import pytest as _pytest
+
+    from haptic.templating.context import CURRENT_RENDER, RenderState
+    from haptic.templating.errors import TemplateFailure
+    from haptic.templating.statuses import set_statuses
+
+    def declare(pairs: list[list[object]]) -> object:
+        state = RenderState()
+        token = CURRENT_RENDER.set(state)
+        try:
+            set_statuses(pairs)
+        finally:
+            CURRENT_RENDER.reset(token)
+        (only,) = state.statuses.values()
+        return only
+
+    obj = {"apiVersion": "v1", "kind": "Service", "metadata": {"namespace": "a", "name": "b"}}
+    status = {"conditions": [{"type": "Accepted", "status": "True"}]}
+    first = declare([[obj, status]])
+    again = declare([[obj, status]])
+    assert again is first
+    other = declare([[obj, {"conditions": []}]])
+    assert other is not first and getattr(other, "status", None) == {"conditions": []}
+    with _pytest.raises(TemplateFailure, match="not JSON"):
+        declare([[obj, {"x": {1, 2}}]])

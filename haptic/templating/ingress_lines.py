@@ -1,0 +1,223 @@
+"""The per-object lines of the Ingress and Gateway libraries, computed in Python: each backend's directives and
+server lines, and the entries of the Ingress library's path maps.
+
+A full render of the library (a config change, startup) walks every Ingress: the same work as Jinja
+statements costs several sandboxed lookups, tests and filter calls each, ~100 us per Ingress. The template
+keeps the shape of ``haproxy.cfg`` (``backend``, ``mode http``, the directives, the ``server`` lines) and
+prints what these helpers return.
+
+Render state is reached only through the render context's own objects (``shared``, the store views,
+``server_slots``, ``first_seen``, ``warn``): their calls are journalled as the template's would be, so a
+fragment around a helper call is reused exactly when the template's own statements would be (see
+``haptic.templating.fragments``). Imports only the templating helpers it builds on; never the engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from haptic.templating.context import current_render
+from haptic.templating.filters import warn
+from haptic.templating.ingress_helpers import SSL_PASSTHROUGH, ingress_routes, weighted_routes
+from haptic.templating.safety import parse_cidrs, parse_request_headers
+
+PREFIX = "haproxy-haptic.org/"
+#: ``haproxy-haptic.org/backend-protocol`` -> what each server line adds
+PROTOCOL_OPTIONS = {"http": "", "h2c": " proto h2", "https": " ssl verify none", "h2": " ssl verify none alpn h2"}
+_TIMEOUTS = ("server", "connect", "queue", "tunnel")
+REDIRECT = "http-request redirect scheme https code 308 unless { ssl_fc }"
+
+#: service, service port reference, EndpointSlices -> ready endpoints (the engine's ``service_endpoints``)
+EndpointsOf = Callable[[Any, Any, Sequence[Any]], Sequence[Any]]
+
+
+def _get(value: Any, key: str) -> Any:
+    return value.get(key) if isinstance(value, Mapping) else None
+
+
+def backend_directives(a: Mapping[str, Any], redirect: bool) -> list[str]:
+    """The directives of an Ingress backend from the documented ``haproxy-haptic.org/*`` annotations ``a``
+    (validated by ``reject_unsafe``): balance, timeouts, ``option httpchk``, the allow-list deny, set-header
+    rules; then the redirect to https when ``redirect``."""
+    if not a:
+        lines = ["balance roundrobin"]
+    else:
+        lines = [f"balance {a.get(PREFIX + 'balance', 'roundrobin')}"]
+        for kind in _TIMEOUTS:
+            value = a.get(f"{PREFIX}timeout-{kind}")
+            if value:
+                lines.append(f"timeout {kind} {value}")
+        if a.get(PREFIX + "health-check-path"):
+            lines.append(f"option httpchk GET {a[PREFIX + 'health-check-path']}")
+        if a.get(PREFIX + "allow-list"):
+            sources = " ".join(parse_cidrs(a[PREFIX + "allow-list"]))
+            lines.append(f"http-request deny deny_status 403 unless {{ src {sources} }}")
+        if a.get(PREFIX + "request-set-header"):
+            for name, value in parse_request_headers(a[PREFIX + "request-set-header"]):
+                lines.append(f'http-request set-header {name} "{value}"')
+    if redirect:
+        lines.append(REDIRECT)
+    return lines
+
+
+def server_options(a: Mapping[str, Any]) -> str:
+    """What each server line of an Ingress backend adds: the backend protocol's options, then ``check`` (and
+    its ``inter``) when a health check is asked for."""
+    if not a:
+        return ""
+    try:
+        opts = PROTOCOL_OPTIONS.get(a.get(PREFIX + "backend-protocol", "http"), "")
+    except TypeError:  # an unhashable value: no such protocol
+        opts = ""
+    interval = a.get(PREFIX + "health-check-interval")
+    if a.get(PREFIX + "health-check-path") or interval:
+        opts += " check" + (f" inter {interval}" if interval else "")
+    return opts
+
+
+Plan = tuple[Sequence[dict[str, Any]], str, list[str]]
+
+
+class _PlanMemo:
+    """What a plain Ingress's backends are made of apart from render state: its routes (with the canary twins),
+    the server options and the directives before the redirect, by object identity for this render and the last.
+    Store objects are replaced, never mutated, on change (an entry holds its object: the id is not reused), and
+    templates cannot change what they are given. Module-level, as ``with_dialect``'s views: a config change builds
+    a new engine over the same objects."""
+
+    def __init__(self) -> None:
+        self._render: Any = None
+        self._current: dict[int, tuple[Any, Plan]] = {}
+        self._previous: dict[int, tuple[Any, Plan]] = {}
+
+    def plan(self, ing: Mapping[str, Any], a: Mapping[str, Any]) -> Plan:
+        state = current_render()
+        if state is not self._render:
+            self._render = state
+            self._previous, self._current = self._current, {}
+        key = id(ing)
+        hit = self._current.get(key) or self._previous.get(key)
+        if hit is None or hit[0] is not ing:
+            if a.get(SSL_PASSTHROUGH) == "true":  # is_passthrough of a plain Ingress: no HTTP routes
+                routes: list[dict[str, Any]] = []
+            else:
+                routes = ingress_routes(ing) + (weighted_routes([ing]) if a.get(PREFIX + "canary-service") else [])
+            hit = (ing, (tuple(routes), server_options(a), backend_directives(a, redirect=False)))
+        self._current[key] = hit
+        return hit[1]
+
+
+_PLANS = _PlanMemo()
+
+
+def ingress_backends(ing: Mapping[str, Any], default_backend: Any, resources: Mapping[str, Any], shared: Any,
+                     slots: Any, settings: Mapping[str, Any], endpoints_of: EndpointsOf) -> Iterator[dict[str, Any]]:
+    """The backends one Ingress (or its dialect view, ``ing.dialect``) adds, each once per render.
+
+    Walks the Ingress's routes (the dialect's ``routes``; none for ssl-passthrough; with the canary twins of
+    ``canary-service``, which are backends, never routes): appends every route to ``shared`` ``routes`` (a
+    dialect canary's excepted), warns about a ``defaultBackend`` that an older Ingress's overrides, and yields
+    each backend the render has not seen yet (``first_seen("backend", name)``): ``name``, ``route`` (its first
+    route), ``redirect`` (to https), ``dialect`` (whether ``ing`` is a dialect view), ``directives``
+    (``backend_directives``; empty for a dialect view, whose ``dialect-backend`` snippet renders them) and
+    ``servers`` (``service_servers``: the ``server`` lines after the keyword).
+
+    A generator: its calls on render state interleave with the template's own (``dialect-userlist``) as they
+    would in a Jinja loop."""
+    meta = _get(ing, "metadata") or {}
+    ns = meta.get("namespace")
+    a = meta.get("annotations") or {}
+    d = ing.get("dialect")
+    member = f"{ns}/{meta.get('name')}"
+    if d:
+        opts = d.get("server_options") or ""
+        # Jinja's ``d.ssl_redirect is not sameas false``: an absent setting is not False
+        redirect = bool(d.get("force_ssl_redirect") or (d.get("ssl_redirect") is not False
+                                                         and shared.marked("tls_ingresses", member)))
+        cookie = bool(d.get("affinity"))
+        routes = d.get("routes") or []
+        canary = bool(d.get("canary"))
+    else:
+        routes, opts, directives = _PLANS.plan(ing, a)
+        flag = a.get(PREFIX + "ssl-redirect")
+        redirect = flag == "true" or (flag != "false" and shared.marked("tls_ingresses", member))
+        if redirect:
+            directives = [*directives, REDIRECT]
+        cookie = False
+        canary = False
+    state = current_render()
+    step = a.get(PREFIX + "server-slots") or settings.get("serverSlots") or 10
+    shrink_after = settings.get("slotShrinkAfter")
+    for route in routes:
+        kind = route["type"]
+        if kind not in ("Default", "Canary"):
+            if not canary:
+                shared.append("routes", route)
+        elif kind == "Default" and route["backend"] != default_backend:
+            warn(f"defaultBackend ignored: {default_backend} (of an older Ingress) is the default backend", ing,
+                 "DefaultBackendIgnored", "spec.defaultBackend")
+        name = route["backend"]
+        if not state.first_seen(("backend", name)):  # ``first_seen("backend", name)``
+            continue
+        svc = route["service"]
+        servers = service_servers(resources, slots, name, ns, svc.get("name"), svc.get("port"), step, shrink_after,
+                                  opts, endpoints_of, cookie)
+        yield {"name": name, "route": route, "redirect": redirect, "dialect": bool(d),
+               "directives": [] if d else directives, "servers": servers}
+
+
+def service_servers(resources: Mapping[str, Any], slots: Any, backend: str, namespace: Any, service: Any,
+                    port: Any, step: Any, shrink_after: Any, options: str, endpoints_of: EndpointsOf,
+                    cookie: bool = False) -> list[str]:
+    """The ``server`` lines (after the keyword) of ``backend``: the ready endpoints of the Service port (the
+    stores ``services`` and ``endpoints`` of ``resources``) in ``server_slots`` (``step`` slots at a time), each
+    line followed by ``options`` (and ``cookie SRV_n`` with ``cookie``)."""
+    found = endpoints_of(resources["services"].get_single(namespace, service), port,
+                         resources["endpoints"].fetch(namespace, service))
+    assigned = slots.assign(backend, found, step, shrink_after)
+    if cookie:
+        return [f"{s.spec}{options} cookie {s.name}" for s in assigned]
+    return [s.spec + options for s in assigned] if options else [s.spec for s in assigned]
+
+
+def gateway_backends(backends: Iterable[Mapping[str, Any]], resources: Mapping[str, Any], slots: Any,
+                     settings: Mapping[str, Any], endpoints_of: EndpointsOf) -> Iterator[dict[str, Any]]:
+    """The Gateway library's backends (``gateway_model``'s ``backends``: ``name``, ``namespace``, ``service``,
+    ``port``, ``h2c``) with their ``servers`` (``service_servers``; ``proto h2`` for h2c, ``serverSlots`` slots
+    at a time)."""
+    step = settings.get("serverSlots") or 10
+    for b in backends:
+        yield {"name": b["name"], "servers": service_servers(
+            resources, slots, b["name"], b["namespace"], b["service"], b["port"], step, None,
+            " proto h2" if b.get("h2c") else "", endpoints_of)}
+
+
+def _longest_key_first(routes: Iterable[Any]) -> list[Any]:
+    # ``sort_by(["$.key | length:desc"])``: stable, routes without a key last
+    present = [r for r in routes if r.get("key") is not None]
+    present.sort(key=lambda r: len(r["key"]), reverse=True)
+    return present + [r for r in routes if r.get("key") is None]
+
+
+def exact_map_entries(routes: Iterable[Any]) -> list[tuple[str, str]]:
+    """(key, backend) of every ``Exact`` route, each key once (the first route naming it wins)."""
+    out: dict[str, str] = {}
+    for r in routes:
+        if r["type"] == "Exact" and r["key"] not in out:
+            out[r["key"]] = r["backend"]
+    return list(out.items())
+
+
+def prefix_map_entries(routes: Iterable[Any]) -> list[tuple[str, str]]:
+    """(key, backend) of every prefix-matched route (not ``Exact``, not ``Regex``): the key is host + path
+    without trailing slashes + ``/`` (matched against the request's host + path + ``/``, so a path matches
+    itself and what lies below it, element-wise), longest first (``map_beg`` takes the first match), each
+    key once."""
+    out: dict[str, str] = {}
+    for r in _longest_key_first(list(routes)):
+        if r["type"] not in ("Exact", "Regex"):
+            key = f"{r['host']}{r['path'].rstrip('/')}/"
+            if key not in out:
+                out[key] = r["backend"]
+    return list(out.items())
