@@ -586,12 +586,11 @@ class TemplateEngine:
 def promote_render_objects() -> None:
     """What a render allocated (journals, cached fragments, routes: mostly kept for the next render) goes straight
     to the oldest generation, as the young collections would move it there one by one after scanning it all (tens
-    of ms for a large cluster); cycles in it are found by the next full collection. While a freeze is held (the
-    controller's startup freezes its survivors until the first deployment), the render's objects join it instead:
-    unfreezing would release the holder's objects too. (GC policy: move next to the startup's when it has a module.)"""
-    held = gc.get_freeze_count() > 0
-    gc.freeze()
-    if not held:
+    of ms for a large cluster); cycles in it are found by the next full collection. Not while someone else holds a
+    freeze (the controller holds none; an embedding program may): unfreezing would release theirs, and joining it
+    would keep the render's cycles from ever being collected."""
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
         gc.unfreeze()
 
 

@@ -6,11 +6,12 @@ render's fragments and server slots, the parse of the deployed configuration —
 so that burst paid several full scans (100-500 ms each) of a heap without garbage, on the path to the first
 deployment. So from the iteration's start until its first deployment completed (or its first reconciliation
 failed, or it observed another replica leading, or ``STARTUP_WINDOW`` passed) the oldest generation is not
-collected — the young ones still are, so short-lived cycles are freed as before — and then what is alive is
-frozen (``gc.freeze``): later full collections skip the iteration's long-lived state instead of rescanning it.
-When the iteration ends its frozen objects go back to the collector (``gc.unfreeze``), so one that died in a
-reference cycle meanwhile is collected then. The collector is per process: replicas sharing one (the
-simulator) count their holds and freezes, and the thresholds come back when the last hold ends.
+collected — the young ones still are, so short-lived cycles are freed as before — and then the thresholds come
+back: the next full collection runs once, after the first deployment instead of several times before it.
+Nothing is frozen: a freeze held for the iteration's life would keep every cycle frozen with it from ever
+being collected, and would stop ``promote_render_objects`` from moving a render's survivors along. The
+collector is per process: replicas sharing one (the simulator) count their holds, and the thresholds come back
+when the last hold ends.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ _HELD = 1 << 30
 class _Process:
     holds: int = 0
     saved: tuple[int, int, int] | None = None
-    frozen: int = 0
 
 
 _PROCESS = _Process()
@@ -49,11 +49,10 @@ class StartupHeap(Component):
         super().__init__(bus)
         self.window = window
         self.holding = False
-        self.froze = False
         self._timer = clock.timer(self.settle)
 
     def hold(self) -> None:
-        if self.holding or self.froze:
+        if self.holding:
             return
         self.holding = True
         if _PROCESS.holds == 0:
@@ -69,23 +68,13 @@ class StartupHeap(Component):
         self.settle()
 
     def settle(self) -> None:
-        """The startup is over: full collections resume, and what is alive now is frozen."""
-        if not self.holding:
-            return
-        self._end_hold()
-        gc.freeze()
-        self.froze = True
-        _PROCESS.frozen += 1
-
-    def release(self) -> None:
-        """The iteration ended: its hold ends, its frozen objects go back to the collector."""
+        """The startup is over: full collections resume."""
         if self.holding:
             self._end_hold()
-        if self.froze:
-            self.froze = False
-            _PROCESS.frozen -= 1
-            if _PROCESS.frozen == 0:
-                gc.unfreeze()
+
+    def release(self) -> None:
+        """The iteration ended (during its startup, perhaps): its hold ends."""
+        self.settle()
 
     async def on_stop(self) -> None:
         self.release()
