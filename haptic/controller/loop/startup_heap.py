@@ -49,7 +49,7 @@ class StartupHeap(Component):
         super().__init__(bus)
         self.window = window
         self.holding = False
-        self._timer = clock.timer(self.settle)
+        self._timer = clock.timer(self.release)
 
     def hold(self) -> None:
         if self.holding:
@@ -65,21 +65,16 @@ class StartupHeap(Component):
     async def handle(self, event: Event) -> None:
         if isinstance(event, LeaderObserved) and event.is_self:
             return
-        self.settle()
-
-    def settle(self) -> None:
-        """The startup is over: full collections resume."""
-        if self.holding:
-            self._end_hold()
-
-    def release(self) -> None:
-        """The iteration ended (during its startup, perhaps): its hold ends."""
-        self.settle()
+        self.release()
 
     async def on_stop(self) -> None:
         self.release()
 
-    def _end_hold(self) -> None:
+    def release(self) -> None:
+        """The startup is over (a deployment, a failure, another leader, the window) or the iteration ended
+        during it: full collections resume once the process's last hold ends."""
+        if not self.holding:
+            return
         self.holding = False
         self._timer.cancel()
         _PROCESS.holds -= 1

@@ -39,7 +39,7 @@ async def test_a_deployment_ends_the_hold(collector: tuple[int, int, int]) -> No
 async def test_a_cycle_made_after_the_startup_is_collected() -> None:
     h = heap()
     h.hold()
-    h.settle()
+    h.release()
     cycle: list[object] = []
     cycle.append(cycle)
     del cycle
@@ -71,7 +71,7 @@ async def test_replicas_of_one_process_share_the_collector(collector: tuple[int,
     first, second = heap(), heap()
     first.hold()
     second.hold()
-    first.settle()
+    first.release()
     assert gc.get_threshold() != collector  # the second still starts
     second.release()
     assert gc.get_threshold() == collector
