@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import repeat
 from operator import is_, itemgetter
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from jinja2 import Undefined
 
@@ -678,6 +678,39 @@ def current_render() -> RenderState:
     if state is None:
         raise TemplateFailure("this function can only be used while rendering")
     return state
+
+
+_V = TypeVar("_V")
+
+
+class IdentityMemo(Generic[_V]):
+    """Answers computed from some objects, kept by the identity of those objects for this render and the last
+    (the render state of ``current_render()`` tells them apart). Store objects are replaced, never mutated, on
+    change, and templates cannot change what they are given: the same objects give the same answer. An entry
+    holds its objects, so no id is reused while it is kept."""
+
+    def __init__(self) -> None:
+        self._render: Any = None
+        self._current: dict[tuple[int, ...], tuple[tuple[Any, ...], _V]] = {}
+        self._previous: dict[tuple[int, ...], tuple[tuple[Any, ...], _V]] = {}
+
+    def get(self, *objects: Any) -> _V | None:
+        """The answer kept for exactly these objects (kept on for the next render), or None."""
+        state = current_render()
+        if state is not self._render:
+            self._render = state
+            self._previous, self._current = self._current, {}
+        key = tuple(map(id, objects))
+        hit = self._current.get(key) or self._previous.get(key)
+        if hit is None or not all(map(is_, hit[0], objects)):
+            return None
+        self._current[key] = hit
+        return hit[1]
+
+    def put(self, value: _V, *objects: Any) -> _V:
+        """Keeps ``value`` as the answer for these objects (after a ``get`` of them in this render)."""
+        self._current[tuple(map(id, objects))] = (objects, value)
+        return value
 
 
 @dataclass

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from haptic.templating.context import current_render
+from haptic.templating.context import IdentityMemo, current_render
 from haptic.templating.filters import warn
 from haptic.templating.ingress_helpers import SSL_PASSTHROUGH, ingress_routes, weighted_routes
 from haptic.templating.safety import parse_cidrs, parse_request_headers
@@ -79,36 +79,21 @@ def server_options(a: Mapping[str, Any]) -> str:
 Plan = tuple[Sequence[dict[str, Any]], str, list[str]]
 
 
-class _PlanMemo:
-    """What a plain Ingress's backends are made of apart from render state: its routes (with the canary twins),
-    the server options and the directives before the redirect, by object identity for this render and the last.
-    Store objects are replaced, never mutated, on change (an entry holds its object: the id is not reused), and
-    templates cannot change what they are given. Module-level, as ``with_dialect``'s views: a config change builds
-    a new engine over the same objects."""
-
-    def __init__(self) -> None:
-        self._render: Any = None
-        self._current: dict[int, tuple[Any, Plan]] = {}
-        self._previous: dict[int, tuple[Any, Plan]] = {}
-
-    def plan(self, ing: Mapping[str, Any], a: Mapping[str, Any]) -> Plan:
-        state = current_render()
-        if state is not self._render:
-            self._render = state
-            self._previous, self._current = self._current, {}
-        key = id(ing)
-        hit = self._current.get(key) or self._previous.get(key)
-        if hit is None or hit[0] is not ing:
-            if a.get(SSL_PASSTHROUGH) == "true":  # is_passthrough of a plain Ingress: no HTTP routes
-                routes: list[dict[str, Any]] = []
-            else:
-                routes = ingress_routes(ing) + (weighted_routes([ing]) if a.get(PREFIX + "canary-service") else [])
-            hit = (ing, (tuple(routes), server_options(a), backend_directives(a, redirect=False)))
-        self._current[key] = hit
-        return hit[1]
+#: what a plain Ingress's backends are made of apart from render state: its routes (with the canary twins), the
+#: server options and the directives before the redirect. Module-level, as ``with_dialect``'s views: a config
+#: change builds a new engine over the same objects.
+_PLANS: IdentityMemo[Plan] = IdentityMemo()
 
 
-_PLANS = _PlanMemo()
+def _plan(ing: Mapping[str, Any], a: Mapping[str, Any]) -> Plan:
+    hit = _PLANS.get(ing)
+    if hit is not None:
+        return hit
+    if a.get(SSL_PASSTHROUGH) == "true":  # is_passthrough of a plain Ingress: no HTTP routes
+        routes: list[dict[str, Any]] = []
+    else:
+        routes = ingress_routes(ing) + (weighted_routes([ing]) if a.get(PREFIX + "canary-service") else [])
+    return _PLANS.put((tuple(routes), server_options(a), backend_directives(a, redirect=False)), ing)
 
 
 def ingress_backends(ing: Mapping[str, Any], default_backend: Any, resources: Mapping[str, Any], shared: Any,
@@ -139,7 +124,7 @@ def ingress_backends(ing: Mapping[str, Any], default_backend: Any, resources: Ma
         routes = d.get("routes") or []
         canary = bool(d.get("canary"))
     else:
-        routes, opts, directives = _PLANS.plan(ing, a)
+        routes, opts, directives = _plan(ing, a)
         flag = a.get(PREFIX + "ssl-redirect")
         redirect = flag == "true" or (flag != "false" and shared.marked("tls_ingresses", member))
         if redirect:

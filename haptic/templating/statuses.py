@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from haptic.templating import fragments
-from haptic.templating.context import current_render
+from haptic.templating.context import IdentityMemo, current_render
 from haptic.templating.errors import TemplateFailure
 from haptic.templating.notices import ObjectRef, object_ref
 
@@ -58,23 +58,9 @@ def set_status(obj: Any, status: Any) -> str:
     return ""
 
 
-class _Declared:
-    """The ``ObjectStatus`` of each (object, status) pair ``set_statuses`` was given in this render and the last, by
-    the identity of both: the gateway library's model gives the same objects while nothing it reads changed (an
-    entry holds them, so no id is reused; templates cannot change them). Checked and built once, not each render."""
-
-    def __init__(self) -> None:
-        self._render: Any = None
-        self.current: dict[tuple[int, int], tuple[Any, Any, ObjectStatus]] = {}
-        self.previous: dict[tuple[int, int], tuple[Any, Any, ObjectStatus]] = {}
-
-    def rotate(self, state: Any) -> None:
-        if state is not self._render:
-            self._render = state
-            self.previous, self.current = self.current, {}
-
-
-_DECLARED = _Declared()
+#: the ``ObjectStatus`` of each (object, status) pair ``set_statuses`` was given, by the identity of both: the
+#: gateway library's model gives the same objects while nothing it reads changed. Checked and built once.
+_DECLARED: IdentityMemo[ObjectStatus] = IdentityMemo()
 
 
 def set_statuses(pairs: Any) -> str:
@@ -84,17 +70,13 @@ def set_statuses(pairs: Any) -> str:
         raise TemplateFailure("set_statuses: expects a list of [object, status] pairs")
     fragments.uncacheable()  # statuses are written straight into the render state
     state = current_render()
-    declared = _DECLARED
-    declared.rotate(state)
     for pair in pairs:
         if not isinstance(pair, list | tuple) or len(pair) != 2:
             raise TemplateFailure("set_statuses: expects a list of [object, status] pairs")
         obj, status = pair
-        key = (id(obj), id(status))
-        hit = declared.current.get(key) or declared.previous.get(key)
-        if hit is not None and hit[0] is obj and hit[1] is status:
-            declared.current[key] = hit
-            state.statuses[hit[2].ref.key] = hit[2]
+        hit = _DECLARED.get(obj, status)
+        if hit is not None:
+            state.statuses[hit.ref.key] = hit
             continue
         ref = object_ref(obj)
         if ref is None or not isinstance(obj, Mapping) or not obj.get("apiVersion") or not isinstance(status, dict):
@@ -103,8 +85,7 @@ def set_statuses(pairs: Any) -> str:
             json.dumps(status)
         except (TypeError, ValueError) as exc:
             raise TemplateFailure(f"set_statuses: the status of {ref} is not JSON: {exc}") from None
-        declared.current[key] = (obj, status, ObjectStatus(ref, status, str(obj.get("apiVersion"))))
-        state.statuses[ref.key] = declared.current[key][2]
+        state.statuses[ref.key] = _DECLARED.put(ObjectStatus(ref, status, str(obj.get("apiVersion"))), obj, status)
     return ""
 
 
