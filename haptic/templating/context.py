@@ -747,20 +747,7 @@ class RenderState:
         self.warnings[notice.text() if text is None else text] = None
         fragments.note(fragments.EFFECT, "state", "notice", (notice, text))
 
-    def nothing_skipped(self) -> bool:
-        return not self.skip
-
-    def skips_nothing(self) -> bool:
-        """True when this render leaves no object out, the usual case: asked once per object of a selection,
-        one journal read stands for all of them."""
-        if self.skip:
-            return False
-        fragments.note_read_once("state", "nothing_skipped", True)
-        return True
-
     def is_skipped(self, key: tuple[str, str, str], obj: Any) -> bool:
-        if self.skips_nothing():
-            return False
         result = key in self.skip and self.previous.get(key) is not obj
         fragments.note_read("state", "is_skipped", (key, obj), result)
         return result

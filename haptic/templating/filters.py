@@ -430,13 +430,10 @@ def exclude(obj: Any, reason: Any, message: Any, field: Any = "") -> str:
 def skipped(obj: Any) -> bool:
     """True when the controller asked this render to leave ``obj`` out (per-object isolation after
     ``haproxy -c`` rejected the lines it produced); false for the previous version rendered in its place."""
-    state = current_render()
-    if state.skips_nothing():
-        return False
     ref = object_ref(obj)
     if ref is None:
         return False
-    return state.is_skipped(ref.key, obj)
+    return current_render().is_skipped(ref.key, obj)
 
 
 def reject_unsafe_filter(items: Iterable[Any], kind: str = "ingress") -> list[Any]:

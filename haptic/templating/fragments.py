@@ -50,13 +50,12 @@ _FREEZE_BUDGET = 32
 class Journal:
     """The calls on render state one fragment body made, in order."""
 
-    __slots__ = ("cacheable", "once", "ops", "wrote")
+    __slots__ = ("cacheable", "ops", "wrote")
 
     def __init__(self) -> None:
         self.ops: list[Op] = []
         self.cacheable = True
         self.wrote: set[str] = set()  # roles written so far: a later read of one is the body's own value
-        self.once: set[tuple[str, str]] = set()  # argument-less reads already written (``note_read_once``)
 
 
 RECORDING: ContextVar[Journal | None] = ContextVar("haptic_fragment_journal", default=None)
@@ -84,16 +83,6 @@ def note_read(role: str, method: str, args: tuple[Any, ...], result: Any) -> Non
     if frozen is _UNFROZEN:
         frozen = _snapshot(result)
     note(READ, role, method, args, frozen)
-
-
-def note_read_once(role: str, method: str, result: Any) -> None:
-    """``note_read`` of an argument-less read whose answer cannot change within a render: written once per
-    journal however often the body asks (``skipped`` for each of 3,000 Ingresses when nothing is skipped)."""
-    journal = RECORDING.get()
-    if journal is None or (role, method) in journal.once:
-        return
-    journal.once.add((role, method))
-    note_read(role, method, (), result)
 
 
 class _Copy(tuple[Any, ...]):
