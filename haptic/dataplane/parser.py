@@ -135,6 +135,10 @@ class HAProxyConfig:
         self.by_source_cache: dict[str, Section] | None = None
         self.by_source_from = self.origin
         origin, self.origin = self.origin, None
+        if origin is not None:
+            # one link back at most: a config parsed against one parsed against another... would otherwise keep
+            # every earlier config (a whole text each) alive until something asked for ``by_source``
+            origin[0].by_source_from = None
         self.by_key: dict[tuple[str, str | None], Section]
         if origin is not None and not any(s.kind == "defaults" or s.kind in UNNAMED_SECTIONS
                                           for s in (*origin[1], *origin[2])):

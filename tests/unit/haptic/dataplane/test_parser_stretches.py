@@ -8,7 +8,7 @@ import random
 import pytest
 
 from haptic.dataplane import ConfigParseError, parse_config
-from haptic.dataplane.parser import HAProxyConfig, _Parser, parse_config_reusing
+from haptic.dataplane.parser import HAProxyConfig, _Parser, by_source, parse_config_reusing
 from tests.support.realworld import REALWORLD_CFG
 
 EXTRA_LINES = [
@@ -162,3 +162,21 @@ def test_what_a_stretch_wise_parse_works_out_from_the_other_parse_is_what_a_whol
 def shape_of(section: object) -> tuple[object, ...]:
     s = section
     return (s.key, s.header_args, tuple(s.signature), s.implicit_defaults)  # type: ignore[attr-defined]
+
+
+def test_a_series_of_parses_keeps_no_chain_of_earlier_configs_alive() -> None:
+    import gc
+    import weakref
+
+    backends = "".join(f"backend b{i}\n    server s1 10.0.0.{i % 250}:80\n" for i in range(50))
+    text = "global\n    maxconn 100\n\n" + backends
+    first = parse_config(text)
+    earlier = weakref.ref(first)
+    current = first
+    del first
+    for _ in range(10):  # the same text again, as each deployment of an unchanged config parses it
+        current = parse_config_reusing(text, current)
+    gc.collect()
+    assert earlier() is None, "the first config is still reachable from the last parse"
+    whole = parse_config(current.text)
+    assert set(by_source(current)) == {s.source for s in whole.sections if s.kind != "global"}
