@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import threading
 
-__all__ = ["cut"]
+__all__ = ["BACKENDS", "cut"]
+
+#: where a rendered config is cut into its backends (the structural check and the deployed-config reader share
+#: these pieces only while both cut at the same separator)
+BACKENDS = "\nbackend "
 
 _CUTS: dict[tuple[int, str], tuple[str, list[str]]] = {}
 _LOCK = threading.Lock()
-_KEEP = 4
+_KEEP = 8  # two texts (the passed config and the new one), cut at lines and at backends
 
 
 def cut(text: str, separator: str) -> list[str]:

@@ -14,12 +14,11 @@ from itertools import chain, compress, repeat
 from operator import is_
 from typing import cast
 
-from haptic.core.text_cuts import cut
+from haptic.core.text_cuts import BACKENDS, cut
 from haptic.templating.current_config import CurrentBackend, CurrentConfig, parse_current_config
 
 __all__ = ["CurrentConfigCache"]
 
-_CUT = "\nbackend "
 
 
 class CurrentConfigCache:
@@ -38,7 +37,7 @@ class CurrentConfigCache:
         if self._last is not None and (self._last.text is text or self._last.text == text):
             return self._last
         # 10,000 backends: the pieces are compared, kept and merged at C speed; only changed ones are parsed
-        pieces = cut(text, _CUT)  # the structural check cut the same text already
+        pieces = cut(text, BACKENDS)  # the structural check cut the same text already
         old = self._pieces
         found: list[dict[str, CurrentBackend] | None]
         last = self._last

@@ -18,12 +18,11 @@ import ipaddress
 import operator
 import posixpath
 import re
-import threading
 from dataclasses import dataclass
 from itertools import accumulate, compress, repeat
 from typing import Any
 
-from haptic.core.text_cuts import cut
+from haptic.core.text_cuts import BACKENDS, cut
 from haptic.dataplane.aux_files import AuxFiles
 from haptic.dataplane.errors import ConfigParseError
 from haptic.dataplane.planner import plan
@@ -77,7 +76,7 @@ def structural_check(
         return _refuse("the line count changed")
     found = _by_pieces(passed_config, config) if _PIECES else None
     if found is None:
-        found = _by_lines(_lines(passed_config), _lines(config), 0)
+        found = _by_lines(cut(passed_config, "\n"), cut(config, "\n"), 0)
     if isinstance(found, StructuralVerdict):
         return found
     changed, old_text, new_text = found
@@ -125,13 +124,12 @@ def _by_lines(old_lines: list[str], new_lines: list[str], first: int) -> Structu
 
 #: texts are compared a piece (a ``backend`` line to the next) at a time when they have as many (False: line by line)
 _PIECES = True
-_CUT = "\nbackend "
 
 
 def _by_pieces(passed: str, config: str) -> StructuralVerdict | tuple[list[int], str, str] | None:
     """``_by_lines`` over the pieces that differ only (a 4 MB config is not split into 130,000 lines to find ten
     changed ones); None when the texts do not cut into as many pieces of as many lines each."""
-    old_pieces, new_pieces = _cut(passed), _cut(config)
+    old_pieces, new_pieces = cut(passed, BACKENDS), cut(config, BACKENDS)
     if len(old_pieces) != len(new_pieces):
         return None
     differ = list(compress(range(len(old_pieces)), map(operator.ne, old_pieces, new_pieces)))
@@ -155,27 +153,6 @@ def _by_pieces(passed: str, config: str) -> StructuralVerdict | tuple[list[int],
     return changed, "\n".join(old_parts), "\n".join(new_parts)
 
 
-def _cut(text: str) -> list[str]:
-    return cut(text, _CUT)
-
-
-#: id -> (text, its lines) of the last texts split: the config checked now is the one passed next time
-_SPLIT: dict[int, tuple[str, list[str]]] = {}
-_SPLIT_LOCK = threading.Lock()
-
-
-def _lines(text: str) -> list[str]:
-    """``text.split("\\n")``, once per text object (the entry holds the text: its id is not reused meanwhile);
-    the lists are only read."""
-    hit = _SPLIT.get(id(text))
-    if hit is not None and hit[0] is text:
-        return hit[1]
-    lines = text.split("\n")
-    with _SPLIT_LOCK:  # renders and checks may run off the event loop
-        if len(_SPLIT) >= 4:
-            del _SPLIT[next(iter(_SPLIT))]
-        _SPLIT[id(text)] = (text, lines)
-    return lines
 
 
 def _section_spans(lines: list[str], changed: list[int]) -> list[tuple[int, int]]:
