@@ -155,6 +155,8 @@ class HAProxyConfig:
         else:
             self.by_key = {s.key: s for s in self.sections}
 
+    # worked out once, when first asked (the planner needs none of them: a config parsed per change need not pay)
+    @cached_property
     def _accessors(self) -> tuple[dict[str, Section], dict[str, Section], dict[str, Section], list[Section],
                                   Section | None]:
         frontends: dict[str, Section] = {}
@@ -172,26 +174,25 @@ class HAProxyConfig:
                 accessor[section.kind][section.name] = section
         return frontends, backends, listens, defaults, global_section
 
-    # worked out when first asked (the planner needs none of them: a config parsed per change need not pay)
-    @cached_property
+    @property
     def frontends(self) -> dict[str, Section]:
-        return self._accessors()[0]
+        return self._accessors[0]
 
-    @cached_property
+    @property
     def backends(self) -> dict[str, Section]:
-        return self._accessors()[1]
+        return self._accessors[1]
 
-    @cached_property
+    @property
     def listens(self) -> dict[str, Section]:
-        return self._accessors()[2]
+        return self._accessors[2]
 
-    @cached_property
+    @property
     def defaults(self) -> list[Section]:
-        return self._accessors()[3]
+        return self._accessors[3]
 
-    @cached_property
+    @property
     def global_section(self) -> Section | None:
-        return self._accessors()[4]
+        return self._accessors[4]
 
     def section(self, kind: str, name: str | None = None) -> Section | None:
         return self.by_key.get((kind, name))

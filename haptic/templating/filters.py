@@ -17,7 +17,6 @@ import math
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from operator import is_
 from typing import Any
 
 import yaml
@@ -127,7 +126,7 @@ def dig(obj: Any, *keys: Any) -> Any:
     """Nested lookup through mappings and lists; ``None`` as soon as a step is missing."""
     current = obj
     for key in keys:
-        if isinstance(current, Mapping):
+        if type(current) is dict or isinstance(current, Mapping):  # the exact type first: store objects are dicts
             current = current.get(key)
         elif isinstance(current, Sequence) and not isinstance(current, str) and isinstance(key, int):
             current = current[key] if -len(current) <= key < len(current) else None
@@ -142,14 +141,7 @@ def with_field(items: Iterable[Any], path: str) -> list[Any]:
     """The items whose dotted ``path`` (through mappings) holds a true value: ``ingresses | with_field("spec.tls")``
     is ``{% for ing in ingresses if ing.spec.tls %}`` without a sandboxed lookup per item and step."""
     keys = path.split(".")
-    out = []
-    for item in items:
-        value = item
-        for key in keys:
-            value = value.get(key) if type(value) is dict or isinstance(value, Mapping) else None
-        if value:
-            out.append(item)
-    return out
+    return [item for item in items if dig(item, *keys)]
 
 
 def fallback(value: Any, default: Any) -> Any:
@@ -443,29 +435,17 @@ def reject_unsafe_filter(items: Iterable[Any], kind: str = "ingress") -> list[An
     return reject_unsafe(items, kind, state.warn, state.notice, reasons)
 
 
-#: the last call of ``ingress_class``: (its items, name, include_unclassed, its answer); store objects are
-#: replaced, never mutated, so the same objects (by identity) give the same answer (asked on every render)
-_LAST_CLASS: list[tuple[list[Any], Any, Any, list[Any]]] = []
-
-
 def ingress_class(items: Iterable[Any], name: str, include_unclassed: bool = False) -> list[Any]:
     """Ingresses of IngressClass ``name``: ``spec.ingressClassName``, else the legacy annotation,
     else (when ``include_unclassed``) Ingresses naming no class at all."""
-    given = list(items)
-    if _LAST_CLASS:
-        last, last_name, last_include, answer = _LAST_CLASS[0]
-        if last_name == name and last_include == include_unclassed and len(last) == len(given) \
-                and all(map(is_, last, given)):
-            return list(answer)
     out = []
-    for item in given:
+    for item in items:
         spec = item.get("spec") or {}
         wanted = spec.get("ingressClassName")
         if wanted is None:
             wanted = ((item.get("metadata") or {}).get("annotations") or {}).get("kubernetes.io/ingress.class")
         if wanted == name or (wanted is None and include_unclassed):
             out.append(item)
-    _LAST_CLASS[:] = [(given, name, include_unclassed, list(out))]
     return out
 
 

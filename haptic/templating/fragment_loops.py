@@ -40,7 +40,7 @@ from operator import is_, not_
 from typing import Any
 
 from haptic.templating.context import LoggedWrite
-from haptic.templating.fragments import CHECKED, CLAIM, EFFECT, READ, Dirty, Entry, Op, item_key, replay
+from haptic.templating.fragments import CHECKED, CLAIM, READ, Dirty, Entry, Op, item_key, replay
 
 _SCALARS = (str, int, float, bool, type(None))
 #: the one checked call a record knows how to reuse in bulk
@@ -221,7 +221,7 @@ class LoopRecord:
         self.marks = {k: _Stream([s.marks.get(k, empty) if s else empty for s in shapes]) for k in mark_keys}
         self.claims = _Stream([s.claims if s else empty for s in shapes])
         self.slots = _Stream([[a[0] for a in s.slots] if s else empty for s in shapes])
-        self.slot_at = list(chain.from_iterable(repeat_n(p, len(names)) for p, names in enumerate(self.slots.per_item)))
+        self.slot_at = list(chain.from_iterable([p] * len(names) for p, names in enumerate(self.slots.per_item)))
         self.slot_index: dict[str, list[int]] = {}
         for name, p in zip(self.slots.flat, self.slot_at, strict=True):
             self.slot_index.setdefault(name, []).append(p)
@@ -267,10 +267,6 @@ class LoopRecord:
 
     def by_key(self) -> dict[Any, Entry]:
         return {k: e for k, e in zip(self.keys, self.entries, strict=True) if e is not None}
-
-
-def repeat_n(value: int, n: int) -> list[int]:
-    return [value] * n
 
 
 class LoopState:
@@ -459,4 +455,4 @@ def _shrinkable(record: LoopRecord, processed: set[int], slots: Any) -> None:
             return
 
 
-__all__ = ["EFFECT", "LoopRecord", "LoopState", "Shape", "render_loop"]
+__all__ = ["LoopRecord", "LoopState", "Shape", "render_loop"]

@@ -17,14 +17,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from haptic.names import ANNOTATION_PREFIX
 from haptic.templating.context import IdentityMemo, current_render
 from haptic.templating.filters import warn
-from haptic.templating.ingress_helpers import SSL_PASSTHROUGH, ingress_routes, weighted_routes
-from haptic.templating.safety import parse_cidrs, parse_request_headers
+from haptic.templating.ingress_helpers import ingress_routes, is_passthrough, weighted_routes
+from haptic.templating.safety import BACKEND_PROTOCOLS, parse_cidrs, parse_request_headers
 
-PREFIX = "haproxy-haptic.org/"
+PREFIX = ANNOTATION_PREFIX
 #: ``haproxy-haptic.org/backend-protocol`` -> what each server line adds
-PROTOCOL_OPTIONS = {"http": "", "h2c": " proto h2", "https": " ssl verify none", "h2": " ssl verify none alpn h2"}
+PROTOCOL_OPTIONS = dict(zip(BACKEND_PROTOCOLS, ("", " proto h2", " ssl verify none", " ssl verify none alpn h2"),
+                            strict=True))
 _TIMEOUTS = ("server", "connect", "queue", "tunnel")
 REDIRECT = "http-request redirect scheme https code 308 unless { ssl_fc }"
 
@@ -89,7 +91,7 @@ def _plan(ing: Mapping[str, Any], a: Mapping[str, Any]) -> Plan:
     hit = _PLANS.get(ing)
     if hit is not None:
         return hit
-    if a.get(SSL_PASSTHROUGH) == "true":  # is_passthrough of a plain Ingress: no HTTP routes
+    if is_passthrough(ing):  # no HTTP routes
         routes: list[dict[str, Any]] = []
     else:
         routes = ingress_routes(ing) + (weighted_routes([ing]) if a.get(PREFIX + "canary-service") else [])
