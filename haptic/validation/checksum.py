@@ -6,22 +6,9 @@ import hashlib
 
 from haptic.dataplane.aux_files import AuxFiles
 
-#: (config, aux, checksum) of the last few checksums: one render is checksummed by the render check and by the
-#: validation (the entries hold the objects: their ids are not reused meanwhile; neither is ever changed)
-_LAST: list[tuple[str, AuxFiles | None, str]] = []
-
 
 def content_checksum(config: str, aux: AuxFiles | None = None) -> str:
     """First 8 bytes of SHA-256 over the config and every aux file (kind, name, content; name order)."""
-    for known, known_aux, checksum in _LAST:
-        if known is config and known_aux is aux:
-            return checksum
-    checksum = _checksum(config, aux)
-    _LAST[:] = [(config, aux, checksum), *_LAST[:3]]
-    return checksum
-
-
-def _checksum(config: str, aux: AuxFiles | None) -> str:
     digest = hashlib.sha256()
     digest.update(config.encode())
     if aux is not None:

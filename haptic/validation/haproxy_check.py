@@ -105,10 +105,11 @@ class HAProxyValidator:
         # The last config (and aux files) that haproxy -c itself accepted: the base of structural proofs.
         self._last_passed: tuple[str, AuxFiles] | None = None
 
-    def _without_haproxy(self, config: str, aux: AuxFiles) -> tuple[str, ValidationResult | None, str]:
-        """The content checksum, and a result when the cache or a structural proof answers without
-        ``haproxy -c`` (else the reason it must run)."""
-        checksum = content_checksum(config, aux)
+    def _without_haproxy(self, config: str, aux: AuxFiles,
+                         checksum: str | None) -> tuple[str, ValidationResult | None, str]:
+        """The content checksum (``checksum`` when the caller has it), and a result when the cache or a structural
+        proof answers without ``haproxy -c`` (else the reason it must run)."""
+        checksum = checksum or content_checksum(config, aux)
         hit = self._cached(checksum, config, aux)
         if hit is not None:
             return checksum, hit, ""
@@ -117,9 +118,9 @@ class HAProxyValidator:
 
     # -- public API ---------------------------------------------------------------------------------
 
-    def validate(self, config: str, aux: AuxFiles | None = None) -> ValidationResult:
+    def validate(self, config: str, aux: AuxFiles | None = None, *, checksum: str | None = None) -> ValidationResult:
         aux = aux or AuxFiles()
-        checksum, known, reason = self._without_haproxy(config, aux)
+        checksum, known, reason = self._without_haproxy(config, aux, checksum)
         if known is not None:
             return known
         with self._prepared(config, aux) as prepared:
@@ -127,10 +128,12 @@ class HAProxyValidator:
             return self._remember(self._interpret(result, checksum, config, aux, prepared), config, aux, reason)
 
     async def avalidate(
-        self, config: str, aux: AuxFiles | None = None, *, runner: AsyncCommandRunner
+        self, config: str, aux: AuxFiles | None = None, *, runner: AsyncCommandRunner, checksum: str | None = None
     ) -> ValidationResult:
+        """``validate`` through ``runner``; ``checksum``: the content checksum of ``config`` and ``aux`` when the
+        caller worked it out already."""
         aux = aux or AuxFiles()
-        checksum, known, reason = self._without_haproxy(config, aux)
+        checksum, known, reason = self._without_haproxy(config, aux, checksum)
         if known is not None:
             return known
         with self._prepared(config, aux) as prepared:

@@ -59,7 +59,7 @@ async def render_and_validate(
     checksum = content_checksum(result.config, result.aux)
     if on_rendered is not None:
         on_rendered(result, checksum)
-    validation = await validator.avalidate(result.config, result.aux, runner=runner)
+    validation = await validator.avalidate(result.config, result.aux, runner=runner, checksum=checksum)
     return CheckedRender(result, checksum, validation)
 
 

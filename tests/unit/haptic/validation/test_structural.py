@@ -221,3 +221,21 @@ def test_comparing_piece_by_piece_gives_the_verdict_of_comparing_line_by_line(se
     finally:
         structural._PIECES = True
     assert pieces == lines
+
+
+def test_a_checksum_the_caller_worked_out_is_not_worked_out_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    from haptic.validation import haproxy_check
+    from haptic.validation.checksum import content_checksum
+
+    aux = AuxFiles(maps=MAPS)
+    known = content_checksum(BASE, aux)
+    validator = HAProxyValidator("haproxy", runner=_CountingRunner(), structural=True)
+
+    def again(config: str, aux: AuxFiles | None = None) -> str:
+        raise AssertionError("the checksum was worked out again")
+
+    monkeypatch.setattr(haproxy_check, "content_checksum", again)
+    result = validator.validate(BASE, aux, checksum=known)
+    assert result.valid and result.checksum == known
+    with pytest.raises(AssertionError, match="worked out again"):
+        validator.validate(_with("server SRV_1 10.0.1.1:80", "server SRV_1 10.0.1.2:80"), aux)
