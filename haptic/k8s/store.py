@@ -114,6 +114,10 @@ class ResourceStore:
         end = len(self._log) if self._log_end is None else self._log_end
         return frozenset(self._log[mark[1]:end])
 
+    def unchanged_since(self, mark: tuple[object, int] | None) -> bool:
+        """Whether nothing was written since ``mark`` (False when the log cannot tell)."""
+        return self.changed_since(mark) == frozenset()
+
     def __repr__(self) -> str:
         return f"ResourceStore({self.name!r}, index_by={list(self.index_by)!r}, objects={len(self)})"
 

@@ -79,15 +79,13 @@ class ObjectStatusApplier(IterationComponent):
         before, marks = self._settled
         if len(before) != len(statuses) or not all(a is b for a, b in zip(before, statuses, strict=True)):
             return False
-        return all(callable(getattr(store, "changed_since", None)) and store.changed_since(mark) == frozenset()
-                   for store, mark in marks)
+        return all(store.unchanged_since(mark) for store, mark in marks)
 
     async def apply(self, statuses: tuple[ObjectStatus, ...]) -> None:
         if self._unchanged_since_settled(statuses):
             return
         stores = self._stores_for(statuses)
-        marks = [(store, store.change_mark()) for group in stores.values() for store, _ in group
-                 if callable(getattr(store, "change_mark", None))]
+        marks = [(store, store.change_mark()) for group in stores.values() for store, _ in group]
         self._settled = None
         wrote = False
         now = self.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -91,10 +91,8 @@ class RenderValidateCoordinator(IterationComponent):
             if name == HAPROXY_PODS:
                 continue
             last = self._object_parts.get(name)
-            mark_of, since = getattr(store, "change_mark", None), getattr(store, "changed_since", None)
-            mark = mark_of() if callable(mark_of) else None
-            if last is not None and last[0] is store and mark is not None and callable(since) \
-                    and since(last[1]) == frozenset():
+            mark = store.change_mark()
+            if last is not None and last[0] is store and store.unchanged_since(last[1]):
                 part, keys = last[2], last[3]  # not written since: the same objects
             else:
                 part, keys = self._store_objects(store, last[3] if last is not None else {})
