@@ -20,14 +20,13 @@ from typing import Any
 from haptic.names import ANNOTATION_PREFIX
 from haptic.templating import fragments
 from haptic.templating.addresses import is_hostname
-from haptic.templating.context import current_render
+from haptic.templating.context import IdentityMemo, current_render
 from haptic.templating.notices import REJECTED_BY_HAPROXY, ObjectRef, object_ref
 from haptic.templating.statuses import ObjectStatus
 
-# The references of the last render's Ingresses, by identity: store objects are replaced, never mutated, so
-# the same object has the same reference (the entry holds it: its id cannot be reused), as in reject_unsafe;
-# with the status declared for it, reused while it is the same (equal statuses are kept as one object).
-_REFS: dict[str, dict[int, tuple[Any, ObjectRef, ObjectStatus | None]]] = {}
+#: each Ingress's reference and the status declared for it, by the Ingress's identity (the same object has the
+#: same reference); the status is reused while it is the same (equal statuses are kept as one object)
+_REFS: IdentityMemo[tuple[ObjectRef, ObjectStatus | None]] = IdentityMemo()
 _ROUTED: dict[str, Any] = {}
 #: the last call: (its Ingresses, the reasons, the routed status, the port, what it declared by key); the same
 #: objects with the same reasons and addresses declare the same statuses, at once
@@ -64,13 +63,11 @@ def set_ingress_statuses(ingresses: Iterable[Any], addresses: Iterable[Any], por
                 and all(map(is_, last, given)):
             state.statuses.update(declared_by_key)
             return ""
-    previous = _REFS.get("refs", {})
-    refs: dict[int, tuple[Any, ObjectRef, ObjectStatus | None]] = {}
     declared_now: dict[tuple[str, str, str], Any] = {}
     for ing in given:
-        hit = previous.get(id(ing))
-        if hit is not None and hit[0] is ing:
-            ref, declared = hit[1], hit[2]
+        hit = _REFS.get(ing)
+        if hit is not None:
+            ref, declared = hit
         else:
             found = object_ref(ing)
             if found is None:
@@ -83,9 +80,8 @@ def set_ingress_statuses(ingresses: Iterable[Any], addresses: Iterable[Any], por
             declared = ObjectStatus(ref, status, ref.api_version or "networking.k8s.io/v1")
         elif declared is None or declared.status is not routed:
             declared = ObjectStatus(ref, routed, ref.api_version or "networking.k8s.io/v1")
-        refs[id(ing)] = (ing, ref, declared)
+        _REFS.put((ref, declared), ing)
         state.statuses[ref.key] = declared
         declared_now[ref.key] = declared
-    _REFS["refs"] = refs
     _LAST[:] = [(given, reasons, routed, number, declared_now)]
     return ""
