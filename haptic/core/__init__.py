@@ -1,6 +1,7 @@
 """Core runtime: clock, id sources, events, event bus, component base and lifecycle registry, the
 one definition of the control characters no rendered or sent value may hold (``control_characters``), and
-a memo of texts cut at a separator (``text_cuts``, shared by the passes over one rendered config).
+a memo of texts cut at a separator (``text_cuts``, shared by the passes over one rendered config), and
+``identity.same_items`` (the same objects in the same order: what identity memos ask).
 
 Pure and domain-agnostic: knows nothing about Kubernetes or HAProxy. Its errors are in ``errors``
 (base ``CoreError``). Must not import any other ``haptic`` subpackage.

@@ -21,6 +21,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from jinja2 import Undefined
 
+from haptic.core.identity import same_items
 from haptic.templating import fragments
 from haptic.templating.current_config import CurrentBackend, CurrentConfig
 from haptic.templating.errors import TemplateFailure
@@ -464,7 +465,7 @@ class EndpointsMemo:
             port_key = (type(port_ref).__name__, repr(port_ref))
         key = (id(service), port_key, tuple(id(s) for s in group))
         hit = self._current.get(key) or self._previous.get(key)
-        if hit is not None and hit[0] is service and all(a is b for a, b in zip(hit[1], group, strict=True)):
+        if hit is not None and hit[0] is service and same_items(hit[1], group):
             result = hit[2]
         else:
             result = tuple(service_endpoints(service, port_ref, group))
@@ -702,7 +703,7 @@ class IdentityMemo(Generic[_V]):
             self._previous, self._current = self._current, {}
         key = tuple(map(id, objects))
         hit = self._current.get(key) or self._previous.get(key)
-        if hit is None or not all(map(is_, hit[0], objects)):
+        if hit is None or not same_items(hit[0], objects):
             return None
         self._current[key] = hit
         return hit[1]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import fnmatch
 import gc
-import operator
 import os
 import posixpath
 import time
@@ -21,6 +20,7 @@ from jinja2 import TemplateAssertionError, TemplateNotFound, TemplateSyntaxError
 from jinja2.exceptions import SecurityError
 from jinja2.runtime import Context
 
+from haptic.core.identity import same_items
 from haptic.dataplane.aux_files import AuxFiles
 from haptic.templating import ingress_lines
 from haptic.templating.addresses import published_addresses
@@ -546,8 +546,7 @@ class TemplateEngine:
         same order (10,000 Ingresses declare theirs on every render: sorting them is not free)."""
         keys, values = list(declared), list(declared.values())
         last = self._last_statuses
-        if last is not None and len(last[1]) == len(values) and all(map(operator.is_, last[1], values)) \
-                and last[0] == keys:
+        if last is not None and same_items(last[1], values) and last[0] == keys:
             return last[2]
         ordered = tuple(status for _, status in sorted(declared.items()))
         self._last_statuses = (keys, values, ordered)

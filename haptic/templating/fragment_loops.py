@@ -36,9 +36,10 @@ from bisect import bisect_left, insort
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from itertools import accumulate, chain, compress
-from operator import is_, not_
+from operator import not_
 from typing import Any
 
+from haptic.core.identity import same_items
 from haptic.templating.context import LoggedWrite
 from haptic.templating.fragments import CHECKED, CLAIM, READ, Dirty, Entry, Op, item_key, replay
 
@@ -284,7 +285,7 @@ class LoopState:
 
 def candidates(record: LoopRecord, items: Sequence[Any], state: LoopState) -> list[int] | None:
     """The positions that must take the per-item path this render, or None when the record cannot be used."""
-    if not record.usable or len(items) != len(record.items) or not all(map(is_, items, record.items)):
+    if not record.usable or not same_items(items, record.items):
         return None
     if state.seen_at_start != record.seen_at_start:
         return None

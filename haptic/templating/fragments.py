@@ -32,6 +32,8 @@ from jinja2.ext import Extension
 from jinja2.parser import Parser
 from jinja2.runtime import Undefined
 
+from haptic.core.identity import same_items
+
 #: A read whose answer must be the same (stores by identity of the objects, else by value).
 READ = 0
 #: A call made again when checking (idempotent within a render: ``server_slots.assign``), same answer.
@@ -237,7 +239,7 @@ def item_key(item: Any) -> tuple[Any, Any]:
 def _same(recorded: Any, now: Any) -> bool:
     if isinstance(recorded, tuple) and recorded and recorded[0] == "objects":
         seq = now if isinstance(now, list | tuple) else (now,)
-        return len(seq) == len(recorded[1]) and all(a is b for a, b in zip(recorded[1], seq, strict=True))
+        return same_items(recorded[1], seq)
     return bool(recorded == now)
 
 

@@ -14,9 +14,9 @@ Pure functions over the current render's notices; no I/O.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from operator import is_
 from typing import Any
 
+from haptic.core.identity import same_items
 from haptic.names import ANNOTATION_PREFIX
 from haptic.templating import fragments
 from haptic.templating.addresses import is_hostname
@@ -59,8 +59,7 @@ def set_ingress_statuses(ingresses: Iterable[Any], addresses: Iterable[Any], por
     given = list(ingresses)
     if _LAST:
         last, last_reasons, last_routed, last_number, declared_by_key = _LAST[0]
-        if last_routed is routed and last_number == number and last_reasons == reasons and len(last) == len(given) \
-                and all(map(is_, last, given)):
+        if last_routed is routed and last_number == number and last_reasons == reasons and same_items(last, given):
             state.statuses.update(declared_by_key)
             return ""
     declared_now: dict[tuple[str, str, str], Any] = {}

@@ -20,6 +20,7 @@ from haptic.controller.component import IterationComponent
 from haptic.controller.context import IterationContext
 from haptic.controller.events import BecameLeader, DeploymentCompleted, ValidationCompleted
 from haptic.core import Event, EventBus
+from haptic.core.identity import same_items
 from haptic.k8s.api import ApiError, ResourceRef
 from haptic.templating.statuses import ObjectStatus, status_patch
 
@@ -77,7 +78,7 @@ class ObjectStatusApplier(IterationComponent):
         if self._settled is None:
             return False
         before, marks = self._settled
-        if len(before) != len(statuses) or not all(a is b for a, b in zip(before, statuses, strict=True)):
+        if not same_items(before, statuses):
             return False
         return all(store.unchanged_since(mark) for store, mark in marks)
 
