@@ -43,18 +43,21 @@ class CurrentConfigCache:
         last = self._last
         if len(pieces) == len(old) and last is not None:  # the same backends in the same places: compared in place
             changed = list(compress(range(len(pieces)), map(operator.ne, pieces, old)))
-            quick = self._in_place(text, pieces, changed, last)
+            fresh = {i: _parse_piece(pieces, i) for i in changed}
+            self.parsed_pieces += len(fresh)
+            quick = self._in_place(text, pieces, fresh, last)
             if quick is not None:
                 return quick
             found = list(self._found)
-            for i in changed:
-                found[i] = None
+            for i, backends_of in fresh.items():
+                found[i] = backends_of
         else:
+            fresh = {}
             known = dict(zip(old[1:], self._found[1:], strict=True))
             found = [self._found[0] if old and old[0] == pieces[0] else None, *map(known.get, pieces[1:])]
-        parsed: set[str] = set()
+        parsed: set[str] = set(chain.from_iterable(fresh.values()))
         for i in compress(range(len(pieces)), map(is_, found, repeat(None))):
-            found[i] = parse_current_config(pieces[i] if i == 0 else "backend " + pieces[i]).backends
+            found[i] = _parse_piece(pieces, i)
             parsed.update(found[i] or ())
             self.parsed_pieces += 1
         done = cast("list[dict[str, CurrentBackend]]", found)
@@ -73,14 +76,13 @@ class CurrentConfigCache:
         self._last = config
         return config
 
-    def _in_place(self, text: str, pieces: list[str], changed: list[int], last: CurrentConfig) -> CurrentConfig | None:
-        """The changed pieces parsed, their backends put in place of the last config's (a copy: the same order as
+    def _in_place(self, text: str, pieces: list[str], parsed: dict[int, dict[str, CurrentBackend]],
+                  last: CurrentConfig) -> CurrentConfig | None:
+        """The changed pieces' backends (``parsed``) put in place of the last config's (a copy: the same order as
         a merge of every piece), when each defines the backends it defined before and no name is defined twice;
         else None."""
-        if not self._unique or 0 in changed:
+        if not self._unique or 0 in parsed:
             return None
-        parsed = {i: parse_current_config("backend " + pieces[i]).backends for i in changed}
-        self.parsed_pieces += len(parsed)
         if any(list(found) != list(self._found[i]) for i, found in parsed.items()):
             return None
         backends = dict(last.backends)
@@ -95,3 +97,8 @@ class CurrentConfigCache:
         last.delta.clear()
         self._last = config
         return config
+
+
+def _parse_piece(pieces: list[str], i: int) -> dict[str, CurrentBackend]:
+    """The backends of one piece of a text cut at its ``backend`` lines (the head is the text before the first)."""
+    return parse_current_config(pieces[i] if i == 0 else "backend " + pieces[i]).backends

@@ -77,3 +77,15 @@ def test_every_kind_of_edit_reads_as_a_full_parse_and_names_what_changed() -> No
         assert last.changed_since(None) is None
         last = read
     assert cache.read(_config(servers)) is last, "an equal text is the same config"
+
+
+def test_a_backend_renamed_in_place_is_parsed_once_and_reads_as_a_full_parse() -> None:
+    cache = CurrentConfigCache()
+    first = _config({f"be_{i}": [f"10.0.0.{i}:80"] for i in range(20)})
+    cache.read(first)
+    parsed = cache.parsed_pieces
+    renamed = first.replace("backend be_7\n", "backend be_new\n")
+    read = cache.read(renamed)
+    assert read is not None and _shape(read) == _shape(parse_current_config(renamed))
+    assert "be_7" not in read.backends and "be_new" in read.backends
+    assert cache.parsed_pieces - parsed == 1, "the renamed backend's piece was parsed more than once"
