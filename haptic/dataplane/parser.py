@@ -11,9 +11,10 @@ import gc
 import itertools
 import operator
 import re
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from haptic.dataplane.errors import ConfigParseError
 from haptic.dataplane.section_kinds import (
@@ -145,13 +146,7 @@ class HAProxyConfig:
             # named sections only changed, each name once (a clash is a parse error): the other's keys, less the
             # sections that went, plus those parsed (a one-backend change costs one backend, not 10,000)
             other, gone, parsed = origin
-            by_key = dict(other.by_key)
-            for section in gone:
-                if by_key.get(section.key) is section:
-                    del by_key[section.key]
-            for section in parsed:
-                by_key[section.key] = section
-            self.by_key = by_key
+            self.by_key = _patched(other.by_key, gone, parsed, operator.attrgetter("key"))
         else:
             self.by_key = {s.key: s for s in self.sections}
 
@@ -244,6 +239,22 @@ def _outside(runs: list[tuple[int, int]], count: int) -> list[int]:
     return found
 
 
+_K = TypeVar("_K", bound=Hashable)
+
+
+def _patched(base: dict[_K, Section], gone: list[Section], parsed: list[Section],
+             key: Callable[[Section], _K]) -> dict[_K, Section]:
+    """A copy of ``base`` (sections by ``key``) less the sections that went (those still there as themselves),
+    plus those parsed: the index of a config worked out from the one it was parsed against."""
+    found = dict(base)
+    for section in gone:
+        if found.get(key(section)) is section:
+            del found[key(section)]
+    for section in parsed:
+        found[key(section)] = section
+    return found
+
+
 def by_source(config: HAProxyConfig, depth: int = 0) -> dict[str, Section]:
     """``config``'s named sections by their source text (what a parse of a similar text takes unchanged), worked
     out once per config: from the config it was parsed against when known (a copy, less the sections that went,
@@ -254,13 +265,8 @@ def by_source(config: HAProxyConfig, depth: int = 0) -> dict[str, Section]:
     origin = config.by_source_from
     if origin is not None and depth < 4:
         other, gone, parsed = origin
-        found = dict(by_source(other, depth + 1))
-        for section in gone:
-            if found.get(section.source) is section:
-                del found[section.source]
-        for section in parsed:
-            if section.kind not in UNNAMED_SECTIONS:
-                found[section.source] = section
+        found = _patched(by_source(other, depth + 1), gone,
+                         [s for s in parsed if s.kind not in UNNAMED_SECTIONS], operator.attrgetter("source"))
     else:
         found = {s.source: s for s in config.sections if s.kind not in UNNAMED_SECTIONS}
     config.by_source_cache, config.by_source_from = found, None
