@@ -25,11 +25,12 @@ from __future__ import annotations
 import dataclasses
 import enum
 import hashlib
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any, ClassVar
+
+from haptic.core.identity import Recent
 
 JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
 
@@ -105,31 +106,23 @@ def event_types() -> dict[str, type[Event]]:
     return dict(sorted(_REGISTRY.items()))
 
 
-#: id -> (text, its digest) of the last texts digested: one rendered config is digested by every event log and
-#: trace that records the events carrying it (the entry holds the text, so its id is not reused meanwhile)
-_DIGESTS: dict[int, tuple[object, dict[str, JsonValue]]] = {}
-_DIGEST_LOCK = threading.Lock()
+#: the digests of the last texts digested: one rendered config is digested by every event log and trace that
+#: records the events carrying it
+_DIGESTS: Recent[dict[str, JsonValue]] = Recent(8)
 
 
 def digest(value: object) -> JsonValue:
     """``{"sha256": hex, "bytes": n}`` for text or bytes; other values rendered as usual."""
     if isinstance(value, str | bytes):
-        hit = _DIGESTS.get(id(value))
-        if hit is not None and hit[0] is value:
-            return dict(hit[1])
-    if isinstance(value, str):
-        data = value.encode()
-    elif isinstance(value, bytes | bytearray):
-        data = bytes(value)
-    else:
-        return to_json_safe(value)
-    found: dict[str, JsonValue] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
-    if isinstance(value, str | bytes):
-        with _DIGEST_LOCK:  # events are recorded from worker threads too
-            if len(_DIGESTS) >= 8:
-                del _DIGESTS[next(iter(_DIGESTS))]
-            _DIGESTS[id(value)] = (value, found)
-    return dict(found)
+        data = value
+        return dict(_DIGESTS.answer(value, None, lambda: _digest(data.encode() if isinstance(data, str) else data)))
+    if isinstance(value, bytearray):
+        return _digest(bytes(value))
+    return to_json_safe(value)
+
+
+def _digest(data: bytes) -> dict[str, JsonValue]:
+    return {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
 
 
 def to_json_safe(value: object) -> JsonValue:

@@ -1,17 +1,44 @@
-"""``same_items(a, b)``: whether two sequences hold the very same objects in the same order.
+"""Identity memos: ``same_items(a, b)`` (two sequences hold the very same objects in the same order) and
+``Recent`` (answers for the last few objects, by identity).
 
-The memos of the passes over a large cluster ask it of the objects they were computed from: store objects are
+The memos of the passes over a large cluster ask them of the objects they were computed from: store objects are
 replaced, never mutated, on change, so the same objects give the same answer. Identity, at C speed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Hashable, Sequence
 from operator import is_
-from typing import Any
+from typing import Any, Generic, TypeVar
 
-__all__ = ["same_items"]
+__all__ = ["Recent", "same_items"]
+
+_V = TypeVar("_V")
 
 
 def same_items(a: Sequence[Any], b: Sequence[Any]) -> bool:
     return len(a) == len(b) and all(map(is_, a, b))
+
+
+class Recent(Generic[_V]):
+    """The answers for the last ``keep`` (object, tag) pairs asked, by the object's identity: a large text worked
+    on by several passes of one change (each entry holds its object, so its id is not reused meanwhile). Safe
+    from several threads (renders, checks and event recording may run off the event loop)."""
+
+    def __init__(self, keep: int) -> None:
+        self._keep = keep
+        self._answers: dict[tuple[int, Hashable], tuple[object, _V]] = {}
+        self._lock = threading.Lock()
+
+    def answer(self, obj: object, tag: Hashable, compute: Callable[[], _V]) -> _V:
+        key = (id(obj), tag)
+        hit = self._answers.get(key)
+        if hit is not None and hit[0] is obj:
+            return hit[1]
+        value = compute()
+        with self._lock:
+            if len(self._answers) >= self._keep:
+                del self._answers[next(iter(self._answers))]
+            self._answers[key] = (obj, value)
+        return value

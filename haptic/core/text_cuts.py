@@ -8,7 +8,7 @@ not reused meanwhile); safe from several threads.
 
 from __future__ import annotations
 
-import threading
+from haptic.core.identity import Recent
 
 __all__ = ["BACKENDS", "cut"]
 
@@ -16,20 +16,10 @@ __all__ = ["BACKENDS", "cut"]
 #: these pieces only while both cut at the same separator)
 BACKENDS = "\nbackend "
 
-_CUTS: dict[tuple[int, str], tuple[str, list[str]]] = {}
-_LOCK = threading.Lock()
-_KEEP = 8  # two texts (the passed config and the new one), cut at lines and at backends
+#: two texts (the passed config and the new one), cut at lines and at backends
+_CUTS: Recent[list[str]] = Recent(8)
 
 
 def cut(text: str, separator: str) -> list[str]:
     """The pieces of ``text`` between occurrences of ``separator`` (read-only: shared with other callers)."""
-    key = (id(text), separator)
-    hit = _CUTS.get(key)
-    if hit is not None and hit[0] is text:
-        return hit[1]
-    pieces = text.split(separator)
-    with _LOCK:
-        if len(_CUTS) >= _KEEP:
-            del _CUTS[next(iter(_CUTS))]
-        _CUTS[key] = (text, pieces)
-    return pieces
+    return _CUTS.answer(text, separator, lambda: text.split(separator))
