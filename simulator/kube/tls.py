@@ -26,10 +26,13 @@ class ServingTLS:
     ca_pem: bytes
 
 
-def serving_tls(now: datetime) -> ServingTLS:
+def serving_tls(now: datetime, common_name: str = "haptic-sim-kube-apiserver",
+                dns_names: tuple[str, ...] = ("localhost",)) -> ServingTLS:
+    """A self-signed serving certificate for ``dns_names`` and 127.0.0.1, subject ``CN=common_name``."""
     key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "haptic-sim-kube-apiserver")])
-    sans = x509.SubjectAlternativeName([x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))])
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+    loopback = x509.IPAddress(ipaddress.ip_address("127.0.0.1"))
+    sans = x509.SubjectAlternativeName([*map(x509.DNSName, dns_names), loopback])
     cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
             .serial_number(x509.random_serial_number())
             .not_valid_before(now - timedelta(hours=1)).not_valid_after(now + timedelta(days=365))

@@ -22,10 +22,8 @@ import contextlib
 import datetime
 import functools
 import json
-import os
 import socket
 import ssl
-import tempfile
 from collections.abc import Iterable
 from http import HTTPStatus
 
@@ -33,10 +31,8 @@ import h2.config
 import h2.connection
 import h2.events
 import h2.exceptions
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
+
+from simulator.kube.tls import serving_tls
 
 #: the subject (and DNS SAN) of the certificate every echo server presents over TLS
 CERTIFICATE_NAME = "haptic-echo"
@@ -232,28 +228,12 @@ async def _streams(conn: socket.socket, context: ssl.SSLContext | None) -> tuple
 
 
 @functools.cache
+@functools.cache
 def _tls_context() -> ssl.SSLContext:
-    """A server context with a fresh self-signed certificate (haproxy's ``ssl verify none`` and a passthrough
-    client both accept it; a check can tell it from the Ingress's certificate by its subject)."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, CERTIFICATE_NAME)])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
-            .not_valid_after(now + datetime.timedelta(days=365))
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName(CERTIFICATE_NAME)]), critical=False)
-            .sign(key, hashes.SHA256()))
-    pem = cert.public_bytes(serialization.Encoding.PEM) + key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    """A server context with a self-signed certificate made once per process (haproxy's ``ssl verify none`` and
+    a passthrough client both accept it; a check can tell it from the Ingress's certificate by its subject)."""
+    context = serving_tls(datetime.datetime.now(datetime.UTC), CERTIFICATE_NAME, (CERTIFICATE_NAME,)).context
     context.set_alpn_protocols(["h2", "http/1.1"])
-    fd, path = tempfile.mkstemp(suffix=".pem")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(pem)
-        context.load_cert_chain(path)
-    finally:
-        os.unlink(path)
     return context
 
 
