@@ -7,12 +7,16 @@ import base64
 import zstandard
 
 
+def utf8_size(text: str) -> int:
+    """``len(text.encode())`` without encoding an ASCII text (a rendered config of 4 MB: ``isascii`` is O(1))."""
+    return len(text) if text.isascii() else len(text.encode())
+
+
 def encode_content(text: str, threshold: int) -> tuple[str, bool]:
     """The stored form of ``text``: as is, or zstd + base64 when longer than ``threshold`` bytes."""
-    raw = text.encode()
-    if threshold <= 0 or len(raw) <= threshold:
+    if threshold <= 0 or utf8_size(text) <= threshold:
         return text, False
-    return base64.b64encode(zstandard.ZstdCompressor().compress(raw)).decode(), True
+    return base64.b64encode(zstandard.ZstdCompressor().compress(text.encode())).decode(), True
 
 
 def decode_content(content: str, compressed: bool) -> str:

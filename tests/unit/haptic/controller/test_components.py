@@ -240,3 +240,10 @@ def test_commentator_levels_and_summary_hide_secrets() -> None:
     event = CredentialsUpdated(secret_version="v2", credentials=Credentials(username="u",
                                                                             password=SecretStr("hunter2")))
     assert "hunter2" not in summarize(event) and "secret_version=v2" in summarize(event)
+
+
+def test_the_stored_size_of_a_text_is_its_utf8_length_ascii_or_not() -> None:
+    from haptic.controller.publish.content import utf8_size
+
+    for text in ("", "backend be\n", "héllo", "日本\n", "\x7f"):
+        assert utf8_size(text) == len(text.encode())
