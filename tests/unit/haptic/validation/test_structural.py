@@ -239,3 +239,18 @@ def test_a_checksum_the_caller_worked_out_is_not_worked_out_again(monkeypatch: p
     assert result.valid and result.checksum == known
     with pytest.raises(AssertionError, match="worked out again"):
         validator.validate(_with("server SRV_1 10.0.1.1:80", "server SRV_1 10.0.1.2:80"), aux)
+
+
+def test_a_renders_checksum_hands_the_event_logs_the_configs_digest() -> None:
+    import hashlib
+
+    from haptic.core import event
+    from haptic.validation.checksum import content_checksum
+
+    config = "global\n    maxconn 7\n" + "# é\n" * 3
+    content_checksum(config, AuxFiles(maps=MAPS))
+    assert event.digest(config) == {"sha256": hashlib.sha256(config.encode()).hexdigest(),
+                                    "bytes": len(config.encode())}
+    seen: list[str] = []
+    event._DIGESTS.answer(config, None, lambda: seen.append("again") or {})  # type: ignore[func-returns-value]
+    assert seen == []  # known: not worked out again
