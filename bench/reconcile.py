@@ -137,6 +137,7 @@ async def bench(n: int, haproxy: str, library: bool) -> dict[str, Any]:
         "ingresses": n, "startup_s": startup, "seed_s": seeded - t0,
         "endpoint_change_ms": (slice_cpu - slice_fake) * 1000, "endpoint_change_total_ms": slice_cpu * 1000,
         "endpoint_change_fake_ms": slice_fake * 1000,
+        "endpoint_change_samples_ms": [round((c - f) * 1000, 1) for c, f in samples],
         "endpoint_change_reloads": reloads, "endpoint_change_runtime_updates": runtime,
         "new_ingress_ms": ingress_cpu * 1000, "new_ingress_haproxy_c_ms": ingress_child * 1000,
         "new_ingress_fake_ms": ingress_fake * 1000,
