@@ -254,3 +254,24 @@ def test_a_renders_checksum_hands_the_event_logs_the_configs_digest() -> None:
     seen: list[str] = []
     event._DIGESTS.answer(config, None, lambda: seen.append("again") or {})  # type: ignore[func-returns-value]
     assert seen == []  # known: not worked out again
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_content_checksum_is_the_sha256_of_the_whole_texts_however_they_are_fed(seed: int) -> None:
+    import hashlib
+    import random
+
+    from haptic.validation import checksum
+
+    rng = random.Random(seed)
+    alphabet = "abc \n\té日\U0001f600"
+    config = "".join(rng.choice(alphabet) for _ in range(rng.choice((10, checksum._STEP - 1, 3 * checksum._STEP + 7))))
+    maps = {f"m{i}.map": "".join(rng.choice(alphabet) for _ in range(rng.randrange(checksum._STEP * 2)))
+            for i in (1, 2)}
+    whole = hashlib.sha256(config.encode())
+    for name in sorted(maps):
+        for part in ("map", name, maps[name]):
+            whole.update(b"\0")
+            whole.update(part.encode())
+    assert checksum.content_checksum(config, AuxFiles(maps=maps)) == whole.hexdigest()[:16]
+    assert checksum.content_checksum(config) == hashlib.sha256(config.encode()).hexdigest()[:16]
