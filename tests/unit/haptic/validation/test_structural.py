@@ -275,3 +275,15 @@ def test_the_content_checksum_is_the_sha256_of_the_whole_texts_however_they_are_
             whole.update(part.encode())
     assert checksum.content_checksum(config, AuxFiles(maps=maps)) == whole.hexdigest()[:16]
     assert checksum.content_checksum(config) == hashlib.sha256(config.encode()).hexdigest()[:16]
+
+
+@pytest.mark.parametrize("blank", ["", " ", "\n\t \r\n", "\x1c\u3000"])
+def test_blank_current_configs_are_none_whatever_the_whitespace(blank: str) -> None:
+    from haptic.templating.current_config import coerce_current_config
+    from haptic.templating.current_config_cache import CurrentConfigCache
+    from haptic.validation.render_check import reloads_anyway
+
+    assert blank.strip() == ""
+    assert CurrentConfigCache().read(blank) is None and coerce_current_config(blank) is None
+    assert reloads_anyway(blank, "global\n") is False
+    assert CurrentConfigCache().read(" backend be\n") is not None
