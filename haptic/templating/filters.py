@@ -22,7 +22,6 @@ from typing import Any
 import yaml
 from jinja2 import Undefined
 
-from haptic.core.identity import same_items
 from haptic.templating.context import current_render
 from haptic.templating.dialect_helpers import dialect_reasons
 from haptic.templating.errors import TemplateFailure, TemplateRenderError
@@ -436,27 +435,9 @@ def reject_unsafe_filter(items: Iterable[Any], kind: str = "ingress") -> list[An
     return reject_unsafe(items, kind, state.warn, state.notice, reasons)
 
 
-#: the last ``ingress_class`` call over a list: (its items, name, include_unclassed, the answer)
-_LAST_CLASS: tuple[list[Any], str, bool, list[Any]] | None = None
-
-
 def ingress_class(items: Iterable[Any], name: str, include_unclassed: bool = False) -> list[Any]:
     """Ingresses of IngressClass ``name``: ``spec.ingressClassName``, else the legacy annotation,
-    else (when ``include_unclassed``) Ingresses naming no class at all. Over the very objects of the last call
-    (store objects are replaced, never changed) the answer is the last one again, copied: every render of
-    10,000 Ingresses asks it twice, for an endpoint change too."""
-    global _LAST_CLASS
-    last = _LAST_CLASS
-    if isinstance(items, list):
-        if last is not None and last[1] == name and last[2] == include_unclassed and same_items(last[0], items):
-            return list(last[3])
-        found = _of_class(items, name, include_unclassed)
-        _LAST_CLASS = (list(items), name, include_unclassed, found)
-        return list(found)
-    return _of_class(items, name, include_unclassed)
-
-
-def _of_class(items: Iterable[Any], name: str, include_unclassed: bool) -> list[Any]:
+    else (when ``include_unclassed``) Ingresses naming no class at all."""
     out = []
     for item in items:
         spec = item.get("spec") or {}

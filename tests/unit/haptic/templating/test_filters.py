@@ -273,25 +273,3 @@ def test_every_filter_test_and_global_is_covered() -> None:
     assert set(f.FILTERS) <= declared["COVERED_FILTERS"], sorted(set(f.FILTERS) - declared["COVERED_FILTERS"])
     assert set(f.TESTS) <= declared["COVERED_TESTS"], sorted(set(f.TESTS) - declared["COVERED_TESTS"])
     assert set(f.GLOBALS) <= declared["COVERED_GLOBALS"], sorted(set(f.GLOBALS) - declared["COVERED_GLOBALS"])
-
-
-def test_ingress_class_over_the_objects_of_the_last_call_answers_as_a_fresh_pass() -> None:
-    from typing import Any
-
-    from haptic.templating.filters import _of_class, ingress_class
-
-    def ing(name: str, cls: str | None = None, legacy: str | None = None) -> dict[str, Any]:
-        meta: dict[str, Any] = {"name": name}
-        if legacy is not None:
-            meta["annotations"] = {"kubernetes.io/ingress.class": legacy}
-        return {"metadata": meta, "spec": {"ingressClassName": cls} if cls else {}}
-
-    items = [ing("a", "haptic"), ing("b", "nginx"), ing("c"), ing("d", legacy="haptic")]
-    for name, unclassed in (("haptic", False), ("haptic", False), ("haptic", True), ("nginx", True)):
-        first = ingress_class(list(items), name, unclassed)
-        assert first == _of_class(items, name, unclassed)
-        again = ingress_class(list(items), name, unclassed)
-        assert again == first and again is not first  # a copy: the caller may keep or extend it
-    items[1] = ing("b", "haptic")  # a changed object is a new object
-    assert [i["metadata"]["name"] for i in ingress_class(list(items), "haptic")] == ["a", "b", "d"]
-    assert ingress_class(iter(items), "nginx") == []
