@@ -8,8 +8,10 @@ size in a fresh interpreter, and prints per size:
 
 1. startup: the controller started on a cluster holding every object, to its first completed deployment (wall,
    virtual time; target < 2 s at 3,000); applying the objects to the fake API beforehand is printed apart,
-2. one EndpointSlice change -> runtime update on 2 pods: CPU of the process until the deployment completed
-   (target < 30 ms at 3,000),
+2. one EndpointSlice change -> runtime update on 2 pods (a third endpoint fills a server slot of the 10 backends of
+   its Service), the controller's CPU until the deployment completed (target < 30 ms at 3,000), the median of three
+   such changes (another address each time): the process's CPU less the fake Dataplane APIs' share (CPU inside
+   their ASGI apps, as for the new Ingress's "own" below), printed next to it as the total,
 3. one new Ingress -> deployed to 2 pods (figures taken when the deployment completed): CPU, of which
    ``haproxy -c`` (the child's CPU from ``RUSAGE_CHILDREN``) and the fake Dataplane APIs (CPU inside their
    ASGI apps and their haproxy's reloads); own = the rest; what follows (the Ingress's status write-back and
@@ -17,8 +19,9 @@ size in a fresh interpreter, and prints per size:
 4. max RSS of the process (controller and simulator together; ``controller_memory.py`` measures the
    controller alone).
 
-Then ``ratio endpoint_change_10000_over_300`` (target <= 2.0) and ``ratio new_ingress_own_cpu_over_haproxy_c``
-at 3,000 (target < 1.0). The fake Kubernetes API's share (watch delivery) stays in the controller's figures.
+Then ``ratio endpoint_change_10000_over_300`` of the controller's figures (target <= 2.0) and
+``ratio new_ingress_own_cpu_over_haproxy_c`` at 3,000 (target < 1.0). The fake Kubernetes API's share (watch
+delivery, the HAProxyCfg writes) stays in the controller's figures.
 """
 
 from __future__ import annotations
@@ -40,6 +43,9 @@ from _meter import children_cpu, cpu, meter_pods
 from haptic.core import VirtualClock
 from simulator.cluster_objects import endpoint_slice, ingress, service
 from simulator.harness import Harness
+
+#: how many times the EndpointSlice change is measured (the median is printed)
+ENDPOINT_SAMPLES = 3
 
 
 class _Stamped(list[Any]):
@@ -93,17 +99,29 @@ async def bench(n: int, haproxy: str, library: bool) -> dict[str, Any]:
     await h.settle()
     before = [h.counters(p) for p in (0, 1)]
 
-    done = len(h.events("deployment.completed"))
-    meter.reset()
-    start = cpu()
-    h.apply(endpoint_slice("svc-0", ["10.0.0.1", "10.0.0.2", "10.0.0.3"]))
-    await _until_deployed(h, done)
-    slice_cpu, slice_fake = trace.figures[done][0] - start, trace.figures[done][2]
-    after = [h.counters(p) for p in (0, 1)]
-    reloads = sum(a["reloads"] - b["reloads"] for a, b in zip(after, before, strict=True))
-    runtime = sum(a["runtime_server_updates"] - b["runtime_server_updates"] for a, b in zip(after, before, strict=True))
+    # The same change three times (a third endpoint fills a slot, each time another address; between them, not
+    # measured, it goes again): the median of the three (one figure on a shared 2-core machine is mostly noise).
+    samples: list[tuple[float, float]] = []  # (process CPU, the fakes' share)
+    for k in range(ENDPOINT_SAMPLES):
+        if k:
+            done = len(h.events("deployment.completed"))
+            h.apply(endpoint_slice("svc-0", ["10.0.0.1", "10.0.0.2"]))
+            await _until_deployed(h, done)
+            await h.settle()
+        done = len(h.events("deployment.completed"))
+        meter.reset()
+        start = cpu()
+        h.apply(endpoint_slice("svc-0", ["10.0.0.1", "10.0.0.2", f"10.0.0.{3 + k}"]))
+        await _until_deployed(h, done)
+        samples.append((trace.figures[done][0] - start, trace.figures[done][2]))
+        if not k:
+            after = [h.counters(p) for p in (0, 1)]
+            reloads = sum(a["reloads"] - b["reloads"] for a, b in zip(after, before, strict=True))
+            runtime = sum(a["runtime_server_updates"] - b["runtime_server_updates"]
+                          for a, b in zip(after, before, strict=True))
+        await h.settle()
+    slice_cpu, slice_fake = sorted(samples, key=lambda s: s[0] - s[1])[len(samples) // 2]
 
-    await h.settle()
     done = len(h.events("deployment.completed"))
     meter.reset()
     start, child = cpu(), children_cpu()
@@ -117,7 +135,9 @@ async def bench(n: int, haproxy: str, library: bool) -> dict[str, Any]:
     await h.stop()
     return {
         "ingresses": n, "startup_s": startup, "seed_s": seeded - t0,
-        "endpoint_change_ms": slice_cpu * 1000, "endpoint_change_fake_ms": slice_fake * 1000,
+        "endpoint_change_ms": (slice_cpu - slice_fake) * 1000, "endpoint_change_total_ms": slice_cpu * 1000,
+        "endpoint_change_fake_ms": slice_fake * 1000,
+        "endpoint_change_samples_ms": [round((c - f) * 1000, 1) for c, f in samples],
         "endpoint_change_reloads": reloads, "endpoint_change_runtime_updates": runtime,
         "new_ingress_ms": ingress_cpu * 1000, "new_ingress_haproxy_c_ms": ingress_child * 1000,
         "new_ingress_fake_ms": ingress_fake * 1000,
@@ -140,7 +160,7 @@ def main() -> int:
         return 0
     print(f"config: {'small slot template' if args.slot_template else 'Ingress library'}; 2 pods; "
           f"load average {os.getloadavg()[0]:.2f}")
-    print(f"{'ingresses':>9} {'startup s':>9} {'endpoint ms':>11} {'(fake)':>7} {'new ing ms':>10} "
+    print(f"{'ingresses':>9} {'startup s':>9} {'endpoint ms':>11} {'(total)':>7} {'new ing ms':>10} "
           f"{'haproxy -c':>10} {'fake':>6} {'own':>6} {'RSS MiB':>8}")
     rows: dict[int, dict[str, Any]] = {}
     for n in (int(s) for s in args.sizes.split(",")):
@@ -151,14 +171,16 @@ def main() -> int:
             print(out.stderr)
             return 1
         r = rows[n] = json.loads(out.stdout.strip().splitlines()[-1])
-        print(f"{n:>9} {r['startup_s']:>9.2f} {r['endpoint_change_ms']:>11.0f} {r['endpoint_change_fake_ms']:>7.0f} "
+        print(f"{n:>9} {r['startup_s']:>9.2f} {r['endpoint_change_ms']:>11.0f} {r['endpoint_change_total_ms']:>7.0f} "
               f"{r['new_ingress_ms']:>10.0f} {r['new_ingress_haproxy_c_ms']:>10.0f} {r['new_ingress_fake_ms']:>6.0f} "
               f"{r['new_ingress_own_ms']:>6.0f} {r['rss_mib']:>8.0f}")
         if r["endpoint_change_reloads"]:
             print(f"  note: the EndpointSlice change reloaded {r['endpoint_change_reloads']} pod(s)")
     if 3000 in rows:
         r = rows[3000]
-        print(f"endpoint change at 3000 Ingresses: {r['endpoint_change_ms']:.0f} ms CPU (target < 30 ms)")
+        print(f"endpoint change at 3000 Ingresses: {r['endpoint_change_ms']:.0f} ms controller CPU (target < 30 ms); "
+              f"with the fake Dataplane APIs' {r['endpoint_change_fake_ms']:.0f} ms: "
+              f"{r['endpoint_change_total_ms']:.0f} ms")
         print(f"startup at 3000 Ingresses: {r['startup_s']:.2f} s wall from controller start (target < 2 s); "
               f"applying the objects to the fake API before it: {r['seed_s']:.2f} s")
         print(f"new Ingress at 3000: own CPU {r['new_ingress_own_ms']:.0f} ms until deployed to both pods; "

@@ -125,6 +125,13 @@ def _digest(data: bytes) -> dict[str, JsonValue]:
     return {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
 
 
+def known_digest(text: str, sha256_hex: str, size: int) -> None:
+    """Tells ``digest`` what ``text``'s digest is (its SHA-256 hex and its UTF-8 size), worked out by a caller that
+    hashed it anyway (the content checksum of a rendered config): the events carrying that text are then recorded
+    without a second pass over it."""
+    _DIGESTS.answer(text, None, lambda: {"sha256": sha256_hex, "bytes": size})
+
+
 def to_json_safe(value: object) -> JsonValue:
     """Convert a value to JSON-safe data, deterministically.
 
@@ -167,5 +174,6 @@ def to_json_safe(value: object) -> JsonValue:
 
 
 __all__ = [
-    "DIGEST", "OMIT", "SECRET", "Event", "JsonValue", "Request", "Response", "digest", "event_types", "to_json_safe",
+    "DIGEST", "OMIT", "SECRET", "Event", "JsonValue", "Request", "Response", "digest", "event_types", "known_digest",
+    "to_json_safe",
 ]

@@ -41,7 +41,15 @@ class AuxFiles:
         return dict(sorted(merged.items()))
 
     def checksum(self) -> str:
-        """A stable digest of every name and content, for the "nothing changed" fast path."""
+        """A stable digest of every name and content, for the "nothing changed" fast path (worked out once per
+        object: every pod's sync asks it of the same files)."""
+        known = self.__dict__.get("_checksum")
+        if known is None:
+            known = self._digest()
+            object.__setattr__(self, "_checksum", known)  # frozen: the files cannot change under it
+        return str(known)
+
+    def _digest(self) -> str:
         digest = hashlib.sha256()
         for kind in ("maps", "files", "certificates", "crt_lists"):
             for name, content in getattr(self, kind).items():

@@ -198,6 +198,32 @@ def _parse_api_version(raw: Mapping[str, Any]) -> ApiInfo:
     return ApiInfo(version=first.lstrip("v"), major=major, minor=minor, enterprise=enterprise, raw=raw)
 
 
+class _Cookies(httpx.Cookies):
+    """httpx's cookie jar, handed only the responses that set cookies: httpx hands it every response, and the
+    urllib request/response adapters it builds for one were a quarter of a runtime server update's client-side
+    CPU (the Dataplane API sets none)."""
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        if "set-cookie" in response.headers:
+            super().extract_cookies(response)
+
+
+class _Client(httpx.AsyncClient):
+    """``httpx.AsyncClient`` with ``_Cookies`` for a jar."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._jar = _Cookies()
+
+    @property
+    def cookies(self) -> httpx.Cookies:
+        return self._jar
+
+    @cookies.setter
+    def cookies(self, cookies: httpx._types.CookieTypes) -> None:
+        self._jar = _Cookies(cookies)
+
+
 class DataplaneClient:
     """One Dataplane API endpoint. Use as an async context manager or call ``aclose()``."""
 
@@ -223,7 +249,7 @@ class DataplaneClient:
         self.stats = ClientStats()
         self._sleep: SleepFn = sleep or asyncio.sleep
         self._clock = clock
-        self._http = httpx.AsyncClient(
+        self._http = _Client(
             base_url=self.base_url,
             auth=httpx.BasicAuth(username, password),
             timeout=httpx.Timeout(timeout),
@@ -271,6 +297,12 @@ class DataplaneClient:
     ) -> httpx.Response:
         delay = self.retry.backoff_initial
         attempt = 0
+        # The absolute URL, query included, as httpx would merge base URL, path and parameters: given whole it is
+        # parsed once, not three times (a third of a request's cost on the client side, 40 requests an endpoint
+        # change).
+        url = self.base_url + path if path.startswith("/") else f"{self.base_url}/{path}"
+        if params:
+            url = f"{url}?{httpx.QueryParams(params)}"
         while True:
             attempt += 1
             if self.write_guard is not None and method != "GET":
@@ -280,8 +312,7 @@ class DataplaneClient:
             try:
                 response = await self.http.request(
                     method,
-                    path,
-                    params=params,
+                    url,
                     content=content,
                     json=json_body,
                     files=files,

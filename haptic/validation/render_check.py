@@ -68,7 +68,7 @@ def reloads_anyway(current: object, desired: str) -> bool:
     reload. Server slots that grow through the runtime API do not. False when there is no current text to
     compare with, or either side does not parse: nothing is known then."""
     text = current.text if isinstance(current, CurrentConfig) else current
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str) or not text or text.isspace():  # (``strip()`` would copy the text)
         return False
     try:
         return needs_reload(plan(text, desired), parsed(desired))

@@ -23,7 +23,7 @@ from haptic.controller.events import (
     ValidationFailed,
 )
 from haptic.controller.publish.aux_publisher import AuxFilePublisher
-from haptic.controller.publish.content import encode_content
+from haptic.controller.publish.content import encode_content, utf8_size
 from haptic.core import Event, EventBus
 from haptic.k8s.api import JSON, ApiError, NotFound
 from haptic.names import TEMPLATE_CONFIG_LABEL
@@ -138,8 +138,8 @@ class ConfigPublisher(IterationComponent):
             # The HAProxyCfg is what the pods' state is read from; its files are a convenience copy.
             self.logger.warning("auxiliary files of %s not published: %s", name, exc)
             self.aux.forget()
-        size = len(rendered.haproxy_config.encode())
-        total = size + sum(len(v.encode()) for group in (aux.maps, aux.files, aux.certificates, aux.crt_lists)
+        size = utf8_size(rendered.haproxy_config)
+        total = size + sum(utf8_size(v) for group in (aux.maps, aux.files, aux.certificates, aux.crt_lists)
                            for v in group.values())
         now = _time(self.clock.now())
         self.meta = {"contentSize": size, "totalSize": total, "renderedAt": now, "validatedAt": now}

@@ -240,3 +240,24 @@ def test_commentator_levels_and_summary_hide_secrets() -> None:
     event = CredentialsUpdated(secret_version="v2", credentials=Credentials(username="u",
                                                                             password=SecretStr("hunter2")))
     assert "hunter2" not in summarize(event) and "secret_version=v2" in summarize(event)
+
+
+def test_the_stored_size_of_a_text_is_its_utf8_length_ascii_or_not() -> None:
+    from haptic.controller.publish.content import utf8_size
+
+    for text in ("", "backend be\n", "héllo", "日本\n", "\x7f"):
+        assert utf8_size(text) == len(text.encode())
+
+
+def test_compressed_content_is_one_zstd_frame_with_its_size_whatever_its_length() -> None:
+    import base64
+
+    import zstandard
+
+    from haptic.controller.publish import content
+
+    for text in ("x" * 200, "backend é\n" * (content._STEP // 3), "日" * (3 * content._STEP + 1)):
+        stored, compressed = encode_content(text, 100)
+        frame = base64.b64decode(stored)
+        assert compressed and zstandard.frame_content_size(frame) == len(text.encode())
+        assert zstandard.ZstdDecompressor().decompress(frame).decode() == text

@@ -447,3 +447,25 @@ def test_values_the_api_cannot_address_in_a_path(value: str) -> None:
 
     assert not addressable(value)
     assert addressable("shop.example.com/api/v1/health") and addressable("a b+c%d")
+
+
+@respx.mock
+async def test_a_cookie_an_api_sets_is_sent_back_and_no_other_is_made_up(client: DataplaneClient) -> None:
+    # (the jar is handed only the responses that set cookies: what it keeps must be what httpx's would)
+    route = respx.get(f"{CFG}/version").mock(side_effect=[
+        httpx.Response(200, text="7\n"), httpx.Response(200, text="8\n", headers={"Set-Cookie": "s=1; Path=/"}),
+        httpx.Response(200, text="9\n")])
+    assert [await client.get_version() for _ in range(3)] == [7, 8, 9]
+    sent = [call.request.headers.get("Cookie") for call in route.calls]
+    assert sent == [None, None, "s=1"]
+
+
+@respx.mock
+async def test_a_request_goes_to_the_url_httpx_would_merge_from_base_path_and_parameters(
+        client: DataplaneClient) -> None:
+    route = respx.put(f"{CFG}/backends/be%2Fx/servers/s%201").mock(return_value=httpx.Response(200))
+    await client.replace_server("be/x", "s 1", {"name": "s 1"}, version=3)
+    await client.replace_server("be/x", "s 1", {"name": "s 1"}, transaction_id="a b&c")
+    urls = [str(call.request.url) for call in route.calls]
+    assert urls == [f"{CFG}/backends/be%2Fx/servers/s%201?version=3",
+                    f"{CFG}/backends/be%2Fx/servers/s%201?transaction_id=a+b%26c"]

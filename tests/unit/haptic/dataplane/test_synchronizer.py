@@ -234,3 +234,13 @@ async def test_unparseable_current_config_is_replaced_whole() -> None:
         "current configuration unparseable" in result.warnings[0] and "line 5:" in result.warnings[0]
     )  # of GET raw, after "# _version=1"
     await fake.aclose()
+
+
+def test_aux_files_checksum_once_per_object_and_per_content() -> None:
+    import dataclasses
+
+    files = AuxFiles(maps={"hosts.map": "a b\n"}, files={"f": "x"})
+    first = files.checksum()
+    assert files.checksum() == first == AuxFiles(maps={"hosts.map": "a b\n"}, files={"f": "x"}).checksum()
+    assert dataclasses.replace(files, maps={"hosts.map": "a c\n"}).checksum() != first
+    assert files == AuxFiles(maps={"hosts.map": "a b\n"}, files={"f": "x"})  # the memo is no field

@@ -239,3 +239,47 @@ def test_a_checksum_the_caller_worked_out_is_not_worked_out_again(monkeypatch: p
     assert result.valid and result.checksum == known
     with pytest.raises(AssertionError, match="worked out again"):
         validator.validate(_with("server SRV_1 10.0.1.1:80", "server SRV_1 10.0.1.2:80"), aux)
+
+
+def test_a_renders_checksum_hands_the_event_logs_the_configs_digest() -> None:
+    import hashlib
+
+    from haptic.core import event
+    from haptic.validation.checksum import content_checksum
+
+    config = "global\n    maxconn 7\n" + "# é\n" * 3
+    content_checksum(config, AuxFiles(maps=MAPS))
+    assert event.digest(config) == {"sha256": hashlib.sha256(config.encode()).hexdigest(),
+                                    "bytes": len(config.encode())}
+    seen: list[str] = []
+    event._DIGESTS.answer(config, None, lambda: seen.append("again") or {})  # type: ignore[func-returns-value]
+    assert seen == []  # known: not worked out again
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_content_checksum_is_the_sha256_of_the_whole_texts_however_they_are_fed(seed: int) -> None:
+    import hashlib
+    import random
+
+    from haptic.validation import checksum
+
+    rng = random.Random(seed)
+    alphabet = "abc \n\té日\U0001f600"
+    config = "".join(rng.choice(alphabet) for _ in range(rng.choice((10, checksum._STEP - 1, 3 * checksum._STEP + 7))))
+    maps = {f"m{i}.map": "".join(rng.choice(alphabet) for _ in range(rng.randrange(checksum._STEP * 2)))
+            for i in (1, 2)}
+    whole = hashlib.sha256(config.encode())
+    for name in sorted(maps):
+        for part in ("map", name, maps[name]):
+            whole.update(b"\0")
+            whole.update(part.encode())
+    assert checksum.content_checksum(config, AuxFiles(maps=maps)) == whole.hexdigest()[:16]
+    assert checksum.content_checksum(config) == hashlib.sha256(config.encode()).hexdigest()[:16]
+
+
+@pytest.mark.parametrize("blank", ["", " ", "\n\t \r\n", "\x1c\u3000"])
+def test_a_blank_current_config_is_no_reason_to_reload_whatever_the_whitespace(blank: str) -> None:
+    from haptic.validation.render_check import reloads_anyway
+
+    assert blank.strip() == ""
+    assert reloads_anyway(blank, "global\n") is False
