@@ -1,7 +1,7 @@
 """Requests per second through real haproxy: the Ingress library's config for 10,000 hosts vs one backend.
 
     python bench/dataplane_rps.py [--hosts 10000] [--seconds 5] [--connections 32] [--rounds 3]
-                                  [--session-requests 100]
+                                  [--session-requests 100] [--mix sessions|hopping]
 
 Both configs run on the same haproxy binary with ``nbthread 1`` (one core), behind them an upstream
 answering 200 itself (so the upstream costs the same in both; a few haproxy processes on one port, so
@@ -332,6 +332,8 @@ def main() -> int:
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--session-requests", type=int, default=100)
+    parser.add_argument("--mix", choices=sorted(LUA), action="append",
+                        help="only this client model (repeatable; default: both)")
     parser.add_argument("--haproxy", default=shutil.which("haproxy") or "/usr/sbin/haproxy")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
@@ -349,6 +351,8 @@ def main() -> int:
         upstream = Upstream([p.pid for p in upstreams], [root / f"up{i}.sock" for i in range(len(upstreams))])
         try:
             for mix, lua in LUA.items():
+                if args.mix and mix not in args.mix:
+                    continue
                 script = root / f"{mix}.lua"
                 script.write_text(lua.format(hosts=args.hosts, per=args.session_requests))
                 results[mix] = measure(root, list(configs), script, args, port, upstream)
@@ -359,10 +363,12 @@ def main() -> int:
     print(f"data plane, haproxy nbthread 1, wrk {args.connections} connections (a thread each), {args.seconds} s, "
           f"best of {args.rounds}, load average {os.getloadavg()[0]:.2f}; both configs: {tuning(text)}; "
           f"{len(upstreams)} upstream processes:")
-    report("sessions", results["sessions"], args.hosts, f"routing_{args.hosts}_hosts_over_single_backend")
-    print(f"  (sessions: {args.session_requests} requests per client connection, to one host; hopping: every "
-          "request to another host)")
-    report("hopping", results["hopping"], args.hosts, f"hopping_routing_{args.hosts}_hosts_over_single_backend")
+    if "sessions" in results:
+        report("sessions", results["sessions"], args.hosts, f"routing_{args.hosts}_hosts_over_single_backend")
+        print(f"  (sessions: {args.session_requests} requests per client connection, to one host; hopping: "
+              "every request to another host)")
+    if "hopping" in results:
+        report("hopping", results["hopping"], args.hosts, f"hopping_routing_{args.hosts}_hosts_over_single_backend")
     return 0
 
 
