@@ -4,12 +4,13 @@
                                   [--session-requests 100] [--mix sessions|hopping]
 
 Both configs run on the same haproxy binary with ``nbthread 1`` (one core), behind them an upstream
-answering 200 itself (so the upstream costs the same in both; a few haproxy processes on one port, so
-that their file descriptors hold every connection the haproxy under test keeps). The generated config is
-the library's render of ``--hosts`` Ingresses (one host and path each, its own Service, 3 endpoints
-pointed at the upstream), logging off; the one-backend config has the same ``global``/``defaults`` and
-one frontend sending everything to one backend. The load is ``wrk`` (Debian package;
-``scripts/ensure-tools.sh --bench`` installs it) on loopback with ``--connections`` connections (one wrk
+answering 200 itself (so the upstream costs the same in both; a few haproxy processes on the same ports,
+so that their file descriptors hold every connection the haproxy under test keeps; the generated
+config's endpoints spread over ``UPSTREAM_PORTS`` ports, as 30,000 pods have their own addresses). The
+generated config is the library's render of ``--hosts`` Ingresses (one host and path each, its own
+Service, 3 endpoints pointed at the upstream), logging off; the one-backend config has the same
+``global``/``defaults`` and one frontend sending everything to one backend. The load is ``wrk`` (Debian
+package; ``scripts/ensure-tools.sh --bench`` installs it) on loopback with ``--connections`` connections (one wrk
 thread each, so each thread's Lua script drives exactly one connection). Best of ``--rounds`` for each
 config, alternating. Every answer must be a 200 (a routing mistake would be a 404 from the default
 backend): the bench fails otherwise.
@@ -46,6 +47,7 @@ second to other processes on the machine) and the connections the upstream accep
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import os
 import re
@@ -109,7 +111,13 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def generated(root: Path, hosts: int, port: int, upstream: int, haproxy: str) -> str:
+#: upstream ports the generated config's endpoints are spread over: each (address, port) has its own ~28,000
+#: local ports for connections to it, and one would not hold the idle pool and the closed connections'
+#: TIME_WAIT entries (connect() then searches long for a free local port) as 30,000 pods' addresses would
+UPSTREAM_PORTS = 16
+
+
+def generated(root: Path, hosts: int, port: int, upstream: list[int], haproxy: str) -> str:
     engine, inputs = build(hosts)
     result = engine.render(inputs)
     validator = HAProxyValidator(haproxy)
@@ -118,7 +126,9 @@ def generated(root: Path, hosts: int, port: int, upstream: int, haproxy: str) ->
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content)
     text = validator.relocate(result.config, root)
-    text = re.sub(r"\b10\.\d+\.\d+\.\d+:8080\b", f"127.0.0.1:{upstream}", text)
+    endpoints = itertools.count()
+    text = re.sub(r"\b10\.\d+\.\d+\.\d+:8080\b",
+                  lambda _: f"127.0.0.1:{upstream[next(endpoints) % len(upstream)]}", text)
     text = text.replace("bind *:8080", f"bind 127.0.0.1:{port}")
     text = re.sub(r"bind \*:(8404|8443)", lambda _: f"bind 127.0.0.1:{free_port()}", text)
     return _one_core(text)
@@ -185,10 +195,11 @@ def upstream_processes(idle_connections: int, fds: int) -> int:
     return max(1, math.ceil((idle_connections + _SPARE_FDS) / max((fds - _SPARE_FDS) // 2, 1)))
 
 
-def upstream_config(port: int, stats: Path) -> str:
+def upstream_config(ports: list[int], stats: Path) -> str:
+    binds = "".join(f"    bind 127.0.0.1:{port}\n" for port in ports)
     return (f"global\n    nbthread 1\n    stats socket {stats}\n\n"
             f"defaults\n    mode http\n    timeout connect 5s\n    timeout client 50s\n"
-            f"    timeout server 50s\n\nfrontend up\n    bind 127.0.0.1:{port}\n"
+            f"    timeout server 50s\n\nfrontend up\n{binds}"
             f"    http-request return status 200 content-type text/plain string ok\n")
 
 
@@ -310,13 +321,14 @@ def tuning(text: str) -> str:
                      if line.strip().startswith(("maxconn", "tune.pool-")))
 
 
-def start_upstreams(haproxy: str, root: Path, port: int, idle_connections: int) -> list[subprocess.Popen[bytes]]:
+def start_upstreams(haproxy: str, root: Path, ports: list[int],
+                    idle_connections: int) -> list[subprocess.Popen[bytes]]:
     started: list[subprocess.Popen[bytes]] = []
     try:
         for i in range(upstream_processes(idle_connections, fd_limit())):
-            (root / f"up{i}.cfg").write_text(upstream_config(port, root / f"up{i}.sock"))
-            # the port answers once the first one listens: the others are ready when their stats socket is
-            started.append(start(haproxy, root / f"up{i}.cfg", port, ready=root / f"up{i}.sock"))
+            (root / f"up{i}.cfg").write_text(upstream_config(ports, root / f"up{i}.sock"))
+            # the ports answer once the first one listens: the others are ready when their stats socket is
+            started.append(start(haproxy, root / f"up{i}.cfg", ports[0], ready=root / f"up{i}.sock"))
     except BaseException:
         for process in started:
             process.terminate()
@@ -342,12 +354,13 @@ def main() -> int:
     results: dict[str, dict[str, Run]] = {}
     with tempfile.TemporaryDirectory(prefix="haptic-rps-") as tmp:
         root = Path(tmp)
-        up, port = free_port(), free_port()
-        text = generated(root, args.hosts, port, up, args.haproxy)
+        ups, port = [free_port() for _ in range(UPSTREAM_PORTS)], free_port()
+        up = ups[0]
+        text = generated(root, args.hosts, port, ups, args.haproxy)
         configs = {"routing": text, "frontend": frontend_only(text, up), "single": single(text, port, up)}
         for name, content in configs.items():
             (root / f"{name}.cfg").write_text(content)
-        upstreams = start_upstreams(args.haproxy, root, up, idle_pool_size(text))
+        upstreams = start_upstreams(args.haproxy, root, ups, idle_pool_size(text))
         upstream = Upstream([p.pid for p in upstreams], [root / f"up{i}.sock" for i in range(len(upstreams))])
         try:
             for mix, lua in LUA.items():

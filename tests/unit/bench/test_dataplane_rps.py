@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -64,3 +65,9 @@ def test_upstream_processes_hold_every_idle_connection(rps: ModuleType) -> None:
     assert rps.idle_pool_size("global\n    maxconn 9900\n    tune.pool-high-fd-ratio 90\n") == 17820
     assert rps.upstream_processes(17820, 20000) == 2
     assert rps.upstream_processes(0, 20000) == 1
+
+
+def test_the_upstream_listens_on_every_port_the_endpoints_spread_over(rps: ModuleType, tmp_path: Path) -> None:
+    config = rps.upstream_config([5001, 5002, 5003], tmp_path / "up.sock")
+    assert [line.strip() for line in config.splitlines() if "bind" in line] == [
+        "bind 127.0.0.1:5001", "bind 127.0.0.1:5002", "bind 127.0.0.1:5003"]
