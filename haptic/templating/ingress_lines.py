@@ -20,7 +20,7 @@ from typing import Any
 from haptic.names import ANNOTATION_PREFIX
 from haptic.templating.context import IdentityMemo, current_render
 from haptic.templating.filters import warn
-from haptic.templating.ingress_helpers import ingress_routes, is_passthrough, weighted_routes
+from haptic.templating.ingress_helpers import canary_routes, ingress_routes, is_passthrough
 from haptic.templating.safety import BACKEND_PROTOCOLS, parse_cidrs, parse_request_headers
 
 PREFIX = ANNOTATION_PREFIX
@@ -94,7 +94,7 @@ def _plan(ing: Mapping[str, Any], a: Mapping[str, Any]) -> Plan:
     if is_passthrough(ing):  # no HTTP routes
         routes: list[dict[str, Any]] = []
     else:
-        routes = ingress_routes(ing) + (weighted_routes([ing]) if a.get(PREFIX + "canary-service") else [])
+        routes = ingress_routes(ing) + (canary_routes([ing]) if a.get(PREFIX + "canary-service") else [])
     return _PLANS.put((tuple(routes), server_options(a), backend_directives(a, redirect=False)), ing)
 
 
