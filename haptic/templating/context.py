@@ -362,6 +362,13 @@ class ServerSlot:
             object.__setattr__(self, "spec", line)
 
 
+def _endpoint(address: str, port: int) -> Endpoint:
+    """``Endpoint(address, port)`` without the frozen dataclass's per-field ``object.__setattr__`` (see ``_filled``)."""
+    endpoint: Endpoint = object.__new__(Endpoint)
+    endpoint.__dict__.update(address=address, port=port)
+    return endpoint
+
+
 def _filled(name: str, address: str, port: int) -> ServerSlot:
     """``ServerSlot(name, address, port, True)`` at a third of its cost: a startup fills tens of thousands (the
     frozen dataclass's ``__init__`` and ``__post_init__`` set each field through ``object.__setattr__``)."""
@@ -446,7 +453,7 @@ def service_endpoints(service: Any, port_ref: Any, slices: Iterable[Any]) -> lis
             for address in endpoint.get("addresses") or []:
                 parsed = _parse_ip(address) if isinstance(address, str) else None
                 if parsed is not None:
-                    found.setdefault(Endpoint(parsed[0], target), (*parsed[1], target))
+                    found.setdefault(_endpoint(parsed[0], target), (*parsed[1], target))
     return [endpoint for endpoint, _ in sorted(found.items(), key=_SECOND)]
 
 
