@@ -26,6 +26,7 @@ from haptic.templating.context import current_render
 from haptic.templating.dialect_helpers import dialect_reasons
 from haptic.templating.errors import TemplateFailure, TemplateRenderError
 from haptic.templating.linear_regex import PatternError, compile_pattern, go_replacement, sub_capped
+from haptic.templating.list_memo import same_call
 from haptic.templating.notices import ObjectNotice, check_reason, object_ref
 from haptic.templating.output_caps import check_json_indent, check_output_size, replace_size
 from haptic.templating.safety import (
@@ -141,7 +142,8 @@ def with_field(items: Iterable[Any], path: str) -> list[Any]:
     """The items whose dotted ``path`` (through mappings) holds a true value: ``ingresses | with_field("spec.tls")``
     is ``{% for ing in ingresses if ing.spec.tls %}`` without a sandboxed lookup per item and step."""
     keys = path.split(".")
-    return [item for item in items if dig(item, *keys)]
+    # the Ingress library asks it of every Ingress, twice a render: answered again for the same Ingresses
+    return same_call(f"with_field:{path}", items, None, lambda group: [item for item in group if dig(item, *keys)])
 
 
 def fallback(value: Any, default: Any) -> Any:

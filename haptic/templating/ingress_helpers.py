@@ -6,13 +6,10 @@ lookups per path; the Ingress library renders tens of thousands of them, so the 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from typing import Any, TypeGuard, TypeVar
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TypeGuard
 
-from haptic.core.identity import same_items
-from haptic.templating.context import CURRENT_RENDER
-
-_R = TypeVar("_R")
+from haptic.templating.list_memo import same_call
 
 DEFAULT = "Default"
 REGEX = "Regex"
@@ -21,28 +18,6 @@ PATH_REGEX = "haproxy-haptic.org/path-regex"
 CANARY_SERVICE = "haproxy-haptic.org/canary-service"
 CANARY_WEIGHT = "haproxy-haptic.org/canary-weight"
 SSL_PASSTHROUGH = "haproxy-haptic.org/ssl-passthrough"
-
-
-#: function -> (the Ingresses of its last call, its other arguments, its answer)
-_LAST_CALLS: dict[str, tuple[tuple[Any, ...], Hashable, Any]] = {}
-
-
-def _same_call(name: str, items: Iterable[Any], args: Hashable, compute: Callable[[Sequence[Any]], _R]) -> _R:
-    """``compute(items)``, or its last answer when ``items`` are the very objects of its last call (in order) and
-    ``args`` are equal: store objects are replaced, never mutated, on change, and templates cannot change an
-    answer (the sandbox is immutable), so a config change or an EndpointSlice change redoes none of these passes
-    over every Ingress. Only the last call is kept (it holds its objects: no id is reused meanwhile). Outside a
-    render (a caller of its own, whose objects may be its own to change) nothing is kept."""
-    group = tuple(items)
-    if CURRENT_RENDER.get() is None:
-        return compute(group)
-    last = _LAST_CALLS.get(name)
-    if last is not None and last[1] == args and same_items(last[0], group):
-        answer: _R = last[2]
-        return answer
-    answer = compute(group)
-    _LAST_CALLS[name] = (group, args, answer)
-    return answer
 
 
 def _is_mapping(value: Any) -> TypeGuard[Mapping[str, Any]]:
@@ -85,7 +60,7 @@ def ingress_routes(ingress: Mapping[str, Any]) -> list[dict[str, Any]]:
 def regex_routes(ingresses: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The ``Regex`` routes of ``ingresses`` (``ingress_routes``), longest ``map_key`` first, each key once:
     the frontends try them in this order, before they know the backends."""
-    return _same_call("regex_routes", ingresses, None, _regex_routes)
+    return same_call("regex_routes", ingresses, None, _regex_routes)
 
 
 def _regex_routes(ingresses: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -104,7 +79,7 @@ def weighted_routes(ingresses: Iterable[Mapping[str, Any]]) -> list[dict[str, An
     above 0: ``main`` (its backend), ``backend`` (the canary Service's backend, same port), ``service`` (the
     canary's service reference), ``weight`` (0..100, the percentage of ``main``'s requests sent to it) and
     ``type`` ``Canary`` (a backend of the Ingress, never a route)."""
-    return _same_call("weighted_routes", ingresses, None, canary_routes)
+    return same_call("weighted_routes", ingresses, None, canary_routes)
 
 
 def canary_routes(ingresses: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -139,7 +114,7 @@ def passthrough_routes(ingresses: Iterable[Mapping[str, Any]]) -> list[dict[str,
     Ingress naming a host wins): ``host``, ``backend`` (``pt_<namespace>_<ingress>_<service>_<port>``: the
     Service of the host's first path), ``service`` and ``namespace``. Wildcard hosts and rules without host are
     left out: the TLS server name is matched exactly."""
-    return _same_call("passthrough_routes", ingresses, None, _passthrough_routes)
+    return same_call("passthrough_routes", ingresses, None, _passthrough_routes)
 
 
 def _passthrough_routes(ingresses: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -239,7 +214,7 @@ def route_ownership(ingresses: Iterable[Any], shared_namespaces: Any = ()) -> di
     ``ingress``, ``host``, ``field``, ``owner`` ("namespace/name" of the owning Ingress) and ``message``).
     """
     shared = frozenset(str(n) for n in (shared_namespaces or ()) if isinstance(n, str))
-    return _same_call("route_ownership", ingresses, shared, lambda group: _route_ownership(group, shared))
+    return same_call("route_ownership", ingresses, shared, lambda group: _route_ownership(group, shared))
 
 
 def _route_ownership(ingresses: Sequence[Any], shared: frozenset[str]) -> dict[str, Any]:

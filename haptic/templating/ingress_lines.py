@@ -21,6 +21,7 @@ from haptic.names import ANNOTATION_PREFIX
 from haptic.templating.context import IdentityMemo, current_render
 from haptic.templating.filters import warn
 from haptic.templating.ingress_helpers import canary_routes, ingress_routes, is_passthrough
+from haptic.templating.list_memo import same_call
 from haptic.templating.safety import BACKEND_PROTOCOLS, parse_cidrs, parse_request_headers
 
 PREFIX = ANNOTATION_PREFIX
@@ -189,6 +190,10 @@ def _longest_key_first(routes: Iterable[Any]) -> list[Any]:
 
 def exact_map_entries(routes: Iterable[Any]) -> list[tuple[str, str]]:
     """(key, backend) of every ``Exact`` route, each key once (the first route naming it wins)."""
+    return same_call("exact_map_entries", routes, None, _exact_map_entries)
+
+
+def _exact_map_entries(routes: Iterable[Any]) -> list[tuple[str, str]]:
     out: dict[str, str] = {}
     for r in routes:
         if r["type"] == "Exact" and r["key"] not in out:
@@ -201,6 +206,10 @@ def prefix_map_entries(routes: Iterable[Any]) -> list[tuple[str, str]]:
     without trailing slashes + ``/`` (matched against the request's host + path + ``/``, so a path matches
     itself and what lies below it, element-wise), longest first (``map_beg`` takes the first match), each
     key once."""
+    return same_call("prefix_map_entries", routes, None, _prefix_map_entries)
+
+
+def _prefix_map_entries(routes: Iterable[Any]) -> list[tuple[str, str]]:
     out: dict[str, str] = {}
     for r in _longest_key_first(list(routes)):
         if r["type"] not in ("Exact", "Regex"):
