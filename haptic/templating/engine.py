@@ -52,7 +52,17 @@ from haptic.templating.errors import (
 )
 from haptic.templating.filters import FILTERS, GLOBALS, TESTS
 from haptic.templating.fragment_loops import LoopState, render_loop
-from haptic.templating.fragments import RECORDING, Entry, FragmentCache, adopt, begin, end, key_of, replay
+from haptic.templating.fragments import (
+    RECORDING,
+    Entry,
+    FragmentCache,
+    adopt,
+    begin,
+    direct_body,
+    end,
+    key_of,
+    replay,
+)
 from haptic.templating.functions import FUNCTION_FILTERS, FUNCTIONS
 from haptic.templating.gateway import gateway_model
 from haptic.templating.http_fetch import HttpFetcher, HttpSource
@@ -357,7 +367,7 @@ class TemplateEngine:
         base, refs = key_of(fragment, values, _ROLE_TYPES, self._role_dicts)
         cache = self.fragment_cache
         state = LoopState(self._roles, self._roles["state"].seen, self._dirty)
-        text, record, worked = render_loop(cache.loop(base), items, refs, caller, state, self._cached,
+        text, record, worked = render_loop(cache.loop(base), items, refs, direct_body(caller), state, self._cached,
                                            bulk=RECORDING.get() is None)
         cache.keep_loop(base, record)
         cache.hits += len(record.items) - worked

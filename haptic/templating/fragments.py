@@ -30,7 +30,7 @@ from typing import Any
 from jinja2 import nodes
 from jinja2.ext import Extension
 from jinja2.parser import Parser
-from jinja2.runtime import Undefined
+from jinja2.runtime import Macro, Undefined
 
 from haptic.core.identity import same_items
 
@@ -339,6 +339,18 @@ def adopt(ops: tuple[Op, ...]) -> None:
     if outer is not None:
         for op in ops:
             note(op[0], op[1], op[2], op[3], op[4])
+
+
+def direct_body(caller: Callable[[Any], str]) -> Callable[[Any], str]:
+    """The function a ``{% fragment for %}`` body's macro runs, when calling the macro with one item does nothing
+    else (no ``caller``, no catch-all arguments, no autoescape, not async): a large loop saves the macro's
+    argument handling once per item. Anything else: the macro itself."""
+    if type(caller) is Macro and caller._argument_count == 1 and not (
+            caller.caller or caller.catch_kwargs or caller.catch_varargs or caller._default_autoescape
+            or caller._environment.is_async):
+        body: Callable[[Any], str] = caller._func
+        return body
+    return caller
 
 
 def _loads_outer_loop(node: nodes.Node) -> bool:

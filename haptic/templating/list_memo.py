@@ -10,7 +10,7 @@ whose objects may be its own to change) nothing is kept. Imports only the render
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from haptic.core.identity import same_items
@@ -21,10 +21,10 @@ __all__ = ["same_call"]
 _R = TypeVar("_R")
 
 #: function -> (the items of its last call, its other arguments, its answer)
-_LAST_CALLS: dict[str, tuple[tuple[Any, ...], Hashable, Any]] = {}
+_LAST_CALLS: dict[str, tuple[tuple[Any, ...], Any, Any]] = {}
 
 
-def same_call(name: str, items: Iterable[Any], args: Hashable, compute: Callable[[Sequence[Any]], _R]) -> _R:
+def same_call(name: str, items: Iterable[Any], args: Any, compute: Callable[[Sequence[Any]], _R]) -> _R:
     """``compute(items)`` (as a tuple), or the answer of the last call of ``name`` when its items were the very
     objects of ``items`` in the same order and its ``args`` equal these."""
     group = tuple(items)
