@@ -462,6 +462,10 @@ def service_endpoints(service: Any, port_ref: Any, slices: Iterable[Any]) -> lis
 SlotMemo = dict[str, tuple[CurrentBackend | None, tuple[Endpoint, ...], int, bool, tuple[ServerSlot, ...], int]]
 
 
+_PLAIN_PORT = (int, type(None))
+_PLAIN_NAME = (str, type(None))
+
+
 class EndpointsMemo:
     """``service_endpoints`` with the answers of the previous render reused for the same objects.
 
@@ -480,7 +484,12 @@ class EndpointsMemo:
     def __call__(self, service: Any, port_ref: Any, slices: Iterable[Any]) -> list[Endpoint]:
         group = tuple(slices)
         if isinstance(port_ref, Mapping):
-            port_key: tuple[Any, ...] = ("map", repr(port_ref.get("number")), repr(port_ref.get("name")))
+            number, name = port_ref.get("number"), port_ref.get("name")
+            if type(number) in _PLAIN_PORT and type(name) in _PLAIN_NAME:
+                # the common reference as it is (an int or None, a text or None: equal only to the same reference)
+                port_key: tuple[Any, ...] = ("port", number, name)
+            else:
+                port_key = ("map", repr(number), repr(name))
         else:
             port_key = (type(port_ref).__name__, repr(port_ref))
         key = (id(service), port_key, tuple(map(id, group)))

@@ -173,13 +173,17 @@ class LoopRecord:
         # One pass over every item's journal into the aggregates, classifying each call as ``Shape`` does (no
         # per-item ``Shape``: those are worked out only for the items that take the per-item path later).
         self.always: list[int] = []
-        index: dict[tuple[str, tuple[Any, ...]], list[int]] = {}
+        #: store role -> lookup arguments -> the positions of the items that made that lookup
+        index: dict[str, dict[tuple[Any, ...], list[int]]] = {}
         reads: set[tuple[str, str]] = set()
         writes: set[tuple[str, str]] = set()
         other: dict[Any, Op] = {}
         appends: dict[str, _Stream] = {}
         marks: dict[str, _Stream] = {}
         claims, slot_names = _Stream(), _Stream()
+        # the streams every item feeds, appended to through their bound methods (a call less per value)
+        claim, claim_at = claims.flat.append, claims.at.append
+        slot, slot_at = slot_names.flat.append, slot_names.at.append
         slot_calls: list[tuple[int, tuple[Any, ...]]] = []
         slot_index: dict[str, list[int]] = {}
         generic: list[tuple[int, Op]] = []
@@ -192,10 +196,12 @@ class LoopRecord:
                 kind, role, method, args, result = op
                 if kind == READ:
                     if role.startswith("store:"):
-                        read = (role, args)
-                        positions = index.get(read)
+                        lookups = index.get(role)
+                        if lookups is None:
+                            lookups = index[role] = {}
+                        positions = lookups.get(args)
                         if positions is None:
-                            index[read] = [p]
+                            lookups[args] = [p]
                         elif positions[-1] != p:
                             positions.append(p)
                     elif role == "shared":
@@ -206,9 +212,10 @@ class LoopRecord:
                         except TypeError:  # an unhashable argument: asked per item
                             usable = False
                 elif kind == CHECKED:
-                    if (role, method) == _SLOTS:
+                    if role == "slots" and method == "assign":
                         name = args[0]
-                        slot_names.add(p, name)
+                        slot(name)
+                        slot_at(p)
                         slot_calls.append((p, args))
                         found = slot_index.get(name)
                         if found is None:
@@ -219,7 +226,8 @@ class LoopRecord:
                         usable = False
                 elif kind == CLAIM:
                     if result:
-                        claims.add(p, args[0])
+                        claim(args[0])
+                        claim_at(p)
                 elif role == "shared" and method == "append":
                     stream = appends.get(args[0])
                     if stream is None:
@@ -243,7 +251,6 @@ class LoopRecord:
             usable = False
         self.usable = usable
         self.index = index
-        self.store_roles = frozenset(role for role, _ in index)
         self.shared_reads = frozenset(reads)
         self.other_reads = tuple(other.values())
         self.generic = generic
@@ -339,13 +346,13 @@ def candidates(record: LoopRecord, items: Sequence[Any], state: LoopState) -> li
             return None
     found: set[int] = set(record.always)
     dirty = state.dirty or {}
-    for role in record.store_roles:
+    for role, lookups in record.index.items():
         changed = dirty.get(role)
         if changed is None:
-            found.update(p for (r, _), positions in record.index.items() if r == role for p in positions)
+            found.update(chain.from_iterable(lookups.values()))
             continue
         for args in changed:
-            found.update(record.index.get((role, args), ()))
+            found.update(lookups.get(args, ()))
     deployed = slots.deployed if record.slots.flat else None
     if record.slots.flat and deployed is not record.slots_deployed:  # else: the same deployed objects
         changed = deployed.changed_since(record.slots_deployed) if deployed is not None else None
