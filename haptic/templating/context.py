@@ -451,6 +451,10 @@ def service_endpoints(service: Any, port_ref: Any, slices: Iterable[Any]) -> lis
             if (endpoint.get("conditions") or {}).get("ready") is False:
                 continue
             for address in endpoint.get("addresses") or []:
+                if type(address) is str and _DOTTED.fullmatch(address):  # ``_parse_ip``'s first case, inline
+                    found.setdefault(_endpoint(address, target), (4, int.from_bytes(inet_aton(address), "big"),
+                                                                  target))
+                    continue
                 parsed = _parse_ip(address) if isinstance(address, str) else None
                 if parsed is not None:
                     found.setdefault(_endpoint(parsed[0], target), (*parsed[1], target))
