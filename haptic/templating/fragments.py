@@ -81,6 +81,10 @@ def note_read(role: str, method: str, args: tuple[Any, ...], result: Any) -> Non
     journal = RECORDING.get()
     if journal is None:
         return
+    kind = type(result)
+    if kind is bool or kind is str or kind is int or kind is type(None):  # ``freeze``'s answer, without its budget
+        note(READ, role, method, args, (kind.__name__, result))
+        return
     frozen = freeze(result)
     if frozen is _UNFROZEN:
         frozen = _snapshot(result)
