@@ -9,7 +9,10 @@ wall clock and process CPU time), the first render's CPU time (a fresh process, 
 re-render CPU time of the same stores (fragments reused),
 haproxy -c time, and
 the peak RSS of the process (one fresh interpreter per size, so sizes do not add up; it includes the
-stores and the fixtures themselves).
+stores and the fixtures themselves). Neither render figure includes collector passes, as in the controller: the
+engine turns the cyclic GC off for the length of a render whoever calls it (and the controller also holds full
+collections off until its first deployment, ``StartupHeap``); the first render does include what a startup pays
+for its growing heap (page faults) and every memo filled for the first time.
 """
 
 from __future__ import annotations
