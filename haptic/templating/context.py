@@ -617,6 +617,19 @@ class ServerSlots:
                 found.append((backend, since, _quiet_period(shrink_after)))
         return found
 
+    def lows_at(self, calls: Iterable[tuple[int, tuple[Any, ...]]]) -> list[tuple[int, str, float, float]]:
+        """``lows`` of (position, journalled arguments) pairs at once, each found one with its position."""
+        if self._now is None:
+            return []
+        memo, low_since = self.memo, self.low_since
+        found = []
+        for position, (backend, endpoints, _, shrink_after) in calls:
+            entry = memo.get(backend)
+            since = low_since.get(backend)
+            if entry is not None and since is not None and entry[5] and len(endpoints) * 4 <= entry[5]:
+                found.append((position, backend, since, _quiet_period(shrink_after)))
+        return found
+
     def note_low(self, since: float, quiet: float) -> bool:
         """An ``assign`` answered as in the last render, of a backend low since ``since``: as ``assign`` would,
         marks the render ``shrinkable`` after ``quiet`` seconds; whether it did."""

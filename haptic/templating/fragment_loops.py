@@ -260,13 +260,11 @@ class LoopRecord:
         # (since + quiet, position, since, quiet) of each low backend: ascending, and per item that has one
         self.low_entries: dict[int, list[tuple[float, int, float, float]]] = {}
         self.lows = _Stream()
-        slots = state.roles.get("slots")
-        lows = getattr(slots, "lows", None)
-        if lows is not None and slot_calls and getattr(slots, "now", None) is not None:  # no clock: none is low
-            for p, args in slot_calls:
-                for backend, since, quiet in lows((args,)):
-                    self.low_entries.setdefault(p, []).append((since + quiet, p, since, quiet))
-                    self.lows.add(p, backend)
+        lows_at = getattr(state.roles.get("slots"), "lows_at", None)
+        if lows_at is not None and slot_calls:
+            for p, backend, since, quiet in lows_at(slot_calls):
+                self.low_entries.setdefault(p, []).append((since + quiet, p, since, quiet))
+                self.lows.add(p, backend)
         self.low_order = sorted(chain.from_iterable(self.low_entries.values()))
         self.finish(state)
 
