@@ -94,3 +94,72 @@ def test_the_gateway_model_s_statuses_are_taken_as_json_and_a_template_s_are_che
             set_statuses([[dict(route), {"parents": [object()]}]])
     finally:
         CURRENT_RENDER.reset(token)
+
+
+# Every pass answered by ``same_call``: the same objects with another argument, or another version of one object,
+# give a new answer (what the answer depends on is all in the memo's key).
+
+def _ing(name: str, namespace: str = "ns", host: str = "a.test", cls: str | None = "haptic",
+         **annotations: str) -> dict[str, Any]:
+    spec: dict[str, Any] = {"rules": [{"host": host, "http": {"paths": [
+        {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "svc", "port": {"number": 80}}}}]}}]}
+    if cls is not None:
+        spec["ingressClassName"] = cls
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+            "metadata": {"namespace": namespace, "name": name, "creationTimestamp": f"2026-01-01T00:00:0{len(name)}Z",
+                         "annotations": {f"haproxy-haptic.org/{k.replace('_', '-')}": v for k, v in annotations.items()}},
+            "spec": spec}
+
+
+@pytest.mark.usefixtures("rendering")
+def test_each_memoized_pass_answers_anew_for_another_argument_or_object() -> None:
+    from haptic.templating.filters import ingress_class, reject_unsafe_filter, with_field
+    from haptic.templating.ingress_helpers import passthrough_routes, regex_routes, route_ownership, weighted_routes
+    from haptic.templating.ingress_lines import exact_map_entries, prefix_map_entries
+
+    old, other = _ing("a"), _ing("bb", namespace="other")
+    pair = [old, other]
+    assert len(route_ownership(pair, [])["conflicts"]) == 1
+    assert route_ownership(pair, ["*"])["conflicts"] == []  # the setting changed: a new answer
+    assert route_ownership(pair, ["ns", "other"])["conflicts"] == []
+
+    plain = [old]
+    assert regex_routes(plain) == [] and weighted_routes(plain) == [] and passthrough_routes(plain) == []
+    assert ingress_class(plain, "haptic") == plain and ingress_class(plain, "other") == []
+    unclassed = [_ing("a", cls=None)]
+    assert ingress_class(unclassed, "haptic") == [] and ingress_class(unclassed, "haptic", True) == unclassed
+    assert with_field(plain, "spec.rules") == plain and with_field(plain, "spec.tls") == []
+    assert reject_unsafe_filter(plain) == plain
+
+    # another version of the same Ingress (store objects are replaced on change): new answers
+    regex = [_ing("a", path_regex="true")]
+    regex[0]["spec"]["rules"][0]["http"]["paths"][0]["pathType"] = "ImplementationSpecific"
+    assert [r["type"] for r in regex_routes(regex)] == ["Regex"]
+    assert [w["weight"] for w in weighted_routes([_ing("a", canary_service="c", canary_weight="5")])] == [5]
+    assert [p["host"] for p in passthrough_routes([_ing("a", ssl_passthrough="true")])] == ["a.test"]
+    tls = [{**old, "spec": {**old["spec"], "tls": [{"hosts": ["a.test"]}]}}]
+    assert with_field(tls, "spec.tls") == tls
+    assert reject_unsafe_filter([_ing("a", host="bad host")]) == []
+
+    routes = [{"type": "Exact", "key": "a.test/x", "host": "a.test", "path": "/x", "backend": "b1"}]
+    assert exact_map_entries(routes) == [("a.test/x", "b1")] and prefix_map_entries(routes) == []
+    moved = [{**routes[0], "type": "Prefix", "backend": "b2"}]
+    assert exact_map_entries(moved) == [] and prefix_map_entries(moved) == [("a.test/x/", "b2")]
+
+
+def test_a_config_change_of_the_class_or_the_shared_namespaces_renders_anew() -> None:
+    lib = Library(2)
+    lib.stores["ingresses"].apply(_ingress(10, "app0.example"))  # ns1 claims ns0's host: a conflict
+    first = lib.render()
+    assert [n.reason for n in first.notices] == ["HostConflict"] and "ing_ns0_app0_svc0_80" in first.config
+
+    def config_change(**extra: Any) -> Any:
+        engine = TemplateEngine(lib.engine.templates)
+        engine.verify_fragments = True
+        return engine.render(RenderInputs(stores=lib.stores, extra_context={**lib.extra, **extra}))
+
+    shared = config_change(sharedHostNamespaces=["*"])
+    assert shared.notices == () and "ing_ns1_app10_svc10_80" in shared.config
+    other = config_change(ingressClass="other")
+    assert "ing_ns0_app0_svc0_80" not in other.config and other.notices == ()
+    assert config_change().config == first.config
