@@ -105,9 +105,10 @@ def _ing(name: str, namespace: str = "ns", host: str = "a.test", cls: str | None
         {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "svc", "port": {"number": 80}}}}]}}]}
     if cls is not None:
         spec["ingressClassName"] = cls
+    marks = {f"haproxy-haptic.org/{k.replace('_', '-')}": v for k, v in annotations.items()}
     return {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
             "metadata": {"namespace": namespace, "name": name, "creationTimestamp": f"2026-01-01T00:00:0{len(name)}Z",
-                         "annotations": {f"haproxy-haptic.org/{k.replace('_', '-')}": v for k, v in annotations.items()}},
+                         "annotations": marks},
             "spec": spec}
 
 
