@@ -487,7 +487,7 @@ class EndpointsMemo:
 
     def __call__(self, service: Any, port_ref: Any, slices: Iterable[Any]) -> list[Endpoint]:
         group = tuple(slices)
-        if isinstance(port_ref, Mapping):
+        if type(port_ref) is dict or isinstance(port_ref, Mapping):  # the exact type first: the ABC check is slow
             number, name = port_ref.get("number"), port_ref.get("name")
             if type(number) in _PLAIN_PORT and type(name) in _PLAIN_NAME:
                 # the common reference as it is (an int or None, a text or None: equal only to the same reference)
