@@ -36,7 +36,8 @@ EndpointsOf = Callable[[Any, Any, Sequence[Any]], Sequence[Any]]
 
 
 def _get(value: Any, key: str) -> Any:
-    return value.get(key) if isinstance(value, Mapping) else None
+    # the exact type first: store objects are dicts, and the ABC check costs more than the lookup
+    return value.get(key) if type(value) is dict or isinstance(value, Mapping) else None
 
 
 def backend_directives(a: Mapping[str, Any], redirect: bool) -> list[str]:
