@@ -349,12 +349,16 @@ def direct_body(caller: Callable[[Any], str]) -> Callable[[Any], str]:
     """The function a ``{% fragment for %}`` body's macro runs, when calling the macro with one item does nothing
     else (no ``caller``, no catch-all arguments, no autoescape, not async): a large loop saves the macro's
     argument handling once per item. Anything else: the macro itself."""
-    if type(caller) is Macro and caller._argument_count == 1 and not (
-            caller.caller or caller.catch_kwargs or caller.catch_varargs or caller._default_autoescape
-            or caller._environment.is_async):
-        body: Callable[[Any], str] = caller._func
-        return body
-    return caller
+    if type(caller) is not Macro:
+        return caller
+    # Jinja's private attributes (3.1), each read with a default that keeps the macro: another Jinja loses the
+    # shortcut, never the output
+    body: Callable[[Any], str] | None = getattr(caller, "_func", None)
+    plain = getattr(caller, "_argument_count", None) == 1 and not any(
+        getattr(caller, name, True) for name in ("caller", "catch_kwargs", "catch_varargs", "_default_autoescape"))
+    if body is None or not plain or getattr(getattr(caller, "_environment", None), "is_async", True):
+        return caller
+    return body
 
 
 def _loads_outer_loop(node: nodes.Node) -> bool:
