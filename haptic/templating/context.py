@@ -466,6 +466,9 @@ def service_endpoints(service: Any, port_ref: Any, slices: Iterable[Any]) -> lis
 SlotMemo = dict[str, tuple[CurrentBackend | None, tuple[Endpoint, ...], int, bool, tuple[ServerSlot, ...], int]]
 
 
+#: (service id, port reference, slice ids) -> (service, slices, endpoints)
+EndpointAnswers = dict[tuple[Any, ...], tuple[Any, tuple[Any, ...], tuple[Endpoint, ...]]]
+
 _PLAIN_PORT = (int, type(None))
 _PLAIN_NAME = (str, type(None))
 
@@ -478,12 +481,17 @@ class EndpointsMemo:
     give the same endpoints. ``next_render()`` drops what the last render did not ask for.
     """
 
-    def __init__(self) -> None:
-        self._previous: dict[tuple[Any, ...], tuple[Any, tuple[Any, ...], tuple[Endpoint, ...]]] = {}
-        self._current: dict[tuple[Any, ...], tuple[Any, tuple[Any, ...], tuple[Endpoint, ...]]] = {}
+    def __init__(self, answers: EndpointAnswers | None = None) -> None:
+        #: ``answers``: another memo's (``answers()``), read only: entries are checked before use
+        self._previous: EndpointAnswers = answers if answers is not None else {}
+        self._current: EndpointAnswers = {}
 
     def next_render(self) -> None:
         self._previous, self._current = self._current, {}
+
+    def answers(self) -> EndpointAnswers:
+        """What the last render asked (never written again: the next render writes a dict of its own)."""
+        return self._current
 
     def __call__(self, service: Any, port_ref: Any, slices: Iterable[Any]) -> list[Endpoint]:
         group = tuple(slices)
