@@ -164,3 +164,21 @@ def test_a_config_change_of_the_class_or_the_shared_namespaces_renders_anew() ->
     other = config_change(ingressClass="other")
     assert "ing_ns0_app0_svc0_80" not in other.config and other.notices == ()
     assert config_change().config == first.config
+
+
+def test_a_new_engine_takes_the_last_engine_s_slots_and_endpoints_only_where_their_inputs_hold() -> None:
+    from tests.unit.haptic.templating.test_fragments import _slice
+
+    lib = Library(2)
+    first = lib.render()
+    assert first.config.count("server SRV_") == 20  # 2 backends of 10 slots
+
+    def config_change(**extra: Any) -> Any:
+        engine = TemplateEngine(lib.engine.templates)
+        engine.verify_fragments = True  # each render checked against one without fragments
+        return engine.render(RenderInputs(stores=lib.stores, extra_context={**lib.extra, **extra}))
+
+    assert config_change(serverSlots=4).config.count("server SRV_") == 8  # another step: assigned anew
+    lib.stores["endpoints"].apply(_slice(0, 3))  # another EndpointSlice: its endpoints found anew
+    grown = config_change()
+    assert "SRV_3 10.0.0.3:8080" in grown.config and grown.config.count("server SRV_") == 20
