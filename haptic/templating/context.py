@@ -487,7 +487,9 @@ class EndpointsMemo:
         self._current: EndpointAnswers = {}
 
     def next_render(self) -> None:
-        self._previous, self._current = self._current, {}
+        # a new memo's first render keeps the answers it was given (and one after a render that asked nothing)
+        if self._current or not self._previous:
+            self._previous, self._current = self._current, {}
 
     def answers(self) -> EndpointAnswers:
         """What the last render asked (never written again: the next render writes a dict of its own)."""
