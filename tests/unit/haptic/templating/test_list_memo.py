@@ -182,3 +182,10 @@ def test_a_new_engine_takes_the_last_engine_s_slots_and_endpoints_only_where_the
     lib.stores["endpoints"].apply(_slice(0, 3))  # another EndpointSlice: its endpoints found anew
     grown = config_change()
     assert "SRV_3 10.0.0.3:8080" in grown.config and grown.config.count("server SRV_") == 20
+
+
+@pytest.mark.parametrize("blank", ["", " ", "\n\t \r\n", "\x1c\u3000"])
+def test_a_blank_deployed_config_is_none_as_strip_said(blank: str) -> None:
+    from haptic.templating.current_config import coerce_current_config
+
+    assert not blank.strip() and coerce_current_config(blank) is None
