@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import repeat
 from operator import is_, itemgetter
+from socket import inet_aton
 from typing import Any, Generic, Protocol, TypeVar
 
 from jinja2 import Undefined
@@ -361,15 +362,37 @@ class ServerSlot:
             object.__setattr__(self, "spec", line)
 
 
+def _endpoint(address: str, port: int) -> Endpoint:
+    """``Endpoint(address, port)`` without the frozen dataclass's per-field ``object.__setattr__`` (see ``_filled``)."""
+    endpoint: Endpoint = object.__new__(Endpoint)
+    endpoint.__dict__.update(address=address, port=port)
+    return endpoint
+
+
+def _filled(name: str, address: str, port: int) -> ServerSlot:
+    """``ServerSlot(name, address, port, True)`` at a third of its cost: a startup fills tens of thousands (the
+    frozen dataclass's ``__init__`` and ``__post_init__`` set each field through ``object.__setattr__``)."""
+    slot: ServerSlot = object.__new__(ServerSlot)
+    slot.__dict__.update(name=name, address=address, port=port, enabled=True, spec=f"{name} {address}:{port}")
+    return slot
+
+
 @lru_cache(maxsize=1024)
 def _placeholder(index: int) -> ServerSlot:
     """The disabled stand-in for an empty slot (identical across backends, so shared)."""
     return ServerSlot(f"SRV_{index}", "127.0.0.1", 1, False)
 
 
+_OCTET = "(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+#: a canonical dotted-decimal IPv4 address (what EndpointSlices hold): parsed without a loop over its parts
+_DOTTED = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}")
+
+
 @lru_cache(maxsize=65536)
 def _parse_ip(address: str) -> tuple[str, tuple[int, int]] | None:
     """Normalized address and sort key, or None when ``address`` is not an IP (cached: slices repeat)."""
+    if type(address) is str and _DOTTED.fullmatch(address):
+        return address, (4, int.from_bytes(inet_aton(address), "big"))
     parts = address.split(".") if type(address) is str else ()
     if len(parts) == 4 and address.isascii() and "".join(parts).isdigit():
         # dotted decimal, ipaddress's rules without its cost (a startup parses every endpoint): each part 1-3 digits
@@ -390,10 +413,7 @@ def _parse_ip(address: str) -> tuple[str, tuple[int, int]] | None:
     return str(ip), (ip.version, int(ip))
 
 
-def _endpoint_sort_key(endpoint: Endpoint) -> tuple[int, int, int]:
-    parsed = _parse_ip(endpoint.address)
-    version, value = parsed[1] if parsed is not None else (9, 0)
-    return (version, value, endpoint.port)
+_SECOND = itemgetter(1)
 
 
 def service_endpoints(service: Any, port_ref: Any, slices: Iterable[Any]) -> list[Endpoint]:
@@ -418,7 +438,7 @@ def service_endpoints(service: Any, port_ref: Any, slices: Iterable[Any]) -> lis
     if service_port is None:
         return []
     port_name = service_port.get("name") or ""
-    found: dict[Endpoint, None] = {}
+    found: dict[Endpoint, tuple[int, int, int]] = {}  # endpoint -> its sort key
     for eps in slices:
         target = None
         for slice_port in eps.get("ports") or []:
@@ -431,15 +451,26 @@ def service_endpoints(service: Any, port_ref: Any, slices: Iterable[Any]) -> lis
             if (endpoint.get("conditions") or {}).get("ready") is False:
                 continue
             for address in endpoint.get("addresses") or []:
+                if type(address) is str and _DOTTED.fullmatch(address):  # ``_parse_ip``'s first case, inline
+                    found.setdefault(_endpoint(address, target), (4, int.from_bytes(inet_aton(address), "big"),
+                                                                  target))
+                    continue
                 parsed = _parse_ip(address) if isinstance(address, str) else None
                 if parsed is not None:
-                    found[Endpoint(parsed[0], target)] = None
-    return sorted(found, key=_endpoint_sort_key)
+                    found.setdefault(_endpoint(parsed[0], target), (*parsed[1], target))
+    return [endpoint for endpoint, _ in sorted(found.items(), key=_SECOND)]
 
 
 #: backend -> (the deployed backend it was assigned against, endpoints, step, compacted, slots)
 #: backend -> (deployed backend, endpoints, step, compact, slots, deployed slot count)
 SlotMemo = dict[str, tuple[CurrentBackend | None, tuple[Endpoint, ...], int, bool, tuple[ServerSlot, ...], int]]
+
+
+#: (service id, port reference, slice ids) -> (service, slices, endpoints)
+EndpointAnswers = dict[tuple[Any, ...], tuple[Any, tuple[Any, ...], tuple[Endpoint, ...]]]
+
+_PLAIN_PORT = (int, type(None))
+_PLAIN_NAME = (str, type(None))
 
 
 class EndpointsMemo:
@@ -450,20 +481,32 @@ class EndpointsMemo:
     give the same endpoints. ``next_render()`` drops what the last render did not ask for.
     """
 
-    def __init__(self) -> None:
-        self._previous: dict[tuple[Any, ...], tuple[Any, tuple[Any, ...], tuple[Endpoint, ...]]] = {}
-        self._current: dict[tuple[Any, ...], tuple[Any, tuple[Any, ...], tuple[Endpoint, ...]]] = {}
+    def __init__(self, answers: EndpointAnswers | None = None) -> None:
+        #: ``answers``: another memo's (``answers()``), read only: entries are checked before use
+        self._previous: EndpointAnswers = answers if answers is not None else {}
+        self._current: EndpointAnswers = {}
 
     def next_render(self) -> None:
-        self._previous, self._current = self._current, {}
+        # a new memo's first render keeps the answers it was given (and one after a render that asked nothing)
+        if self._current or not self._previous:
+            self._previous, self._current = self._current, {}
+
+    def answers(self) -> EndpointAnswers:
+        """What the last render asked (never written again: the next render writes a dict of its own)."""
+        return self._current
 
     def __call__(self, service: Any, port_ref: Any, slices: Iterable[Any]) -> list[Endpoint]:
         group = tuple(slices)
-        if isinstance(port_ref, Mapping):
-            port_key: tuple[Any, ...] = ("map", repr(port_ref.get("number")), repr(port_ref.get("name")))
+        if type(port_ref) is dict or isinstance(port_ref, Mapping):  # the exact type first: the ABC check is slow
+            number, name = port_ref.get("number"), port_ref.get("name")
+            if type(number) in _PLAIN_PORT and type(name) in _PLAIN_NAME:
+                # the common reference as it is (an int or None, a text or None: equal only to the same reference)
+                port_key: tuple[Any, ...] = ("port", number, name)
+            else:
+                port_key = ("map", repr(number), repr(name))
         else:
             port_key = (type(port_ref).__name__, repr(port_ref))
-        key = (id(service), port_key, tuple(id(s) for s in group))
+        key = (id(service), port_key, tuple(map(id, group)))
         hit = self._current.get(key) or self._previous.get(key)
         if hit is not None and hit[0] is service and same_items(hit[1], group):
             result = hit[2]
@@ -584,6 +627,19 @@ class ServerSlots:
                 found.append((backend, since, _quiet_period(shrink_after)))
         return found
 
+    def lows_at(self, calls: Iterable[tuple[int, tuple[Any, ...]]]) -> list[tuple[int, str, float, float]]:
+        """``lows`` of (position, journalled arguments) pairs at once, each found one with its position."""
+        if self._now is None:
+            return []
+        memo, low_since = self.memo, self.low_since
+        found = []
+        for position, (backend, endpoints, _, shrink_after) in calls:
+            entry = memo.get(backend)
+            since = low_since.get(backend)
+            if entry is not None and since is not None and entry[5] and len(endpoints) * 4 <= entry[5]:
+                found.append((position, backend, since, _quiet_period(shrink_after)))
+        return found
+
     def note_low(self, since: float, quiet: float) -> bool:
         """An ``assign`` answered as in the last render, of a backend low since ``since``: as ``assign`` would,
         marks the render ``shrinkable`` after ``quiet`` seconds; whether it did."""
@@ -605,7 +661,7 @@ class ServerSlots:
         if previous is None:
             # Nothing deployed yet: endpoints simply fill the first slots.
             placeholders = [_placeholder(i) for i in range(len(endpoints) + 1, count + 1)]
-            filled = [ServerSlot(f"SRV_{i}", e.address, e.port, True) for i, e in enumerate(endpoints, 1)]
+            filled = [_filled(f"SRV_{i}", e.address, e.port) for i, e in enumerate(endpoints, 1)]
             return filled + placeholders
         remaining = dict.fromkeys(endpoints)
         for server in previous.servers.values():
@@ -627,7 +683,7 @@ class ServerSlots:
             if taken is None:
                 result.append(_placeholder(i))
             else:
-                result.append(ServerSlot(f"SRV_{i}", taken.address, taken.port, True))
+                result.append(_filled(f"SRV_{i}", taken.address, taken.port))
         return result
 
 

@@ -92,11 +92,11 @@ def coerce_current_config(value: Any) -> CurrentConfig | None:
     if callable(getattr(value, "of_kind", None)):
         return _from_parsed(value)
     if isinstance(value, str):
-        return parse_current_config(value) if value.strip() else None
+        return parse_current_config(value) if value and not value.isspace() else None
     for attribute in ("content", "config", "text"):
         text = getattr(value, attribute, None)
         if isinstance(text, str):
-            return parse_current_config(text) if text.strip() else None
+            return parse_current_config(text) if text and not text.isspace() else None
     spec = getattr(value, "spec", None)
     if spec is not None:
         return coerce_current_config(spec)

@@ -28,6 +28,7 @@ from haptic.templating.context import (
     CURRENT_RENDER,
     EMPTY_STORE,
     Endpoint,
+    EndpointAnswers,
     EndpointsMemo,
     FileRegistry,
     PathResolver,
@@ -52,7 +53,17 @@ from haptic.templating.errors import (
 )
 from haptic.templating.filters import FILTERS, GLOBALS, TESTS
 from haptic.templating.fragment_loops import LoopState, render_loop
-from haptic.templating.fragments import RECORDING, Entry, FragmentCache, adopt, begin, end, key_of, replay
+from haptic.templating.fragments import (
+    RECORDING,
+    Entry,
+    FragmentCache,
+    adopt,
+    begin,
+    direct_body,
+    end,
+    key_of,
+    replay,
+)
 from haptic.templating.functions import FUNCTION_FILTERS, FUNCTIONS
 from haptic.templating.gateway import gateway_model
 from haptic.templating.http_fetch import HttpFetcher, HttpSource
@@ -230,10 +241,13 @@ class TemplateEngine:
                     raise TemplateCompileError(f"{_field_of(prefix + ':' + filename)}: bad filename {filename!r}")
                 sources[f"{prefix}:{filename}"] = tpl.source
         self._sources = sources
-        # Server slot assignments of the last completed render, reused for unchanged backends.
-        self._slot_memo: SlotMemo = {}
+        # Server slot assignments of the last completed render, reused for unchanged backends; a new engine (a
+        # config change) starts from those of the last render of any engine, and the endpoints it found: both
+        # are answers checked against every input they were computed from (the deployed backend and the store
+        # objects by identity, the endpoints and settings by value), so they hold whichever engine asks.
+        self._slot_memo: SlotMemo = _CARRIED.slots
         self._slot_low_since: dict[str, float] = {}
-        self._endpoints = EndpointsMemo()
+        self._endpoints = EndpointsMemo(_CARRIED.endpoints)
         memo = self._endpoints
 
         # A plain function (not the memo object) so that the sandbox's fast path for trusted helpers applies.
@@ -357,7 +371,7 @@ class TemplateEngine:
         base, refs = key_of(fragment, values, _ROLE_TYPES, self._role_dicts)
         cache = self.fragment_cache
         state = LoopState(self._roles, self._roles["state"].seen, self._dirty)
-        text, record, worked = render_loop(cache.loop(base), items, refs, caller, state, self._cached,
+        text, record, worked = render_loop(cache.loop(base), items, refs, direct_body(caller), state, self._cached,
                                            bulk=RECORDING.get() is None)
         cache.keep_loop(base, record)
         cache.hits += len(record.items) - worked
@@ -524,6 +538,8 @@ class TemplateEngine:
         if isinstance(slots, ServerSlots):
             self._slot_memo, self._slot_low_since = slots.memo, slots.low_since
             shrinkable = slots.shrinkable
+            _CARRIED.slots = slots.memo
+        _CARRIED.endpoints = self._endpoints.answers()
         for kind, target in (("map", maps), ("file", files), ("cert", certs)):
             for name, content in sorted(registry.files[kind].items()):
                 if name in target and target[name] != content:
@@ -580,6 +596,17 @@ class TemplateEngine:
     ) -> TemplateRenderError:
         where, line = _template_location(exc.__traceback__, self._sources)
         return cls(message, template=where or name, line=line, field=_field_of(where or name))
+
+
+class _Carried:
+    """What the last completed render of any engine leaves for a new engine (see ``TemplateEngine.__init__``)."""
+
+    def __init__(self) -> None:
+        self.slots: SlotMemo = {}
+        self.endpoints: EndpointAnswers = {}
+
+
+_CARRIED = _Carried()
 
 
 def promote_render_objects() -> None:

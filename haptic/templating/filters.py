@@ -26,6 +26,7 @@ from haptic.templating.context import current_render
 from haptic.templating.dialect_helpers import dialect_reasons
 from haptic.templating.errors import TemplateFailure, TemplateRenderError
 from haptic.templating.linear_regex import PatternError, compile_pattern, go_replacement, sub_capped
+from haptic.templating.list_memo import same_call
 from haptic.templating.notices import ObjectNotice, check_reason, object_ref
 from haptic.templating.output_caps import check_json_indent, check_output_size, replace_size
 from haptic.templating.safety import (
@@ -141,7 +142,8 @@ def with_field(items: Iterable[Any], path: str) -> list[Any]:
     """The items whose dotted ``path`` (through mappings) holds a true value: ``ingresses | with_field("spec.tls")``
     is ``{% for ing in ingresses if ing.spec.tls %}`` without a sandboxed lookup per item and step."""
     keys = path.split(".")
-    return [item for item in items if dig(item, *keys)]
+    # the Ingress library asks it of every Ingress, twice a render: answered again for the same Ingresses
+    return same_call(f"with_field:{path}", items, None, lambda group: [item for item in group if dig(item, *keys)])
 
 
 def fallback(value: Any, default: Any) -> Any:
@@ -432,12 +434,31 @@ def reject_unsafe_filter(items: Iterable[Any], kind: str = "ingress") -> list[An
     """Drops objects whose strings could inject HAProxy directives, with a warning naming each."""
     state = current_render()
     reasons = dialect_reasons(kind.removeprefix("ingress-")) if kind.startswith("ingress-") else None
-    return reject_unsafe(items, kind, state.warn, state.notice, reasons)
+
+    def verdicts(group: Sequence[Any]) -> tuple[list[Any], list[tuple[ObjectNotice | None, str]]]:
+        reports: list[tuple[ObjectNotice | None, str]] = []
+        safe = reject_unsafe(group, kind, lambda text: reports.append((None, text)),
+                             lambda notice, text: reports.append((notice, text)), reasons)
+        return safe, reports
+
+    # the same objects as in the last render: the same verdicts, reported again in the same order
+    safe, reports = same_call(f"reject_unsafe:{kind}", items, None, verdicts)
+    for notice, text in reports:
+        if notice is None:
+            state.warn(text)
+        else:
+            state.notice(notice, text)
+    return safe
 
 
 def ingress_class(items: Iterable[Any], name: str, include_unclassed: bool = False) -> list[Any]:
     """Ingresses of IngressClass ``name``: ``spec.ingressClassName``, else the legacy annotation,
     else (when ``include_unclassed``) Ingresses naming no class at all."""
+    return same_call("ingress_class", items, (name, include_unclassed),
+                     lambda group: _of_class(group, name, include_unclassed))
+
+
+def _of_class(items: Iterable[Any], name: str, include_unclassed: bool) -> list[Any]:
     out = []
     for item in items:
         spec = item.get("spec") or {}

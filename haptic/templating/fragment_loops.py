@@ -35,7 +35,7 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
-from itertools import accumulate, chain, compress
+from itertools import chain, compress
 from operator import not_
 from typing import Any
 
@@ -116,33 +116,32 @@ def shape_of(entry: Entry) -> Shape:
 
 
 class _Stream:
-    """Values per item, flat in item order, with each item's start: a stretch of items is one slice."""
+    """Values of the items, flat in item order, each with its item's position (``at``, ascending): a stretch of
+    items is one slice between two bisections, and building one is two ``append`` per value."""
 
-    __slots__ = ("flat", "per_item", "stale", "starts")
+    __slots__ = ("at", "flat")
 
-    def __init__(self, per_item: list[list[Any]]) -> None:
-        self.per_item = per_item
+    def __init__(self) -> None:
         self.flat: list[Any] = []
-        self.starts: list[int] = []
-        self.stale = True
-        self.refresh()
+        self.at: list[int] = []
 
-    def refresh(self) -> None:
-        if self.stale:
-            self.flat = list(chain.from_iterable(self.per_item))
-            self.starts = list(accumulate(map(len, self.per_item), initial=0))
-            self.stale = False
+    def add(self, position: int, value: Any) -> None:
+        self.flat.append(value)
+        self.at.append(position)
 
     def slice(self, a: int, b: int) -> list[Any]:
-        return self.flat[self.starts[a]:self.starts[b]]
+        at = self.at
+        return self.flat[bisect_left(at, a):bisect_left(at, b)]
+
+    def of(self, position: int) -> list[Any]:
+        return self.slice(position, position + 1)
 
     def replace(self, position: int, values: list[Any]) -> None:
-        start, end = self.starts[position], self.starts[position + 1]
-        self.per_item[position] = values
-        if end - start == len(values):
-            self.flat[start:end] = values
-        else:
-            self.stale = True
+        at = self.at
+        start, end = bisect_left(at, position), bisect_left(at, position + 1)
+        self.flat[start:end] = values
+        if end - start != len(values):
+            at[start:end] = [position] * len(values)
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -171,69 +170,107 @@ class LoopRecord:
         self.usable = aggregate
         if not aggregate:  # only the entries, for the per-item path (a loop inside a recording fragment)
             return
-        shapes = [shape_of(e) if e is not None else None for e in entries]
-        self.always = [p for p, s in enumerate(shapes) if s is None]
-        index: dict[tuple[str, tuple[Any, ...]], list[int]] = {}
+        # One pass over every item's journal into the aggregates, classifying each call as ``Shape`` does (no
+        # per-item ``Shape``: those are worked out only for the items that take the per-item path later).
+        self.always: list[int] = []
+        #: store role -> lookup arguments -> the positions of the items that made that lookup
+        index: dict[str, dict[tuple[Any, ...], list[int]]] = {}
         reads: set[tuple[str, str]] = set()
         writes: set[tuple[str, str]] = set()
         other: dict[Any, Op] = {}
-        append_keys: dict[str, None] = {}
-        mark_keys: dict[str, None] = {}
+        appends: dict[str, _Stream] = {}
+        marks: dict[str, _Stream] = {}
+        claims, slot_names = _Stream(), _Stream()
+        # the streams every item feeds, appended to through their bound methods (a call less per value)
+        claim, claim_at = claims.flat.append, claims.at.append
+        slot, slot_at = slot_names.flat.append, slot_names.at.append
+        slot_calls: list[tuple[int, tuple[Any, ...]]] = []
+        slot_index: dict[str, list[int]] = {}
         generic: list[tuple[int, Op]] = []
-        for p, shape in enumerate(shapes):
-            if shape is None:
+        usable = True
+        for p, entry in enumerate(entries):
+            if entry is None:
+                self.always.append(p)
                 continue
-            if not shape.ok:
-                self.usable = False
-            for read in shape.store_reads:
-                positions = index.get(read)
-                if positions is None:
-                    index[read] = [p]
-                elif positions[-1] != p:
-                    positions.append(p)
-            if shape.shared_reads:
-                reads |= shape.shared_reads
-            if shape.writes:
-                writes |= shape.writes
-            for op in shape.other_reads:
-                try:
-                    other.setdefault((op[1], op[2], op[3]), op)
-                except TypeError:  # an unhashable argument: asked per item
-                    self.usable = False
-            for k in shape.appends:
-                append_keys[k] = None
-            for k in shape.marks:
-                mark_keys[k] = None
-            if shape.generic:
-                generic.extend((p, op) for op in shape.generic)
+            for op in entry.ops:
+                kind, role, method, args, result = op
+                if kind == READ:
+                    if role.startswith("store:"):
+                        lookups = index.get(role)
+                        if lookups is None:
+                            lookups = index[role] = {}
+                        positions = lookups.get(args)
+                        if positions is None:
+                            lookups[args] = [p]
+                        elif positions[-1] != p:
+                            positions.append(p)
+                    elif role == "shared":
+                        reads.add(("m" if method == "marked" else "v", args[0]))
+                    else:
+                        try:
+                            other.setdefault((role, method, args), op)
+                        except TypeError:  # an unhashable argument: asked per item
+                            usable = False
+                elif kind == CHECKED:
+                    if role == "slots" and method == "assign":
+                        name = args[0]
+                        slot(name)
+                        slot_at(p)
+                        slot_calls.append((p, args))
+                        found = slot_index.get(name)
+                        if found is None:
+                            slot_index[name] = [p]
+                        else:
+                            found.append(p)
+                    else:
+                        usable = False
+                elif kind == CLAIM:
+                    if result:
+                        claim(args[0])
+                        claim_at(p)
+                elif role == "shared" and method == "append":
+                    stream = appends.get(args[0])
+                    if stream is None:
+                        stream = appends[args[0]] = _Stream()
+                    stream.add(p, args[1])
+                    writes.add(("v", args[0]))
+                elif role == "shared" and method == "mark":
+                    stream = marks.get(args[0])
+                    if stream is None:
+                        stream = marks[args[0]] = _Stream()
+                    stream.add(p, args[1])
+                    writes.add(("m", args[0]))
+                else:
+                    if role == "shared":
+                        writes.add(("m" if method == "mark" else "v", args[0]))
+                    generic.append((p, op))
         # the effects are applied per kind: a key written both by a stream and by another effect would lose its order
-        streamed = {("v", k) for k in append_keys} | {("m", k) for k in mark_keys}
+        streamed = {("v", k) for k in appends} | {("m", k) for k in marks}
         generic_writes = {("m" if op[2] == "mark" else "v", op[3][0]) for _, op in generic if op[1] == "shared"}
         if reads & writes or streamed & generic_writes:
-            self.usable = False
+            usable = False
+        self.usable = usable
         self.index = index
-        self.store_roles = frozenset(role for role, _ in index)
         self.shared_reads = frozenset(reads)
         self.other_reads = tuple(other.values())
         self.generic = generic
         self.generic_at = [p for p, _ in generic]
-        empty: list[Any] = []
-        self.appends = {k: _Stream([s.appends.get(k, empty) if s else empty for s in shapes]) for k in append_keys}
-        self.marks = {k: _Stream([s.marks.get(k, empty) if s else empty for s in shapes]) for k in mark_keys}
-        self.claims = _Stream([s.claims if s else empty for s in shapes])
-        self.slots = _Stream([[a[0] for a in s.slots] if s else empty for s in shapes])
-        self.slot_at = list(chain.from_iterable([p] * len(names) for p, names in enumerate(self.slots.per_item)))
-        self.slot_index: dict[str, list[int]] = {}
-        for name, p in zip(self.slots.flat, self.slot_at, strict=True):
-            self.slot_index.setdefault(name, []).append(p)
-        # (since + quiet, position, since, quiet) of each low backend: ascending, and per item
-        lows = getattr(state.roles.get("slots"), "lows", None)
-        found = [lows(s.slots) if s is not None and s.slots and lows is not None else empty for s in shapes]
-        self.low_entries = [[(since + quiet, p, since, quiet) for _, since, quiet in f] if f else []
-                            for p, f in enumerate(found)]
-        self.low_order = sorted(chain.from_iterable(self.low_entries))
-        self.lows = _Stream([[b for b, _, _ in f] if f else empty for f in found])
+        self.appends, self.marks, self.claims, self.slots = appends, marks, claims, slot_names
+        self.slot_index = slot_index
+        # (since + quiet, position, since, quiet) of each low backend: ascending, and per item that has one
+        self.low_entries: dict[int, list[tuple[float, int, float, float]]] = {}
+        self.lows = _Stream()
+        lows_at = getattr(state.roles.get("slots"), "lows_at", None)
+        if lows_at is not None and slot_calls:
+            for p, backend, since, quiet in lows_at(slot_calls):
+                self.low_entries.setdefault(p, []).append((since + quiet, p, since, quiet))
+                self.lows.add(p, backend)
+        self.low_order = sorted(chain.from_iterable(self.low_entries.values()))
         self.finish(state)
+
+    @property
+    def slot_at(self) -> list[int]:
+        return self.slots.at
 
     def set_lows(self, positions: Iterable[int], state: LoopState) -> None:
         """The low backends of the items at ``positions`` as ``server_slots`` left them in this render."""
@@ -242,16 +279,16 @@ class LoopRecord:
         for p in positions:
             entry = self.entries[p]
             shape = shape_of(entry) if entry is not None else None
-            for old in self.low_entries[p]:
+            for old in self.low_entries.pop(p, ()):
                 del self.low_order[bisect_left(self.low_order, old)]
             found = lows(shape.slots) if shape is not None and shape.slots and lows is not None else []
             entries = [(since + quiet, p, since, quiet) for _, since, quiet in found]
             for new in entries:
                 insort(self.low_order, new)
-            self.low_entries[p] = entries
-            if [b for b, _, _ in found] != self.lows.per_item[p]:
+            if entries:
+                self.low_entries[p] = entries
+            if [b for b, _, _ in found] != self.lows.of(p):
                 self.lows.replace(p, [b for b, _, _ in found])
-        self.lows.refresh()
 
     def finish(self, state: LoopState) -> None:
         """What the next render compares with: this render's state before the loop, the slots' memo after it."""
@@ -307,13 +344,13 @@ def candidates(record: LoopRecord, items: Sequence[Any], state: LoopState) -> li
             return None
     found: set[int] = set(record.always)
     dirty = state.dirty or {}
-    for role in record.store_roles:
+    for role, lookups in record.index.items():
         changed = dirty.get(role)
         if changed is None:
-            found.update(p for (r, _), positions in record.index.items() if r == role for p in positions)
+            found.update(chain.from_iterable(lookups.values()))
             continue
         for args in changed:
-            found.update(record.index.get((role, args), ()))
+            found.update(lookups.get(args, ()))
     deployed = slots.deployed if record.slots.flat else None
     if record.slots.flat and deployed is not record.slots_deployed:  # else: the same deployed objects
         changed = deployed.changed_since(record.slots_deployed) if deployed is not None else None
@@ -413,8 +450,6 @@ def _splice(record: LoopRecord, p: int, shape: Shape) -> None:
         at = bisect_left(record.generic_at, p)
         for offset, op in enumerate(shape.generic):
             record.generic[at + offset] = (p, op)
-    for stream in (*record.appends.values(), *record.marks.values()):
-        stream.refresh()
 
 
 def _apply(record: LoopRecord, a: int, b: int, roles: Mapping[str, Any], seen: dict[tuple[str, ...], None]) -> None:

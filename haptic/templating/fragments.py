@@ -30,7 +30,7 @@ from typing import Any
 from jinja2 import nodes
 from jinja2.ext import Extension
 from jinja2.parser import Parser
-from jinja2.runtime import Undefined
+from jinja2.runtime import Macro, Undefined
 
 from haptic.core.identity import same_items
 
@@ -80,6 +80,10 @@ def note_read(role: str, method: str, args: tuple[Any, ...], result: Any) -> Non
     copy, as they were when read: the original may still grow), anything else by identity."""
     journal = RECORDING.get()
     if journal is None:
+        return
+    kind = type(result)
+    if kind is bool or kind is str or kind is int or kind is type(None):  # ``freeze``'s answer, without its budget
+        note(READ, role, method, args, (kind.__name__, result))
         return
     frozen = freeze(result)
     if frozen is _UNFROZEN:
@@ -339,6 +343,22 @@ def adopt(ops: tuple[Op, ...]) -> None:
     if outer is not None:
         for op in ops:
             note(op[0], op[1], op[2], op[3], op[4])
+
+
+def direct_body(caller: Callable[[Any], str]) -> Callable[[Any], str]:
+    """The function a ``{% fragment for %}`` body's macro runs, when calling the macro with one item does nothing
+    else (no ``caller``, no catch-all arguments, no autoescape, not async): a large loop saves the macro's
+    argument handling once per item. Anything else: the macro itself."""
+    if type(caller) is not Macro:
+        return caller
+    # Jinja's private attributes (3.1), each read with a default that keeps the macro: another Jinja loses the
+    # shortcut, never the output
+    body: Callable[[Any], str] | None = getattr(caller, "_func", None)
+    plain = getattr(caller, "_argument_count", None) == 1 and not any(
+        getattr(caller, name, True) for name in ("caller", "catch_kwargs", "catch_varargs", "_default_autoescape"))
+    if body is None or not plain or getattr(getattr(caller, "_environment", None), "is_async", True):
+        return caller
+    return body
 
 
 def _loads_outer_loop(node: nodes.Node) -> bool:

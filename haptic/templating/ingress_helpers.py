@@ -6,8 +6,10 @@ lookups per path; the Ingress library renders tens of thousands of them, so the 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeGuard
+
+from haptic.templating.list_memo import same_call
 
 DEFAULT = "Default"
 REGEX = "Regex"
@@ -58,6 +60,10 @@ def ingress_routes(ingress: Mapping[str, Any]) -> list[dict[str, Any]]:
 def regex_routes(ingresses: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The ``Regex`` routes of ``ingresses`` (``ingress_routes``), longest ``map_key`` first, each key once:
     the frontends try them in this order, before they know the backends."""
+    return same_call("regex_routes", ingresses, None, _regex_routes)
+
+
+def _regex_routes(ingresses: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     found: dict[str, dict[str, Any]] = {}
     for ingress in ingresses:
         if _annotations(ingress).get(PATH_REGEX) != "true":
@@ -73,6 +79,11 @@ def weighted_routes(ingresses: Iterable[Mapping[str, Any]]) -> list[dict[str, An
     above 0: ``main`` (its backend), ``backend`` (the canary Service's backend, same port), ``service`` (the
     canary's service reference), ``weight`` (0..100, the percentage of ``main``'s requests sent to it) and
     ``type`` ``Canary`` (a backend of the Ingress, never a route)."""
+    return same_call("weighted_routes", ingresses, None, canary_routes)
+
+
+def canary_routes(ingresses: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """``weighted_routes`` without its memo (one Ingress's: its backends)."""
     out: dict[str, dict[str, Any]] = {}
     for ingress in ingresses:
         a = _annotations(ingress)
@@ -103,6 +114,10 @@ def passthrough_routes(ingresses: Iterable[Mapping[str, Any]]) -> list[dict[str,
     Ingress naming a host wins): ``host``, ``backend`` (``pt_<namespace>_<ingress>_<service>_<port>``: the
     Service of the host's first path), ``service`` and ``namespace``. Wildcard hosts and rules without host are
     left out: the TLS server name is matched exactly."""
+    return same_call("passthrough_routes", ingresses, None, _passthrough_routes)
+
+
+def _passthrough_routes(ingresses: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for ingress in ingresses:
         if not is_passthrough(ingress):
@@ -198,7 +213,11 @@ def route_ownership(ingresses: Iterable[Any], shared_namespaces: Any = ()) -> di
     ``hosts`` (host -> owner namespace, sorted by host) and ``conflicts`` (one entry per Ingress left out:
     ``ingress``, ``host``, ``field``, ``owner`` ("namespace/name" of the owning Ingress) and ``message``).
     """
-    shared = {str(n) for n in (shared_namespaces or ()) if isinstance(n, str)}
+    shared = frozenset(str(n) for n in (shared_namespaces or ()) if isinstance(n, str))
+    return same_call("route_ownership", ingresses, shared, lambda group: _route_ownership(group, shared))
+
+
+def _route_ownership(ingresses: Sequence[Any], shared: frozenset[str]) -> dict[str, Any]:
     everyone = "*" in shared
     owners: dict[str, tuple[str, Any]] = {}  # host -> (namespace, the owning Ingress)
     routed: list[Any] = []

@@ -18,9 +18,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from haptic.names import ANNOTATION_PREFIX
-from haptic.templating.context import IdentityMemo, current_render
+from haptic.templating.context import current_render
 from haptic.templating.filters import warn
-from haptic.templating.ingress_helpers import ingress_routes, is_passthrough, weighted_routes
+from haptic.templating.ingress_helpers import canary_routes, ingress_routes, is_passthrough
+from haptic.templating.list_memo import same_call
 from haptic.templating.safety import BACKEND_PROTOCOLS, parse_cidrs, parse_request_headers
 
 PREFIX = ANNOTATION_PREFIX
@@ -35,7 +36,8 @@ EndpointsOf = Callable[[Any, Any, Sequence[Any]], Sequence[Any]]
 
 
 def _get(value: Any, key: str) -> Any:
-    return value.get(key) if isinstance(value, Mapping) else None
+    # the exact type first: store objects are dicts, and the ABC check costs more than the lookup
+    return value.get(key) if type(value) is dict or isinstance(value, Mapping) else None
 
 
 def backend_directives(a: Mapping[str, Any], redirect: bool) -> list[str]:
@@ -81,21 +83,45 @@ def server_options(a: Mapping[str, Any]) -> str:
 Plan = tuple[Sequence[dict[str, Any]], str, list[str]]
 
 
+class _PlanMemo:
+    """``IdentityMemo`` for one object at a time, given the render (once per Ingress of a render: no key tuple)."""
+
+    def __init__(self) -> None:
+        self._render: Any = None
+        self._current: dict[int, tuple[Any, Plan]] = {}
+        self._previous: dict[int, tuple[Any, Plan]] = {}
+
+    def get(self, render: Any, obj: Any) -> Plan | None:
+        if render is not self._render:
+            self._render = render
+            self._previous, self._current = self._current, {}
+        key = id(obj)
+        hit = self._current.get(key) or self._previous.get(key)
+        if hit is None or hit[0] is not obj:
+            return None
+        self._current[key] = hit
+        return hit[1]
+
+    def put(self, obj: Any, plan: Plan) -> Plan:
+        self._current[id(obj)] = (obj, plan)
+        return plan
+
+
 #: what a plain Ingress's backends are made of apart from render state: its routes (with the canary twins), the
 #: server options and the directives before the redirect. Module-level, as ``with_dialect``'s views: a config
 #: change builds a new engine over the same objects.
-_PLANS: IdentityMemo[Plan] = IdentityMemo()
+_PLANS = _PlanMemo()
 
 
-def _plan(ing: Mapping[str, Any], a: Mapping[str, Any]) -> Plan:
-    hit = _PLANS.get(ing)
+def _plan(render: Any, ing: Mapping[str, Any], a: Mapping[str, Any]) -> Plan:
+    hit = _PLANS.get(render, ing)
     if hit is not None:
         return hit
     if is_passthrough(ing):  # no HTTP routes
         routes: list[dict[str, Any]] = []
     else:
-        routes = ingress_routes(ing) + (weighted_routes([ing]) if a.get(PREFIX + "canary-service") else [])
-    return _PLANS.put((tuple(routes), server_options(a), backend_directives(a, redirect=False)), ing)
+        routes = ingress_routes(ing) + (canary_routes([ing]) if a.get(PREFIX + "canary-service") else [])
+    return _PLANS.put(ing, (tuple(routes), server_options(a), backend_directives(a, redirect=False)))
 
 
 def ingress_backends(ing: Mapping[str, Any], default_backend: Any, resources: Mapping[str, Any], shared: Any,
@@ -117,6 +143,7 @@ def ingress_backends(ing: Mapping[str, Any], default_backend: Any, resources: Ma
     a = meta.get("annotations") or {}
     d = ing.get("dialect")
     member = f"{ns}/{meta.get('name')}"
+    state = current_render()
     if d:
         opts = d.get("server_options") or ""
         # Jinja's ``d.ssl_redirect is not sameas false``: an absent setting is not False
@@ -126,14 +153,13 @@ def ingress_backends(ing: Mapping[str, Any], default_backend: Any, resources: Ma
         routes = d.get("routes") or []
         canary = bool(d.get("canary"))
     else:
-        routes, opts, directives = _plan(ing, a)
+        routes, opts, directives = _plan(state, ing, a)
         flag = a.get(PREFIX + "ssl-redirect")
         redirect = flag == "true" or (flag != "false" and shared.marked("tls_ingresses", member))
         if redirect:
             directives = [*directives, REDIRECT]
         cookie = False
         canary = False
-    state = current_render()
     step = a.get(PREFIX + "server-slots") or settings.get("serverSlots") or 10
     shrink_after = settings.get("slotShrinkAfter")
     for route in routes:
@@ -189,6 +215,10 @@ def _longest_key_first(routes: Iterable[Any]) -> list[Any]:
 
 def exact_map_entries(routes: Iterable[Any]) -> list[tuple[str, str]]:
     """(key, backend) of every ``Exact`` route, each key once (the first route naming it wins)."""
+    return same_call("exact_map_entries", routes, None, _exact_map_entries)
+
+
+def _exact_map_entries(routes: Iterable[Any]) -> list[tuple[str, str]]:
     out: dict[str, str] = {}
     for r in routes:
         if r["type"] == "Exact" and r["key"] not in out:
@@ -201,6 +231,10 @@ def prefix_map_entries(routes: Iterable[Any]) -> list[tuple[str, str]]:
     without trailing slashes + ``/`` (matched against the request's host + path + ``/``, so a path matches
     itself and what lies below it, element-wise), longest first (``map_beg`` takes the first match), each
     key once."""
+    return same_call("prefix_map_entries", routes, None, _prefix_map_entries)
+
+
+def _prefix_map_entries(routes: Iterable[Any]) -> list[tuple[str, str]]:
     out: dict[str, str] = {}
     for r in _longest_key_first(list(routes)):
         if r["type"] not in ("Exact", "Regex"):

@@ -136,6 +136,7 @@ class HapticSandbox(ImmutableSandboxedEnvironment):
         install(self.filters, self.globals)
         self.trusted_types: frozenset[type] = frozenset()
         self._calls = 0
+        self._loops = 0
         self.trusted_functions: frozenset[Callable[..., Any]] = frozenset()
 
     # -- deadline -------------------------------------------------------------------------------
@@ -154,7 +155,9 @@ class HapticSandbox(ImmutableSandboxedEnvironment):
             raise RenderTimeout("render timeout exceeded")
 
     def _loop_guard(self, iterable: Iterable[Any]) -> Iterable[Any]:
-        self.check_deadline()
+        self._loops += 1
+        if self._loops & 15 == 0:  # every 16th loop: a loop per item of a large render is thousands of loops
+            self.check_deadline()
         kind = type(iterable)
         if (kind is list or kind is tuple) and len(iterable) < _CHECK_EVERY:  # type: ignore[arg-type]
             return iterable  # a short list: the check above is the only one its loop needs

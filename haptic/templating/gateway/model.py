@@ -16,6 +16,7 @@ from haptic.templating.gateway.routes import attach_routes
 from haptic.templating.gateway.routing import ERROR_BACKEND, build_frontends
 from haptic.templating.gateway.safety import route_problems
 from haptic.templating.safety import unsafe_reasons
+from haptic.templating.statuses import JsonPairs
 
 #: The ``spec.controllerName`` of the GatewayClasses this controller serves (``extraContext.gatewayControllerName``).
 CONTROLLER_NAME = "haproxy-haptic.org/gateway-controller"
@@ -244,7 +245,7 @@ def model(resources: Mapping[str, Any], extra: Mapping[str, Any], path_resolver:
                      for _, b in sorted(backends.items())],
         "errorBackend": ERROR_BACKEND,
         "pems": pems,
-        "statuses": [[obj, status] for obj, status in statuses],
+        "statuses": JsonPairs([obj, status] for obj, status in statuses),
         "excluded": excluded,
         "warnings": attached.warnings,
     }
