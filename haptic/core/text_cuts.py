@@ -2,6 +2,7 @@
 
 A rendered config of 10,000 backends (4 MB) is cut at its ``backend`` lines by the structural check and by the
 reader of the deployed config, one after the other, for every change: the second gets the first's pieces. The
+deployed config read back from a pod is the text rendered before as another object: it gets that text's pieces. The
 lists are shared: callers only read them. Holds the last few texts (each entry holds its text, so that its id is
 not reused meanwhile); safe from several threads.
 """
@@ -22,4 +23,4 @@ _CUTS: Recent[list[str]] = Recent(8)
 
 def cut(text: str, separator: str) -> list[str]:
     """The pieces of ``text`` between occurrences of ``separator`` (read-only: shared with other callers)."""
-    return _CUTS.answer(text, separator, lambda: text.split(separator))
+    return _CUTS.answer(text, separator, lambda: text.split(separator), by_value=True)
