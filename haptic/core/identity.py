@@ -1,5 +1,5 @@
 """Identity memos: ``same_items(a, b)`` (two sequences hold the very same objects in the same order) and
-``Recent`` (answers for the last few objects, by identity).
+``Recent`` (answers for the last few objects, by identity, or by value where asked).
 
 The memos of the passes over a large cluster ask them of the objects they were computed from: store objects are
 replaced, never mutated, on change, so the same objects give the same answer. Identity, at C speed.
@@ -22,9 +22,10 @@ def same_items(a: Sequence[Any], b: Sequence[Any]) -> bool:
 
 
 class Recent(Generic[_V]):
-    """The answers for the last ``keep`` (object, tag) pairs asked, by the object's identity: a large text worked
-    on by several passes of one change (each entry holds its object, so its id is not reused meanwhile). Safe
-    from several threads (renders, checks and event recording may run off the event loop)."""
+    """The answers for the last ``keep`` (object, tag) pairs asked, by the object's identity (or by value, see
+    ``answer``): a large text worked on by several passes of one change (each entry holds its object, so its id
+    is not reused meanwhile). Safe from several threads (renders, checks and event recording may run off the
+    event loop)."""
 
     def __init__(self, keep: int) -> None:
         self._keep = keep
@@ -34,7 +35,8 @@ class Recent(Generic[_V]):
     def answer(self, obj: object, tag: Hashable, compute: Callable[[], _V], *, by_value: bool = False) -> _V:
         """``by_value``: on a miss, an entry of the same tag whose object is equal (``==``) gives its answer, for
         texts that arrive again as other objects (the deployed config read back from a pod is the text rendered
-        before). ``==`` of two ``str`` of other lengths answers at once."""
+        before). Only an object of the very same type matches (a ``str`` subclass's answers may be of its type);
+        ``==`` of two ``str`` is a memory compare up to their first difference."""
         key = (id(obj), tag)
         hit = self._answers.get(key)
         if hit is not None and hit[0] is obj:
@@ -51,6 +53,6 @@ class Recent(Generic[_V]):
         with self._lock:
             entries = list(self._answers.items())
         for (_, other_tag), (other, value) in reversed(entries):
-            if other_tag == tag and other == obj:
+            if other_tag == tag and type(other) is type(obj) and other == obj:
                 return (value,)
         return None

@@ -17,7 +17,7 @@ __all__ = ["BACKENDS", "cut"]
 #: these pieces only while both cut at the same separator)
 BACKENDS = "\nbackend "
 
-#: two texts (the passed config and the new one), cut at lines and at backends
+#: the texts of a change (the passed config, the new one, the deployed one read back), cut at lines and at backends
 _CUTS: Recent[list[str]] = Recent(8)
 
 

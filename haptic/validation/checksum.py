@@ -3,26 +3,22 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import Protocol
 
 from haptic.core.event import known_digest
+from haptic.core.utf8 import utf8_slices
 from haptic.dataplane.aux_files import AuxFiles
 
-#: characters of a text encoded and hashed at a time
-_STEP = 1 << 16
+
+class _Digest(Protocol):
+    def update(self, data: bytes, /) -> None: ...
 
 
-def _hash_text(digest: Any, text: str) -> int:
-    """Feeds ``text``'s UTF-8 to ``digest`` a slice at a time; its size in bytes. The whole 4 MB config encoded at
-    once is a fresh 4 MB buffer per change, and its first touch (page faults) cost as much as hashing it; the slices
-    reuse the allocator's memory. (Code points are never split: the slices' encodings add up to the text's.)"""
-    if len(text) <= _STEP:
-        raw = text.encode()
-        digest.update(raw)
-        return len(raw)
+def _hash_text(digest: _Digest, text: str) -> int:
+    """Feeds ``text``'s UTF-8 to ``digest`` a slice at a time (``utf8_slices``: no 4 MB buffer per change); its
+    size in bytes."""
     size = 0
-    for at in range(0, len(text), _STEP):
-        raw = text[at:at + _STEP].encode()
+    for raw in utf8_slices(text):
         digest.update(raw)
         size += len(raw)
     return size

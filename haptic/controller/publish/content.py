@@ -6,13 +6,7 @@ import base64
 
 import zstandard
 
-#: characters encoded and compressed at a time
-_STEP = 1 << 16
-
-
-def utf8_size(text: str) -> int:
-    """``len(text.encode())`` without encoding an ASCII text (a rendered config of 4 MB: ``isascii`` is O(1))."""
-    return len(text) if text.isascii() else len(text.encode())
+from haptic.core.utf8 import utf8_size, utf8_slices
 
 
 def encode_content(text: str, threshold: int) -> tuple[str, bool]:
@@ -20,10 +14,10 @@ def encode_content(text: str, threshold: int) -> tuple[str, bool]:
     size = utf8_size(text)
     if threshold <= 0 or size <= threshold:
         return text, False
-    # Fed a slice at a time (one frame, its content size in the header as a one-shot compression writes it): the
-    # 4 MB config encoded whole was a fresh 4 MB buffer per publication, its page faults costing as much as zstd.
+    # Fed a slice at a time (``utf8_slices``: no 4 MB buffer per publication), into one frame with its content
+    # size in the header, as a one-shot compression writes it.
     compressor = zstandard.ZstdCompressor().compressobj(size=size)
-    parts = [compressor.compress(text[at:at + _STEP].encode()) for at in range(0, len(text), _STEP)]
+    parts = [compressor.compress(raw) for raw in utf8_slices(text)]
     parts.append(compressor.flush())
     return base64.b64encode(b"".join(parts)).decode(), True
 

@@ -23,8 +23,9 @@ from haptic.controller.events import (
     ValidationFailed,
 )
 from haptic.controller.publish.aux_publisher import AuxFilePublisher
-from haptic.controller.publish.content import encode_content, utf8_size
+from haptic.controller.publish.content import encode_content
 from haptic.core import Event, EventBus
+from haptic.core.utf8 import utf8_size
 from haptic.k8s.api import JSON, ApiError, NotFound
 from haptic.names import TEMPLATE_CONFIG_LABEL
 

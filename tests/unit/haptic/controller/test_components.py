@@ -243,9 +243,9 @@ def test_commentator_levels_and_summary_hide_secrets() -> None:
 
 
 def test_the_stored_size_of_a_text_is_its_utf8_length_ascii_or_not() -> None:
-    from haptic.controller.publish.content import utf8_size
+    from haptic.core.utf8 import SLICE, utf8_size
 
-    for text in ("", "backend be\n", "héllo", "日本\n", "\x7f"):
+    for text in ("", "backend be\n", "héllo", "日本\n", "\x7f", "é" * (2 * SLICE + 3)):
         assert utf8_size(text) == len(text.encode())
 
 
@@ -254,9 +254,9 @@ def test_compressed_content_is_one_zstd_frame_with_its_size_whatever_its_length(
 
     import zstandard
 
-    from haptic.controller.publish import content
+    from haptic.core.utf8 import SLICE
 
-    for text in ("x" * 200, "backend é\n" * (content._STEP // 3), "日" * (3 * content._STEP + 1)):
+    for text in ("x" * 200, "backend é\n" * (SLICE // 3), "日" * (3 * SLICE + 1)):
         stored, compressed = encode_content(text, 100)
         frame = base64.b64decode(stored)
         assert compressed and zstandard.frame_content_size(frame) == len(text.encode())

@@ -458,6 +458,9 @@ async def test_a_cookie_an_api_sets_is_sent_back_and_no_other_is_made_up(client:
     assert [await client.get_version() for _ in range(3)] == [7, 8, 9]
     sent = [call.request.headers.get("Cookie") for call in route.calls]
     assert sent == [None, None, "s=1"]
+    from haptic.dataplane.client import _Cookies
+
+    assert type(client.http.cookies) is _Cookies  # the jar that skips responses without cookies is httpx's one
 
 
 @respx.mock
