@@ -7,7 +7,6 @@ HAProxy knows; ``haproxy -c`` does that. Whitespace and comments never reach the
 
 from __future__ import annotations
 
-import gc
 import itertools
 import operator
 import re
@@ -16,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, NamedTuple, TypeVar
 
+from haptic.core.gc_pause import gc_paused
 from haptic.dataplane.errors import ConfigParseError
 from haptic.dataplane.section_kinds import (
     ADDRESS_REQUIRED,
@@ -329,15 +329,11 @@ class _Parser:
         starts = list(itertools.accumulate(lengths, initial=len(old) - sum(lengths)))
         if not text.startswith(old[:starts[0]]) or not self._boundary(text, starts[0]):
             return None
-        gc_was_enabled = gc.isenabled()
-        gc.disable()
         try:
-            return self._walk(text, other, starts)
+            with gc_paused():
+                return self._walk(text, other, starts)
         except _Fallback:
             return None
-        finally:
-            if gc_was_enabled:
-                gc.enable()
 
     @staticmethod
     def _boundary(text: str, at: int) -> bool:
@@ -446,9 +442,7 @@ class _Parser:
             raise ConfigParseError(text.count("\n", 0, text.index("\x00")) + 1, "NUL byte in configuration text")
         # A large config allocates hundreds of thousands of tuples and no cycles: the cyclic
         # collector would only rescan them over and over.
-        gc_was_enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with gc_paused():
             starts = [match.start() + 1 for match in _HEADER.finditer(text)]
             if _FIRST_HEADER.match(text):
                 starts.insert(0, 0)
@@ -459,9 +453,6 @@ class _Parser:
                 chunk = text[begin:end]
                 self._parse_chunk(chunk, number, reuse)
                 number += chunk.count("\n")
-        finally:
-            if gc_was_enabled:
-                gc.enable()
         return HAProxyConfig(self.sections, text, self.chunks, (self.unnamed_defaults, self.last_defaults),
                              mergeless=len(self.sections) == len(self.chunks))
 

@@ -272,6 +272,17 @@ class SharedState:
         #: ("v", key) -> each value appended, or ``LoggedWrite`` for a set; ("m", key) -> each member marked (no tuple
         #: per write: 10,000 appends would leave 10,000 young objects for the collector after each render)
         self._log: dict[tuple[str, str], list[Any]] = {}
+        #: keys whose list ``append``/``extend`` made: a list ``set`` from elsewhere (a memoized answer, a value
+        #: another render or caller also holds) is copied before its first change, never changed in place
+        self._owned: set[str] = set()
+
+    def _own_list(self, key: str) -> Any:
+        values = self._values.get(key)
+        if key in self._owned:
+            return values
+        values = self._values[key] = [] if values is None else list(values) if isinstance(values, list) else values
+        self._owned.add(key)
+        return values
 
     def _logged(self, name: tuple[str, str]) -> list[Any]:
         log = self._log.get(name)
@@ -293,6 +304,7 @@ class SharedState:
 
     def set(self, key: str, value: Any) -> str:
         self._values[key] = value
+        self._owned.discard(key)
         self._logged(("v", key)).append(LoggedWrite("set", value))
         fragments.note(fragments.EFFECT, "shared", "set", (key, value))
         return ""
@@ -308,14 +320,14 @@ class SharedState:
 
     def append(self, key: str, value: Any) -> str:
         """Appends to the list under ``key`` (O(1); templates cannot mutate lists themselves)."""
-        self._values.setdefault(key, []).append(value)
+        self._own_list(key).append(value)
         self._logged(("v", key)).append(value)
         fragments.note(fragments.EFFECT, "shared", "append", (key, value))
         return ""
 
     def extend(self, key: str, values: Sequence[Any]) -> None:
         """``append`` of each value in turn, at once (a fragment loop's reused items; journals nothing)."""
-        self._values.setdefault(key, []).extend(values)
+        self._own_list(key).extend(values)
         self._logged(("v", key)).extend(values)
 
     def mark(self, key: str, member: Any) -> str:
@@ -395,17 +407,9 @@ def _parse_ip(address: str) -> tuple[str, tuple[int, int]] | None:
         return address, (4, int.from_bytes(inet_aton(address), "big"))
     parts = address.split(".") if type(address) is str else ()
     if len(parts) == 4 and address.isascii() and "".join(parts).isdigit():
-        # dotted decimal, ipaddress's rules without its cost (a startup parses every endpoint): each part 1-3 digits
-        # without a leading zero, at most 255; anything else with four all-digit parts is no address at all
-        value = 0
-        for part in parts:
-            if not part or len(part) > 3 or (part[0] == "0" and len(part) > 1):
-                return None
-            octet = int(part)
-            if octet > 255:
-                return None
-            value = (value << 8) | octet
-        return address, (4, value)
+        # four all-digit parts that are not a canonical address (a leading zero, an octet above 255): no address,
+        # as ipaddress says, without its cost
+        return None
     try:
         ip = ipaddress.ip_address(address)
     except (ValueError, TypeError):
@@ -488,8 +492,9 @@ class EndpointsMemo:
 
     def next_render(self) -> None:
         # a new memo's first render keeps the answers it was given (and one after a render that asked nothing)
-        if self._current or not self._previous:
-            self._previous, self._current = self._current, {}
+        if self._current:
+            self._previous = self._current
+        self._current = {}  # always a fresh dict: the last one may have been handed on (``answers``)
 
     def answers(self) -> EndpointAnswers:
         """What the last render asked (never written again: the next render writes a dict of its own)."""
@@ -618,14 +623,7 @@ class ServerSlots:
     def lows(self, calls: Iterable[tuple[Any, ...]]) -> list[tuple[str, float, float]]:
         """Of ``assign``'s journalled arguments made in this render, the backends with few endpoints, since when
         they have been so, and the quiet period after which they are ``shrinkable``."""
-        found = []
-        for backend, endpoints, _, shrink_after in calls:
-            entry = self.memo.get(backend)
-            since = self.low_since.get(backend)
-            if entry is not None and since is not None and self._now is not None and entry[5] \
-                    and len(endpoints) * 4 <= entry[5]:
-                found.append((backend, since, _quiet_period(shrink_after)))
-        return found
+        return [(backend, since, quiet) for _, backend, since, quiet in self.lows_at((0, call) for call in calls)]
 
     def lows_at(self, calls: Iterable[tuple[int, tuple[Any, ...]]]) -> list[tuple[int, str, float, float]]:
         """``lows`` of (position, journalled arguments) pairs at once, each found one with its position."""

@@ -32,7 +32,7 @@ class CurrentConfigCache:
 
     def read(self, text: str | None) -> CurrentConfig | None:
         """The ``CurrentConfig`` of ``text`` (the same object again for the same text)."""
-        if text is None or not text or text.isspace():  # no 4 MB copy of a deployed config to test it
+        if not text or text.isspace():  # no 4 MB copy of a deployed config to test it
             return None
         if self._last is not None and (self._last.text is text or self._last.text == text):
             return self._last

@@ -20,6 +20,7 @@ from jinja2 import TemplateAssertionError, TemplateNotFound, TemplateSyntaxError
 from jinja2.exceptions import SecurityError
 from jinja2.runtime import Context
 
+from haptic.core.gc_pause import gc_paused
 from haptic.core.identity import same_items
 from haptic.dataplane.aux_files import AuxFiles
 from haptic.templating import ingress_lines
@@ -512,26 +513,22 @@ class TemplateEngine:
         self.env.start_deadline(self.render_timeout)
         # A render allocates hundreds of thousands of short-lived objects next to large stores; the
         # cyclic GC would rescan the stores over and over, and a render creates no cycles worth it.
-        gc_was_enabled = gc.isenabled()
-        gc.disable()
-        token = CURRENT_RENDER.set(state)
-        try:
-            config = self._render_one(HAPROXY_CFG, self.templates.haproxy_config, context)
-            maps = {n: self._render_one(f"map:{n}", t, context) for n, t in sorted(self.templates.maps.items())}
-            files = {n: self._render_one(f"file:{n}", t, context) for n, t in sorted(self.templates.files.items())}
-            certs = {
-                n: self._render_one(f"cert:{n}", t, context) for n, t in sorted(self.templates.certificates.items())
-            }
-        except TemplatingError:
-            # Content not fetched yet renders as "": what failed may be a template reading it.
-            context["http"].raise_if_missing()
-            raise
-        finally:
-            CURRENT_RENDER.reset(token)
-            self.env.clear_deadline()
-            if gc_was_enabled:
-                promote_render_objects()
-                gc.enable()
+        with gc_paused(promote_render_objects):
+            token = CURRENT_RENDER.set(state)
+            try:
+                config = self._render_one(HAPROXY_CFG, self.templates.haproxy_config, context)
+                maps = {n: self._render_one(f"map:{n}", t, context) for n, t in sorted(self.templates.maps.items())}
+                files = {n: self._render_one(f"file:{n}", t, context) for n, t in sorted(self.templates.files.items())}
+                certs = {
+                    n: self._render_one(f"cert:{n}", t, context) for n, t in sorted(self.templates.certificates.items())
+                }
+            except TemplatingError:
+                # Content not fetched yet renders as "": what failed may be a template reading it.
+                context["http"].raise_if_missing()
+                raise
+            finally:
+                CURRENT_RENDER.reset(token)
+                self.env.clear_deadline()
         context["http"].raise_if_missing()
         slots = context["server_slots"]
         shrinkable = False

@@ -268,10 +268,6 @@ class LoopRecord:
         self.low_order = sorted(chain.from_iterable(self.low_entries.values()))
         self.finish(state)
 
-    @property
-    def slot_at(self) -> list[int]:
-        return self.slots.at
-
     def set_lows(self, positions: Iterable[int], state: LoopState) -> None:
         """The low backends of the items at ``positions`` as ``server_slots`` left them in this render."""
         slots = state.roles.get("slots")
@@ -358,7 +354,7 @@ def candidates(record: LoopRecord, items: Sequence[Any], state: LoopState) -> li
             for name in changed:
                 found.update(record.slot_index.get(name, ()))
         else:
-            found.update(compress(record.slot_at, map(not_, slots.unchanged(record.slots.flat))))
+            found.update(compress(record.slots.at, map(not_, slots.unchanged(record.slots.flat))))
     return sorted(found)
 
 

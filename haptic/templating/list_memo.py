@@ -3,8 +3,9 @@
 Store objects are replaced, never mutated, on change, and templates cannot change what they are given (the sandbox
 is immutable): a pure function of the objects of a list (in order) and of a few plain arguments gives the same
 answer for the same objects. A config change (a new engine over the same stores) or an EndpointSlice change then
-redoes none of the passes over every Ingress that select, order and route them. Only the last call of each
-function is kept; it holds its objects, so no id is reused meanwhile. Outside a render (a caller of its own,
+redoes none of the passes over every Ingress that select, order and route them. The last few calls of each
+name are kept (a template may call one pass over two lists, e.g. the isolated Ingresses and the others), for a
+bounded number of names (names may carry a template's argument). Outside a render (a caller of its own,
 whose objects may be its own to change) nothing is kept. Imports only the render context; never the engine.
 """
 
@@ -20,8 +21,10 @@ __all__ = ["same_call"]
 
 _R = TypeVar("_R")
 
-#: function -> (the items of its last call, its other arguments, its answer)
-_LAST_CALLS: dict[str, tuple[tuple[Any, ...], Any, Any]] = {}
+#: name -> (the items of a call, its other arguments, its answer) for its last ``_CALLS`` calls, newest last;
+#: names in the order last used
+_LAST_CALLS: dict[str, list[tuple[tuple[Any, ...], Any, Any]]] = {}
+_CALLS, _NAMES = 4, 64
 
 
 def same_call(name: str, items: Iterable[Any], args: Any, compute: Callable[[Sequence[Any]], _R]) -> _R:
@@ -30,10 +33,15 @@ def same_call(name: str, items: Iterable[Any], args: Any, compute: Callable[[Seq
     group = tuple(items)
     if CURRENT_RENDER.get() is None:
         return compute(group)
-    last = _LAST_CALLS.get(name)
-    if last is not None and last[1] == args and same_items(last[0], group):
-        answer: _R = last[2]
-        return answer
+    calls = _LAST_CALLS.pop(name, [])
+    _LAST_CALLS[name] = calls
+    for kept_items, other_args, kept in reversed(calls):
+        if other_args == args and same_items(kept_items, group):
+            answer: _R = kept
+            return answer
     answer = compute(group)
-    _LAST_CALLS[name] = (group, args, answer)
+    calls.append((group, args, answer))
+    del calls[:-_CALLS]
+    while len(_LAST_CALLS) > _NAMES:
+        del _LAST_CALLS[next(iter(_LAST_CALLS))]
     return answer

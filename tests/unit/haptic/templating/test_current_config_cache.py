@@ -89,3 +89,10 @@ def test_a_backend_renamed_in_place_is_parsed_once_and_reads_as_a_full_parse() -
     assert read is not None and _shape(read) == _shape(parse_current_config(renamed))
     assert "be_7" not in read.backends and "be_new" in read.backends
     assert cache.parsed_pieces - parsed == 1, "the renamed backend's piece was parsed more than once"
+
+
+def test_a_missing_or_blank_deployed_config_reads_as_none() -> None:
+    cache = CurrentConfigCache()
+    for text in (None, "", " ", "\n\t \r\n", "\x1c\u3000"):
+        assert cache.read(text) is None, repr(text)
+    assert cache.read(_config({"be": ["10.0.0.1:80"]})) is not None

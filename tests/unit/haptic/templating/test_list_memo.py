@@ -166,22 +166,42 @@ def test_a_config_change_of_the_class_or_the_shared_namespaces_renders_anew() ->
     assert config_change().config == first.config
 
 
-def test_a_new_engine_takes_the_last_engine_s_slots_and_endpoints_only_where_their_inputs_hold() -> None:
+def test_a_new_engine_takes_the_last_engine_s_slots_and_endpoints_only_where_their_inputs_hold(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from haptic.templating import context as context_mod
+    from haptic.templating import engine as engine_mod
     from tests.unit.haptic.templating.test_fragments import _slice
 
     lib = Library(2)
     first = lib.render()
     assert first.config.count("server SRV_") == 20  # 2 backends of 10 slots
+    resolved: list[str] = []
+    resolve = context_mod.service_endpoints
+
+    def counting(service: Any, port_ref: Any, slices: Any) -> Any:
+        resolved.append(service["metadata"]["name"])
+        return resolve(service, port_ref, slices)
+
+    monkeypatch.setattr(context_mod, "service_endpoints", counting)
 
     def config_change(**extra: Any) -> Any:
-        engine = TemplateEngine(lib.engine.templates)
-        engine.verify_fragments = True  # each render checked against one without fragments
-        return engine.render(RenderInputs(stores=lib.stores, extra_context={**lib.extra, **extra}))
+        inputs = RenderInputs(stores=lib.stores, extra_context={**lib.extra, **extra})
+        carried = TemplateEngine(lib.engine.templates).render(inputs)
+        with monkeypatch.context() as without:  # the same render by an engine that was handed nothing
+            without.setattr(engine_mod, "_CARRIED", engine_mod._Carried())
+            alone = TemplateEngine(lib.engine.templates)
+            alone.fragments = False
+            assert alone.render(inputs).config == carried.config
+        return carried
 
+    resolved.clear()
     assert config_change(serverSlots=4).config.count("server SRV_") == 8  # another step: assigned anew
+    assert resolved.count("svc0") == 1  # the carried engine resolved none: only the one handed nothing did
     lib.stores["endpoints"].apply(_slice(0, 3))  # another EndpointSlice: its endpoints found anew
+    resolved.clear()
     grown = config_change()
     assert "SRV_3 10.0.0.3:8080" in grown.config and grown.config.count("server SRV_") == 20
+    assert resolved.count("svc0") == 2 and resolved.count("svc1") == 1  # svc0 anew in both; svc1 carried
 
 
 @pytest.mark.parametrize("blank", ["", " ", "\n\t \r\n", "\x1c\u3000"])
@@ -189,3 +209,39 @@ def test_a_blank_deployed_config_is_none_as_strip_said(blank: str) -> None:
     from haptic.templating.current_config import coerce_current_config
 
     assert not blank.strip() and coerce_current_config(blank) is None
+
+
+def test_a_memoized_answer_a_template_sets_and_appends_to_is_never_grown_in_place() -> None:
+    from types import SimpleNamespace
+
+    from haptic.k8s.store import ResourceStore
+    from haptic.templating.engine import TemplateSet
+
+    template = ('{% set ings = resources.ingresses.list() | with_field("spec.tls") %}{% do shared.set("x", ings) %}'
+                '{% do shared.append("x", 1) %}{{ shared.get("x") | length }}')
+    spec = SimpleNamespace(haproxy_config={"template": template}, template_snippets={}, maps={}, files={},
+                           ssl_certificates={})
+    store = ResourceStore("ingresses", ["metadata.namespace", "metadata.name"], None, [])
+    store.apply({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"namespace": "a", "name": "b"},
+                 "spec": {"tls": [{}]}})
+    engine = TemplateEngine(TemplateSet.from_spec(spec))
+    engine.fragments = False
+    assert [engine.render(RenderInputs(stores={"ingresses": store})).config for _ in range(3)] == ["2", "2", "2"]
+
+
+@pytest.mark.usefixtures("rendering")
+def test_a_few_calls_per_name_and_a_bounded_number_of_names_are_kept() -> None:
+    from haptic.templating import list_memo
+
+    calls, compute = _counting()
+    first, second = [{"name": "a"}], [{"name": "b"}]
+    for _ in range(3):  # two lists in turn: neither evicts the other
+        same_call("test:two", first, None, compute)
+        same_call("test:two", second, None, compute)
+    assert calls == [1, 1]
+    for i in range(list_memo._NAMES + 10):
+        same_call(f"test:name{i}", first, None, compute)
+    assert len(list_memo._LAST_CALLS) == list_memo._NAMES
+    for i in range(list_memo._CALLS + 3):
+        same_call("test:many", [{"name": str(i)}], None, compute)
+    assert len(list_memo._LAST_CALLS["test:many"]) == list_memo._CALLS

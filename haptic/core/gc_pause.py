@@ -1,0 +1,43 @@
+"""``gc_paused()``: the cyclic collector off while a large pass allocates many objects and no cycles worth it.
+
+A render or a parse of a 10,000-backend config allocates hundreds of thousands of objects next to large stores;
+the collector would rescan them over and over. Renders and parses run in several threads at once (a controller's
+render thread, the webhook's, the deployer's parse): the collector, which is process-wide, is back on (and
+``on_resume`` run) only when the last of them ends, and only if it was on when the first began.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+__all__ = ["gc_paused"]
+
+_lock = threading.Lock()
+_holders = 0
+_was_enabled = False
+
+
+@contextmanager
+def gc_paused(on_resume: Callable[[], None] | None = None) -> Iterator[None]:
+    """The collector off for the block; ``on_resume`` runs (collector still off) before the last holder turns it
+    back on."""
+    global _holders, _was_enabled
+    with _lock:
+        if _holders == 0:
+            _was_enabled = gc.isenabled()
+            gc.disable()
+        _holders += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _holders -= 1
+            if _holders == 0 and _was_enabled:
+                try:
+                    if on_resume is not None:
+                        on_resume()
+                finally:
+                    gc.enable()

@@ -1,0 +1,45 @@
+"""``gc_paused``: the collector is back on only when the last holder ends, and only if it was on."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+
+import pytest
+
+from haptic.core.gc_pause import gc_paused
+
+
+@pytest.fixture
+def collector_on() -> Iterator[None]:
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        yield
+    finally:
+        (gc.enable if was else gc.disable)()
+
+
+@pytest.mark.usefixtures("collector_on")
+def test_overlapping_holders_turn_it_back_on_once_when_the_last_ends() -> None:
+    resumed: list[str] = []
+    first, second = gc_paused(lambda: resumed.append("first")), gc_paused(lambda: resumed.append("second"))
+    first.__enter__()
+    second.__enter__()  # another thread's render begins while the first runs
+    assert not gc.isenabled()
+    first.__exit__(None, None, None)
+    assert not gc.isenabled() and resumed == []  # the second still runs
+    second.__exit__(None, None, None)
+    assert gc.isenabled() and resumed == ["second"]
+
+
+@pytest.mark.usefixtures("collector_on")
+def test_it_stays_off_when_it_was_off_and_comes_back_after_an_error() -> None:
+    gc.disable()
+    with gc_paused(lambda: pytest.fail("resumed a collector that was off")):
+        pass
+    assert not gc.isenabled()
+    gc.enable()
+    with pytest.raises(ValueError), gc_paused():
+        raise ValueError
+    assert gc.isenabled()
