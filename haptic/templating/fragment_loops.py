@@ -228,18 +228,13 @@ class LoopRecord:
                     if result:
                         claim(args[0])
                         claim_at(p)
-                elif role == "shared" and method == "append":
-                    stream = appends.get(args[0])
+                elif role == "shared" and (method == "append" or method == "mark"):
+                    streams, tag = (appends, "v") if method == "append" else (marks, "m")
+                    stream = streams.get(args[0])
                     if stream is None:
-                        stream = appends[args[0]] = _Stream()
+                        stream = streams[args[0]] = _Stream()
                     stream.add(p, args[1])
-                    writes.add(("v", args[0]))
-                elif role == "shared" and method == "mark":
-                    stream = marks.get(args[0])
-                    if stream is None:
-                        stream = marks[args[0]] = _Stream()
-                    stream.add(p, args[1])
-                    writes.add(("m", args[0]))
+                    writes.add((tag, args[0]))
                 else:
                     if role == "shared":
                         writes.add(("m" if method == "mark" else "v", args[0]))
