@@ -11,7 +11,7 @@ import ipaddress
 import math
 import posixpath
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -746,15 +746,18 @@ class IdentityMemo(Generic[_V]):
 
     def __init__(self) -> None:
         self._render: Any = None
-        self._current: dict[tuple[int, ...], tuple[tuple[Any, ...], _V]] = {}
-        self._previous: dict[tuple[int, ...], tuple[tuple[Any, ...], _V]] = {}
+        # keys: the objects' ids (a tuple), or one object's id (an int: ``get_one``)
+        self._current: dict[Hashable, tuple[tuple[Any, ...], _V]] = {}
+        self._previous: dict[Hashable, tuple[tuple[Any, ...], _V]] = {}
+
+    def _rotate(self, render: Any) -> None:
+        if render is not self._render:
+            self._render = render
+            self._previous, self._current = self._current, {}
 
     def get(self, *objects: Any) -> _V | None:
         """The answer kept for exactly these objects (kept on for the next render), or None."""
-        state = current_render()
-        if state is not self._render:
-            self._render = state
-            self._previous, self._current = self._current, {}
+        self._rotate(current_render())
         key = tuple(map(id, objects))
         hit = self._current.get(key) or self._previous.get(key)
         if hit is None or not same_items(hit[0], objects):
@@ -765,6 +768,21 @@ class IdentityMemo(Generic[_V]):
     def put(self, value: _V, *objects: Any) -> _V:
         """Keeps ``value`` as the answer for these objects (after a ``get`` of them in this render)."""
         self._current[tuple(map(id, objects))] = (objects, value)
+        return value
+
+    def get_one(self, render: Any, obj: Any) -> _V | None:
+        """``get`` of one object, its render given (asked once per Ingress of a render: no key tuple each)."""
+        self._rotate(render)
+        key = id(obj)
+        hit = self._current.get(key) or self._previous.get(key)
+        if hit is None or hit[0][0] is not obj:
+            return None
+        self._current[key] = hit
+        return hit[1]
+
+    def put_one(self, obj: Any, value: _V) -> _V:
+        """``put`` for ``get_one``."""
+        self._current[id(obj)] = ((obj,), value)
         return value
 
 

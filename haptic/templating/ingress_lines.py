@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from haptic.names import ANNOTATION_PREFIX
-from haptic.templating.context import current_render
+from haptic.templating.context import IdentityMemo, current_render
 from haptic.templating.filters import warn
 from haptic.templating.ingress_helpers import canary_routes, ingress_routes, is_passthrough
 from haptic.templating.list_memo import same_call
@@ -83,45 +83,21 @@ def server_options(a: Mapping[str, Any]) -> str:
 Plan = tuple[Sequence[dict[str, Any]], str, list[str]]
 
 
-class _PlanMemo:
-    """``IdentityMemo`` for one object at a time, given the render (once per Ingress of a render: no key tuple)."""
-
-    def __init__(self) -> None:
-        self._render: Any = None
-        self._current: dict[int, tuple[Any, Plan]] = {}
-        self._previous: dict[int, tuple[Any, Plan]] = {}
-
-    def get(self, render: Any, obj: Any) -> Plan | None:
-        if render is not self._render:
-            self._render = render
-            self._previous, self._current = self._current, {}
-        key = id(obj)
-        hit = self._current.get(key) or self._previous.get(key)
-        if hit is None or hit[0] is not obj:
-            return None
-        self._current[key] = hit
-        return hit[1]
-
-    def put(self, obj: Any, plan: Plan) -> Plan:
-        self._current[id(obj)] = (obj, plan)
-        return plan
-
-
 #: what a plain Ingress's backends are made of apart from render state: its routes (with the canary twins), the
 #: server options and the directives before the redirect. Module-level, as ``with_dialect``'s views: a config
 #: change builds a new engine over the same objects.
-_PLANS = _PlanMemo()
+_PLANS: IdentityMemo[Plan] = IdentityMemo()
 
 
 def _plan(render: Any, ing: Mapping[str, Any], a: Mapping[str, Any]) -> Plan:
-    hit = _PLANS.get(render, ing)
+    hit = _PLANS.get_one(render, ing)
     if hit is not None:
         return hit
     if is_passthrough(ing):  # no HTTP routes
         routes: list[dict[str, Any]] = []
     else:
         routes = ingress_routes(ing) + (canary_routes([ing]) if a.get(PREFIX + "canary-service") else [])
-    return _PLANS.put(ing, (tuple(routes), server_options(a), backend_directives(a, redirect=False)))
+    return _PLANS.put_one(ing, (tuple(routes), server_options(a), backend_directives(a, redirect=False)))
 
 
 def ingress_backends(ing: Mapping[str, Any], default_backend: Any, resources: Mapping[str, Any], shared: Any,
