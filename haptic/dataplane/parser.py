@@ -221,11 +221,13 @@ def parse_config_reusing(text: str, other: HAProxyConfig) -> HAProxyConfig:
         return parse_config(text)
 
 
-#: one section chunk of a parsed text: its section, its length, (unnamed defaults so far, last defaults) before it
-_Chunk = tuple["Section", int, tuple[int, str | None]]
+#: one section chunk of a parsed text: its section, its length, (unnamed defaults so far, last defaults) before it,
+#: its newlines (what numbers the lines of a chunk parsed after a run taken wholesale, without counting the run's)
+_Chunk = tuple["Section", int, tuple[int, str | None], int]
 
 
 _LENGTH = operator.itemgetter(1)
+_NEWLINES = operator.itemgetter(3)
 
 
 def _outside(runs: list[tuple[int, int]], count: int) -> list[int]:
@@ -374,12 +376,13 @@ class _Parser:
         reuse: dict[str, Section] | None = None
         index_of: dict[int, int] | None = None  # id of an old section -> its chunk index
         i, p = 0, starts[0]
-        line_at, line = 0, 1
+        line = 1 + text.count("\n", 0, p)  # the line ``p`` is on
         while p < len(text):
             run = self._run(text, old, starts, i, p) if i < len(chunks) else 0
             if run and (self.unnamed_defaults, self.last_defaults) == chunks[i][2]:
                 self.sections.extend(sections[i:i + run])
                 self.chunks.extend(chunks[i:i + run])
+                line += sum(map(_NEWLINES, chunks[i:i + run]))
                 adopted.append((i, i + run))
                 p += starts[i + run] - starts[i]
                 i += run
@@ -388,12 +391,11 @@ class _Parser:
             found = _HEADER.search(text, p)
             end = found.start() + 1 if found is not None else len(text)
             chunk = text[p:end]
-            line += text.count("\n", line_at, p)
-            line_at = p
             if reuse is None:
                 reuse = by_source(other)
             self._parse_chunk(chunk, line, reuse)
             parsed.append(self.chunks[-1][0])
+            line += self.chunks[-1][3]
             equal = reuse.get(chunk)
             if equal is not None:
                 # an old chunk found again out of step: the walk resumes after it (looked for near where the walk
@@ -450,9 +452,8 @@ class _Parser:
             self._parse_preamble(text[: starts[0]])
             number = 1 + text.count("\n", 0, starts[0])
             for begin, end in itertools.pairwise(starts):
-                chunk = text[begin:end]
-                self._parse_chunk(chunk, number, reuse)
-                number += chunk.count("\n")
+                self._parse_chunk(text[begin:end], number, reuse)
+                number += self.chunks[-1][3]
         return HAProxyConfig(self.sections, text, self.chunks, (self.unnamed_defaults, self.last_defaults),
                              mergeless=len(self.sections) == len(self.chunks))
 
@@ -471,12 +472,13 @@ class _Parser:
         if header_end < 0:
             header_end = len(chunk)
         before = (self.unnamed_defaults, self.last_defaults)
+        newlines = chunk.count("\n")
         candidate = reuse.get(chunk)
         if candidate is not None and self._adopt(candidate):
-            self.chunks.append((candidate, len(chunk), before))
+            self.chunks.append((candidate, len(chunk), before, newlines))
             return
         section = self._open_section(tokenize_line(chunk[:header_end], first_number), first_number)
-        self.chunks.append((section, len(chunk), before))
+        self.chunks.append((section, len(chunk), before, newlines))
         candidate = reuse.get(chunk)
         if (
             candidate is not None
@@ -485,7 +487,7 @@ class _Parser:
         ):
             self.sections[-1] = candidate
             self.seen[candidate.key] = candidate
-            self.chunks[-1] = (candidate, len(chunk), before)
+            self.chunks[-1] = (candidate, len(chunk), before, newlines)
             return
         # A merged global section's source is all its chunks, so equal sources stay equal content.
         section.source += chunk

@@ -180,3 +180,23 @@ def test_a_series_of_parses_keeps_no_chain_of_earlier_configs_alive() -> None:
     assert earlier() is None, "the first config is still reachable from the last parse"
     whole = parse_config(current.text)
     assert set(by_source(current)) == {s.source for s in whole.sections if s.kind != "global"}
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_the_sections_a_stretch_wise_parse_parses_are_numbered_as_in_the_new_text(seed: int) -> None:
+    """Lines after a run taken wholesale are numbered from the run's chunks' newline counts (the run's text is not
+    counted again): a section parsed anew has the lines a whole parse gives it."""
+    rng = random.Random(seed)
+    base = parse_config(REALWORLD_CFG)
+    text = edits(REALWORLD_CFG, rng)
+    try:
+        whole = parse_config(text)
+    except ConfigParseError:
+        return
+    stretched = _Parser().parse_against(text, base)
+    if stretched is None:
+        return
+    old = {id(s) for s in base.sections}
+    for mine, theirs in zip(stretched.sections, whole.sections, strict=True):
+        if id(mine) not in old:
+            assert (mine.line, [d.line for d in mine.directives]) == (theirs.line, [d.line for d in theirs.directives])
