@@ -130,8 +130,9 @@ _PIECES = True
 
 def _by_pieces(passed: str, config: str) -> StructuralVerdict | tuple[list[int], str, str] | None:
     """``_by_lines`` over the pieces that differ only (a 4 MB config is not split into 130,000 lines to find ten
-    changed ones); None when the texts do not cut into as many pieces of as many lines each (then the texts' line
-    counts differ, or the pieces do not line up)."""
+    changed ones; the changed lines' indices are within their pieces: only their count is used); None when the
+    texts do not cut into as many pieces of as many lines each (then the texts' line counts differ, or the pieces
+    do not line up)."""
     old_pieces, new_pieces = cut(passed, BACKENDS), cut(config, BACKENDS)
     if len(old_pieces) != len(new_pieces):
         return None
@@ -143,17 +144,15 @@ def _by_pieces(passed: str, config: str) -> StructuralVerdict | tuple[list[int],
     changed: list[int] = []
     old_parts: list[str] = []
     new_parts: list[str] = []
-    at = start = lines = 0  # piece ``at`` starts at ``start`` in ``passed``, after ``lines`` lines
     for k in differ:
-        # Line numbers of the differing pieces only: their offsets from the pieces' lengths, the newlines before
-        # them counted at C speed up to the last (not every piece's lines counted).
-        begin = start + sum(map(len, old_pieces[at:k])) + len(BACKENDS) * (k - at)
-        lines += passed.count("\n", start, begin)
-        at, start = k, begin
         prefix = "" if k == 0 else "backend "
-        found = _by_lines((prefix + old_pieces[k]).split("\n"), (prefix + new_pieces[k]).split("\n"), lines)
+        old_lines, new_lines = (prefix + old_pieces[k]).split("\n"), (prefix + new_pieces[k]).split("\n")
+        found = _by_lines(old_lines, new_lines, 0)
         if isinstance(found, StructuralVerdict):
-            return found
+            # A refusal names its line in the whole text: the newlines before the piece, counted only then (a
+            # proven change needs no line numbers, and counting them is a pass over 4 MB per change).
+            begin = sum(map(len, old_pieces[:k])) + len(BACKENDS) * k
+            return _by_lines(old_lines, new_lines, passed.count("\n", 0, begin))
         changed.extend(found[0])
         old_parts.append(found[1])
         new_parts.append(found[2])
