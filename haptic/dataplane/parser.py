@@ -348,18 +348,20 @@ class _Parser:
         count = len(starts) - 1 - i
         a = starts[i]
 
-        def matches(m: int) -> bool:
-            return text.startswith(old[a:starts[i + m]], p)
+        def matches(done: int, m: int) -> bool:
+            # chunks [done, m) of the run, the first ``done`` being known to match: each stretch is copied out of
+            # ``old`` and compared once, not the whole run so far again at every step
+            return text.startswith(old[starts[i + done]:starts[i + m]], p + starts[i + done] - a)
 
-        if count <= 0 or not matches(1):
+        if count <= 0 or not matches(0, 1):
             return 0
         good, step = 1, 2
-        while step <= count and matches(step):
+        while step <= count and matches(good, step):
             good, step = step, step * 2
         bad = min(step, count + 1)
         while bad - good > 1:
             mid = (good + bad) // 2
-            if matches(mid):
+            if matches(good, mid):
                 good = mid
             else:
                 bad = mid
