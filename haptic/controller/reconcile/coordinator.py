@@ -34,6 +34,7 @@ from haptic.controller.events import (
 )
 from haptic.controller.reconcile.http_content import HttpContentGate
 from haptic.controller.reconcile.notice_tracker import NoticeTracker
+from haptic.controller.reconcile.watched_objects import ObjectKey, WatchedObjects
 from haptic.core import Event, EventBus
 from haptic.names import HAPROXY_PODS
 from haptic.templating.current_config_cache import CurrentConfigCache
@@ -44,8 +45,6 @@ from haptic.validation.isolation import Culprit, content_fingerprint, isolate_re
 from haptic.validation.isolation import change_order as _change_order
 from haptic.validation.isolation import resource_version as _version
 from haptic.validation.render_check import CheckedRender, render_and_validate
-
-ObjectKey = tuple[str, str, str]
 
 
 def merged_reason(triggers: list[ReconciliationTriggered]) -> tuple[str, bool]:
@@ -73,7 +72,7 @@ class RenderValidateCoordinator(IterationComponent):
         self._deployed = CurrentConfigCache()
         self.notices = NoticeTracker()
         #: every watched object as the last config that validated rendered it (None: none has validated yet)
-        self._last_good: dict[ObjectKey, Mapping[str, Any]] | None = None
+        self._last_good: WatchedObjects | None = None
         #: changes held back after haproxy -c rejected their lines: key -> (the rejected content's fingerprint,
         #: why, the version rendered instead or None for a new object, which is left out)
         self.isolated: dict[ObjectKey, tuple[str, Culprit, Mapping[str, Any] | None]] = {}
@@ -83,9 +82,8 @@ class RenderValidateCoordinator(IterationComponent):
         #: reports to the iteration's ``HttpContentRefresher.report`` (logs and publishes content changes)
         self.http_gate = HttpContentGate(ctx.http, lambda changes: None)
 
-    def _objects(self) -> dict[ObjectKey, Mapping[str, Any]]:
+    def _objects(self) -> WatchedObjects:
         """Every watched object (HAProxy pods aside) by (kind, namespace, name)."""
-        found: dict[ObjectKey, Mapping[str, Any]] = {}
         parts: dict[str, tuple[Any, Any, dict[ObjectKey, Mapping[str, Any]], dict[int, Any]]] = {}
         for name, store in sorted(self.ctx.stores.items()):
             if name == HAPROXY_PODS:
@@ -97,9 +95,8 @@ class RenderValidateCoordinator(IterationComponent):
             else:
                 part, keys = self._store_objects(store, last[3] if last is not None else {})
             parts[name] = (store, mark, part, keys)
-            found.update(part)
         self._object_parts = parts
-        return found
+        return WatchedObjects(tuple(p[2] for p in parts.values()))
 
     @staticmethod
     def _store_objects(store: Any, known: dict[int, tuple[Mapping[str, Any], ObjectKey | None]]) -> tuple[
@@ -129,7 +126,7 @@ class RenderValidateCoordinator(IterationComponent):
 
     def _candidates(self, objects: Mapping[ObjectKey, Mapping[str, Any]]) -> list[Mapping[str, Any]]:
         """The objects changed since the last config that validated, oldest change first."""
-        previous = self._last_good or {}
+        previous: Mapping[ObjectKey, Mapping[str, Any]] = self._last_good or {}
         changed = [obj for key, obj in objects.items()
                    if key not in self.isolated and (key not in previous or _version(previous[key]) != _version(obj))]
         return sorted(changed, key=_change_order)
@@ -253,13 +250,7 @@ class RenderValidateCoordinator(IterationComponent):
             self.logger.debug("rendered configuration %s validated structurally: %s", checksum,
                               validation.structural_reason)
         self.last_rendered = result
-        last_good = dict(objects)
-        for key, (_, _, old) in self.isolated.items():
-            if old is None:
-                last_good.pop(key, None)
-            else:
-                last_good[key] = old
-        self._last_good = last_good
+        self._last_good = objects.with_overrides({key: old for key, (_, _, old) in self.isolated.items()})
         # The next render keeps each endpoint in the slot it has now (the config being deployed), so that
         # endpoint changes stay runtime-only for the whole life of the iteration, not just its first render.
         self.ctx.current_config = result.config
@@ -288,7 +279,7 @@ class RenderValidateCoordinator(IterationComponent):
         for culprit in isolation.culprits:
             key = culprit.ref.key
             fingerprint = content_fingerprint(objects[key])
-            old = (self._last_good or {}).get(key)
+            old = self._last_good.get(key) if self._last_good is not None else None
             if old is not None and content_fingerprint(old) == fingerprint:
                 # Present, unchanged, in the last config that validated, but not rendered then (nothing used
                 # it yet): it is no good version of itself, so it is left out, not rendered in its own place.
