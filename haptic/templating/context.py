@@ -11,7 +11,7 @@ import ipaddress
 import math
 import posixpath
 import re
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -48,29 +48,40 @@ class StoreView:
     """Read-only face of a store for templates: ``list()``, ``fetch(*keys)``, ``get_single(*keys)``.
     Reads inside a ``{% fragment %}`` are journalled under ``role`` (see ``fragments``)."""
 
-    __slots__ = ("_role", "_store")
+    __slots__ = ("_lookup", "_role", "_store")
 
     def __init__(self, store: StoreLike, role: str = "store:?") -> None:
         self._store = store
         self._role = role
+        # a store that keeps its answers as tuples hands them out as they are (``ResourceStore.lookup``): a read
+        # copies nothing for its journal entry
+        self._lookup: Callable[..., tuple[Any, ...]] | None = getattr(store, "lookup", None)
 
     def list(self) -> Sequence[Any]:
-        result = self._store.list()
-        fragments.note(fragments.READ, self._role, "list", (), fragments.store_result(result))
-        return result
+        return list(self._found("list", ()))
 
     def fetch(self, *keys: Any) -> Sequence[Any]:
+        return list(self._found("fetch", _as_text(keys)))
+
+    def lookup(self, *keys: Any) -> tuple[Any, ...]:
+        """``fetch`` as a tuple, the store's own where it keeps one (for Python helpers: no copy)."""
+        return self._found("fetch", _as_text(keys))
+
+    def _found(self, method: str, texts: tuple[str, ...]) -> tuple[Any, ...]:
         # journalled with the keys as the store's index holds them (text): a replay tests them against what the
         # store's writes touched (``ResourceStore.changed_since``) as they are
-        texts = tuple(map(str, keys))
-        result = self._store.fetch(*texts)
-        fragments.note(fragments.READ, self._role, "fetch", texts, fragments.store_result(result))
-        return result
+        lookup = self._lookup
+        if lookup is not None:
+            found = lookup(*texts)
+        else:
+            found = tuple(self._store.list() if method == "list" else self._store.fetch(*texts))
+        fragments.note(fragments.READ, self._role, method, texts, ("objects", found))
+        return found
 
     def get_single(self, *keys: Any) -> Any:
-        texts = tuple(map(str, keys))
+        texts = _as_text(keys)
         result = self._store.get_single(*texts)
-        fragments.note(fragments.READ, self._role, "get_single", texts, fragments.store_result(result))
+        fragments.note(fragments.READ, self._role, "get_single", texts, ("objects", (result,)))
         return result
 
     def count(self) -> int:
@@ -80,6 +91,14 @@ class StoreView:
     def __len__(self) -> int:
         fragments.uncacheable()
         return len(self._store)
+
+
+def _as_text(keys: tuple[Any, ...]) -> tuple[str, ...]:
+    """Lookup keys as the store's index holds them (text); the very tuple when they are already."""
+    for key in keys:
+        if type(key) is not str:
+            return tuple(map(str, keys))
+    return keys
 
 
 class SkippingStore:
@@ -502,7 +521,7 @@ class EndpointsMemo:
         return self._current
 
     def __call__(self, service: Any, port_ref: Any, slices: Iterable[Any]) -> list[Endpoint]:
-        group = tuple(slices)
+        group = slices if type(slices) is tuple else tuple(slices)
         if type(port_ref) is dict or isinstance(port_ref, Mapping):  # the exact type first: the ABC check is slow
             number, name = port_ref.get("number"), port_ref.get("name")
             if type(number) in _PLAIN_PORT and type(name) in _PLAIN_NAME:

@@ -163,7 +163,7 @@ def service_servers(resources: Mapping[str, Any], slots: Any, backend: str, name
     stores ``services`` and ``endpoints`` of ``resources``) in ``server_slots`` (``step`` slots at a time), each
     line followed by ``options`` (and ``cookie SRV_n`` with ``cookie``)."""
     found = endpoints_of(resources["services"].get_single(namespace, service), port,
-                         resources["endpoints"].fetch(namespace, service))
+                         resources["endpoints"].lookup(namespace, service))
     assigned = slots.assign(backend, found, step, shrink_after)
     if cookie:
         return [f"{s.spec}{options} cookie {s.name}" for s in assigned]
