@@ -270,6 +270,9 @@ class FileRegistry:
         return self._resolver._get_path(name, kind)
 
 
+_NO_MARKS: Mapping[Any, None] = {}
+
+
 class LoggedWrite:
     """A ``shared.set``/``setdefault`` in a ``SharedState`` log (appends are logged as their values)."""
 
@@ -362,7 +365,7 @@ class SharedState:
         self._logged(("m", key)).extend(members)
 
     def marked(self, key: str, member: Any) -> bool:
-        result = member in self._marks.get(key, {})
+        result = member in self._marks.get(key, _NO_MARKS)
         fragments.note_read("shared", "marked", (key, member), result)
         return result
 
@@ -490,7 +493,7 @@ def service_endpoints(service: Any, port_ref: Any, slices: Iterable[Any]) -> lis
 SlotMemo = dict[str, tuple[CurrentBackend | None, tuple[Endpoint, ...], int, bool, tuple[ServerSlot, ...], int]]
 
 
-#: (service id, port reference, slice ids) -> (service, slices, endpoints)
+#: (port reference, service id, slice ids...) -> (service, slices, endpoints)
 EndpointAnswers = dict[tuple[Any, ...], tuple[Any, tuple[Any, ...], tuple[Endpoint, ...]]]
 
 _PLAIN_PORT = (int, type(None))
@@ -521,24 +524,29 @@ class EndpointsMemo:
         return self._current
 
     def __call__(self, service: Any, port_ref: Any, slices: Iterable[Any]) -> list[Endpoint]:
+        return list(self.answer(service, port_ref, slices))
+
+    def answer(self, service: Any, port_ref: Any, slices: Iterable[Any]) -> tuple[Endpoint, ...]:
+        """``service_endpoints`` as the memo keeps it (a tuple, not copied: for Python helpers)."""
         group = slices if type(slices) is tuple else tuple(slices)
         if type(port_ref) is dict or isinstance(port_ref, Mapping):  # the exact type first: the ABC check is slow
             number, name = port_ref.get("number"), port_ref.get("name")
             if type(number) in _PLAIN_PORT and type(name) in _PLAIN_NAME:
                 # the common reference as it is (an int or None, a text or None: equal only to the same reference)
-                port_key: tuple[Any, ...] = ("port", number, name)
+                kind: str = "port"
             else:
-                port_key = ("map", repr(number), repr(name))
+                kind, number, name = "map", repr(number), repr(name)
         else:
-            port_key = (type(port_ref).__name__, repr(port_ref))
-        key = (id(service), port_key, tuple(map(id, group)))
+            kind, number, name = type(port_ref).__name__, repr(port_ref), None
+        # one flat tuple (hashed once per lookup, no inner tuples): the port reference, then the objects' ids
+        key = (kind, number, name, id(service), *map(id, group))
         hit = self._current.get(key) or self._previous.get(key)
         if hit is not None and hit[0] is service and same_items(hit[1], group):
             result = hit[2]
         else:
             result = tuple(service_endpoints(service, port_ref, group))
         self._current[key] = (service, group, result)
-        return list(result)
+        return result
 
 
 #: how long a backend's endpoints must have fit in a quarter of its server slots before a reload that
@@ -596,7 +604,8 @@ class ServerSlots:
         key = tuple(endpoints)
         # The deployed backend is compared by identity (the current-config reader reuses unchanged ones;
         # the memo holds it, so the identity cannot be recycled), endpoints and step by value.
-        if hit is not None and hit[0] is previous and hit[1] == key and hit[2] == step and hit[3] == compact:
+        if hit is not None and hit[0] is previous and (hit[1] is key or hit[1] == key) and hit[2] == step \
+                and hit[3] == compact:
             result = hit[4]
         else:
             count = slot_count(len(endpoints), step, deployed, compact=compact)
