@@ -461,8 +461,9 @@ def service_endpoints(service: Any, port_ref: Any, slices: Iterable[Any]) -> lis
     if service_port is None:
         return []
     port_name = service_port.get("name") or ""
-    found: dict[Endpoint, tuple[int, int, int]] = {}  # endpoint -> its sort key
-    dotted, from_bytes = _DOTTED.fullmatch, int.from_bytes
+    dotted_v4: list[Endpoint] = []  # canonical IPv4 endpoints (what EndpointSlices hold), repeats included
+    other: dict[Endpoint, tuple[int, int, int]] = {}  # any other address's endpoint -> its sort key
+    dotted = _DOTTED.fullmatch
     for eps in slices:
         target = None
         for slice_port in eps.get("ports") or []:
@@ -476,16 +477,23 @@ def service_endpoints(service: Any, port_ref: Any, slices: Iterable[Any]) -> lis
                 continue
             for address in endpoint.get("addresses") or []:
                 if type(address) is str and dotted(address):  # ``_parse_ip``'s first case, inline
-                    ready = _new_tuple(Endpoint, (address, target))
-                    if ready not in found:
-                        found[ready] = (4, from_bytes(inet_aton(address), "big"), target)
+                    dotted_v4.append(_new_tuple(Endpoint, (address, target)))
                     continue
                 parsed = _parse_ip(address) if isinstance(address, str) else None
                 if parsed is not None:
-                    found.setdefault(_endpoint(parsed[0], target), (*parsed[1], target))
-    if len(found) < 2:
-        return list(found)
-    return [endpoint for endpoint, _ in sorted(found.items(), key=_SECOND)]
+                    other.setdefault(_endpoint(parsed[0], target), (*parsed[1], target))
+    # each endpoint once, by address then port (endpoints differ in their sort keys: the order is the keys')
+    found = list(dict.fromkeys(dotted_v4))
+    if not other:
+        if len(found) > 1:
+            found.sort(key=_v4_order)  # 4 bytes big-endian: the order of the addresses' numbers
+        return found
+    other.update((e, (4, int.from_bytes(inet_aton(e.address), "big"), e.port)) for e in found if e not in other)
+    return [endpoint for endpoint, _ in sorted(other.items(), key=_SECOND)]
+
+
+def _v4_order(endpoint: Endpoint) -> tuple[bytes, int]:
+    return inet_aton(endpoint.address), endpoint.port
 
 
 #: backend -> (the deployed backend it was assigned against, endpoints, step, compacted, slots)
