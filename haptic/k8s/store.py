@@ -35,6 +35,8 @@ Identity = tuple[str, str]
 IndexKey = tuple[str, ...]
 Objects = list[Mapping[str, Any]]
 """A list of stored objects (named so that annotations are not shadowed by ``ResourceStore.list``)."""
+Found = tuple[Mapping[str, Any], ...]
+"""A lookup's answer as the store keeps it (``ResourceStore.lookup``)."""
 
 
 class _Entry:
@@ -86,7 +88,7 @@ class ResourceStore:
                 raise StoreError(f"store {name!r}: ignore field {path.expression!r} cannot remove fields")
         self._entries: dict[Identity, _Entry] = {}
         self._buckets: dict[IndexKey, dict[Identity, Mapping[str, Any]]] = {}
-        self._sorted: dict[IndexKey, Objects] = {}
+        self._sorted: dict[IndexKey, Found] = {}
         self._new_log()
 
     def _new_log(self) -> None:
@@ -227,7 +229,7 @@ class ResourceStore:
         copy.__dict__.update(self.__dict__)
         copy._entries = dict(self._entries)
         copy._buckets = {prefix: dict(bucket) for prefix, bucket in self._buckets.items()}
-        # The cached sorted lists are replaced, never changed in place: sharing them is safe.
+        # The cached sorted tuples are replaced, never changed: sharing them is safe.
         copy._sorted = dict(self._sorted)
         copy._log_end = self.change_mark()[1]
         return copy
@@ -236,20 +238,24 @@ class ResourceStore:
 
     def list(self) -> Objects:
         """Every object, sorted by namespace then name."""
-        cached = self._sorted.get(())
-        if cached is None:
-            cached = [self._entries[i].obj for i in sorted(self._entries)]
-            self._sorted[()] = cached
-        return list(cached)
+        return list(self.lookup())
 
     def fetch(self, *keys: Any) -> Objects:
         """Objects whose index key starts with ``keys`` (none: all), sorted by namespace then name."""
-        if not keys:
-            return self.list()
-        return list(self._sorted_under(keys))
+        return list(self.lookup(*keys))
 
-    def _sorted_under(self, keys: tuple[Any, ...]) -> Objects:
-        """``fetch`` without the copy (the cached list itself: callers must not change it)."""
+    def lookup(self, *keys: Any) -> Found:
+        """``fetch`` as the store keeps it: a tuple shared by every caller until a write replaces it (no copy: the
+        renderer reads two lookups per Ingress)."""
+        try:
+            cached = self._sorted.get(keys)  # keys as the index holds them (text): the common case
+        except TypeError:  # an unhashable key, made text below
+            cached = None
+        if cached is not None:
+            return cached
+        if not keys:
+            cached = self._sorted[()] = tuple([self._entries[i].obj for i in sorted(self._entries)])
+            return cached
         if len(keys) > len(self._paths):
             raise StoreError(
                 f"store {self.name!r}: {len(keys)} keys given but indexBy has {len(self._paths)} "
@@ -264,14 +270,15 @@ class ResourceStore:
         if cached is None:
             bucket = self._buckets.get(prefix)
             if not bucket:
-                return []
-            cached = [bucket[i] for i in sorted(bucket)]
+                return ()
+            # most buckets of a (namespace, name) index hold one object: nothing to sort
+            cached = tuple(bucket.values()) if len(bucket) == 1 else tuple([bucket[i] for i in sorted(bucket)])
             self._sorted[prefix] = cached
         return cached
 
     def get_single(self, *keys: Any) -> Mapping[str, Any] | None:
         """The one object under ``keys``; ``None`` when there is none; ``AmbiguousLookupError`` for several."""
-        return single_match(self.name, keys, self._sorted_under(keys) if keys else self.list())
+        return single_match(self.name, keys, self.lookup(*keys))
 
     def get(self, namespace: str | None, name: str) -> Mapping[str, Any] | None:
         """The object with this identity, whatever the index."""

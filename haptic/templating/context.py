@@ -11,14 +11,14 @@ import ipaddress
 import math
 import posixpath
 import re
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import repeat
 from operator import is_, itemgetter
 from socket import inet_aton
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 from jinja2 import Undefined
 
@@ -48,29 +48,40 @@ class StoreView:
     """Read-only face of a store for templates: ``list()``, ``fetch(*keys)``, ``get_single(*keys)``.
     Reads inside a ``{% fragment %}`` are journalled under ``role`` (see ``fragments``)."""
 
-    __slots__ = ("_role", "_store")
+    __slots__ = ("_lookup", "_role", "_store")
 
     def __init__(self, store: StoreLike, role: str = "store:?") -> None:
         self._store = store
         self._role = role
+        # a store that keeps its answers as tuples hands them out as they are (``ResourceStore.lookup``): a read
+        # copies nothing for its journal entry
+        self._lookup: Callable[..., tuple[Any, ...]] | None = getattr(store, "lookup", None)
 
     def list(self) -> Sequence[Any]:
-        result = self._store.list()
-        fragments.note(fragments.READ, self._role, "list", (), fragments.store_result(result))
-        return result
+        return list(self._found("list", ()))
 
     def fetch(self, *keys: Any) -> Sequence[Any]:
+        return list(self._found("fetch", _as_text(keys)))
+
+    def lookup(self, *keys: Any) -> tuple[Any, ...]:
+        """``fetch`` as a tuple, the store's own where it keeps one (for Python helpers: no copy)."""
+        return self._found("fetch", _as_text(keys))
+
+    def _found(self, method: str, texts: tuple[str, ...]) -> tuple[Any, ...]:
         # journalled with the keys as the store's index holds them (text): a replay tests them against what the
         # store's writes touched (``ResourceStore.changed_since``) as they are
-        texts = tuple(map(str, keys))
-        result = self._store.fetch(*texts)
-        fragments.note(fragments.READ, self._role, "fetch", texts, fragments.store_result(result))
-        return result
+        lookup = self._lookup
+        if lookup is not None:
+            found = lookup(*texts)
+        else:
+            found = tuple(self._store.list() if method == "list" else self._store.fetch(*texts))
+        fragments.note(fragments.READ, self._role, method, texts, ("objects", found))
+        return found
 
     def get_single(self, *keys: Any) -> Any:
-        texts = tuple(map(str, keys))
+        texts = _as_text(keys)
         result = self._store.get_single(*texts)
-        fragments.note(fragments.READ, self._role, "get_single", texts, fragments.store_result(result))
+        fragments.note(fragments.READ, self._role, "get_single", texts, ("objects", (result,)))
         return result
 
     def count(self) -> int:
@@ -80,6 +91,14 @@ class StoreView:
     def __len__(self) -> int:
         fragments.uncacheable()
         return len(self._store)
+
+
+def _as_text(keys: tuple[Any, ...]) -> tuple[str, ...]:
+    """Lookup keys as the store's index holds them (text); the very tuple when they are already."""
+    for key in keys:
+        if type(key) is not str:
+            return tuple(map(str, keys))
+    return keys
 
 
 class SkippingStore:
@@ -251,6 +270,9 @@ class FileRegistry:
         return self._resolver._get_path(name, kind)
 
 
+_NO_MARKS: Mapping[Any, None] = {}
+
+
 class LoggedWrite:
     """A ``shared.set``/``setdefault`` in a ``SharedState`` log (appends are logged as their values)."""
 
@@ -343,7 +365,7 @@ class SharedState:
         self._logged(("m", key)).extend(members)
 
     def marked(self, key: str, member: Any) -> bool:
-        result = member in self._marks.get(key, {})
+        result = member in self._marks.get(key, _NO_MARKS)
         fragments.note_read("shared", "marked", (key, member), result)
         return result
 
@@ -352,47 +374,43 @@ class SharedState:
         return dict(self._values)
 
 
-@dataclass(frozen=True)
-class Endpoint:
+class Endpoint(NamedTuple):
+    """A ready endpoint of a Service port. A tuple: hashed and compared at C speed (the slot memo compares the
+    endpoints of every backend, the slot assignment looks them up)."""
+
     address: str
     port: int
 
 
-@dataclass(frozen=True)
-class ServerSlot:
-    """One reserved server slot. ``spec`` is ``SRV_n address:port`` or ``SRV_n 127.0.0.1:1 disabled``."""
+class ServerSlot(NamedTuple):
+    """One reserved server slot. ``spec`` is ``SRV_n address:port`` or ``SRV_n 127.0.0.1:1 disabled`` (see
+    ``server_slot``). A tuple: a startup fills tens of thousands, each built by one C call."""
 
     name: str
     address: str
     port: int
     enabled: bool
-    spec: str = field(default="", compare=False)
+    spec: str
 
-    def __post_init__(self) -> None:
-        if not self.spec:
-            line = f"{self.name} {self.address}:{self.port}" + ("" if self.enabled else " disabled")
-            object.__setattr__(self, "spec", line)
+
+def server_slot(name: str, address: str, port: int, enabled: bool) -> ServerSlot:
+    """The slot with its ``spec`` line."""
+    return ServerSlot(name, address, port, enabled, f"{name} {address}:{port}" + ("" if enabled else " disabled"))
+
+
+_new_tuple = tuple.__new__
 
 
 def _endpoint(address: str, port: int) -> Endpoint:
-    """``Endpoint(address, port)`` without the frozen dataclass's per-field ``object.__setattr__`` (see ``_filled``)."""
-    endpoint: Endpoint = object.__new__(Endpoint)
-    endpoint.__dict__.update(address=address, port=port)
+    """``Endpoint(address, port)`` without the named tuple's Python-level ``__new__``."""
+    endpoint: Endpoint = _new_tuple(Endpoint, (address, port))
     return endpoint
 
 
 def _filled(name: str, address: str, port: int) -> ServerSlot:
-    """``ServerSlot(name, address, port, True)`` at a third of its cost: a startup fills tens of thousands (the
-    frozen dataclass's ``__init__`` and ``__post_init__`` set each field through ``object.__setattr__``)."""
-    slot: ServerSlot = object.__new__(ServerSlot)
-    slot.__dict__.update(name=name, address=address, port=port, enabled=True, spec=f"{name} {address}:{port}")
+    """``server_slot(name, address, port, True)`` in one C call."""
+    slot: ServerSlot = _new_tuple(ServerSlot, (name, address, port, True, f"{name} {address}:{port}"))
     return slot
-
-
-@lru_cache(maxsize=1024)
-def _placeholder(index: int) -> ServerSlot:
-    """The disabled stand-in for an empty slot (identical across backends, so shared)."""
-    return ServerSlot(f"SRV_{index}", "127.0.0.1", 1, False)
 
 
 _OCTET = "(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
@@ -426,9 +444,10 @@ def service_endpoints(service: Any, port_ref: Any, slices: Iterable[Any]) -> lis
     The Service port resolves the EndpointSlice port by name; addresses that are not IPs are dropped,
     so hostile EndpointSlice content never reaches a ``server`` line.
     """
-    if not isinstance(service, Mapping):
+    # the exact types first: store objects are dicts, and the ABC checks cost more than the rest of a lookup
+    if type(service) is not dict and not isinstance(service, Mapping):
         return []
-    if isinstance(port_ref, Mapping):
+    if type(port_ref) is dict or isinstance(port_ref, Mapping):
         number, name = port_ref.get("number"), port_ref.get("name")
     elif isinstance(port_ref, int):
         number, name = port_ref, None
@@ -442,7 +461,9 @@ def service_endpoints(service: Any, port_ref: Any, slices: Iterable[Any]) -> lis
     if service_port is None:
         return []
     port_name = service_port.get("name") or ""
-    found: dict[Endpoint, tuple[int, int, int]] = {}  # endpoint -> its sort key
+    dotted_v4: list[Endpoint] = []  # canonical IPv4 endpoints (what EndpointSlices hold), repeats included
+    other: dict[Endpoint, tuple[int, int, int]] = {}  # any other address's endpoint -> its sort key
+    dotted = _DOTTED.fullmatch
     for eps in slices:
         target = None
         for slice_port in eps.get("ports") or []:
@@ -455,14 +476,24 @@ def service_endpoints(service: Any, port_ref: Any, slices: Iterable[Any]) -> lis
             if (endpoint.get("conditions") or {}).get("ready") is False:
                 continue
             for address in endpoint.get("addresses") or []:
-                if type(address) is str and _DOTTED.fullmatch(address):  # ``_parse_ip``'s first case, inline
-                    found.setdefault(_endpoint(address, target), (4, int.from_bytes(inet_aton(address), "big"),
-                                                                  target))
+                if type(address) is str and dotted(address):  # ``_parse_ip``'s first case, inline
+                    dotted_v4.append(_new_tuple(Endpoint, (address, target)))
                     continue
                 parsed = _parse_ip(address) if isinstance(address, str) else None
                 if parsed is not None:
-                    found.setdefault(_endpoint(parsed[0], target), (*parsed[1], target))
-    return [endpoint for endpoint, _ in sorted(found.items(), key=_SECOND)]
+                    other.setdefault(_endpoint(parsed[0], target), (*parsed[1], target))
+    # each endpoint once, by address then port (endpoints differ in their sort keys: the order is the keys')
+    found = list(dict.fromkeys(dotted_v4))
+    if not other:
+        if len(found) > 1:
+            found.sort(key=_v4_order)  # 4 bytes big-endian: the order of the addresses' numbers
+        return found
+    other.update((e, (4, int.from_bytes(inet_aton(e.address), "big"), e.port)) for e in found if e not in other)
+    return [endpoint for endpoint, _ in sorted(other.items(), key=_SECOND)]
+
+
+def _v4_order(endpoint: Endpoint) -> tuple[bytes, int]:
+    return inet_aton(endpoint.address), endpoint.port
 
 
 #: backend -> (the deployed backend it was assigned against, endpoints, step, compacted, slots)
@@ -470,7 +501,7 @@ def service_endpoints(service: Any, port_ref: Any, slices: Iterable[Any]) -> lis
 SlotMemo = dict[str, tuple[CurrentBackend | None, tuple[Endpoint, ...], int, bool, tuple[ServerSlot, ...], int]]
 
 
-#: (service id, port reference, slice ids) -> (service, slices, endpoints)
+#: (port reference, service id, slice ids...) -> (service, slices, endpoints)
 EndpointAnswers = dict[tuple[Any, ...], tuple[Any, tuple[Any, ...], tuple[Endpoint, ...]]]
 
 _PLAIN_PORT = (int, type(None))
@@ -501,24 +532,29 @@ class EndpointsMemo:
         return self._current
 
     def __call__(self, service: Any, port_ref: Any, slices: Iterable[Any]) -> list[Endpoint]:
-        group = tuple(slices)
+        return list(self.answer(service, port_ref, slices))
+
+    def answer(self, service: Any, port_ref: Any, slices: Iterable[Any]) -> tuple[Endpoint, ...]:
+        """``service_endpoints`` as the memo keeps it (a tuple, not copied: for Python helpers)."""
+        group = slices if type(slices) is tuple else tuple(slices)
         if type(port_ref) is dict or isinstance(port_ref, Mapping):  # the exact type first: the ABC check is slow
             number, name = port_ref.get("number"), port_ref.get("name")
             if type(number) in _PLAIN_PORT and type(name) in _PLAIN_NAME:
                 # the common reference as it is (an int or None, a text or None: equal only to the same reference)
-                port_key: tuple[Any, ...] = ("port", number, name)
+                kind: str = "port"
             else:
-                port_key = ("map", repr(number), repr(name))
+                kind, number, name = "map", repr(number), repr(name)
         else:
-            port_key = (type(port_ref).__name__, repr(port_ref))
-        key = (id(service), port_key, tuple(map(id, group)))
+            kind, number, name = type(port_ref).__name__, repr(port_ref), None
+        # one flat tuple (hashed once per lookup, no inner tuples): the port reference, then the objects' ids
+        key = (kind, number, name, id(service), *map(id, group))
         hit = self._current.get(key) or self._previous.get(key)
         if hit is not None and hit[0] is service and same_items(hit[1], group):
             result = hit[2]
         else:
             result = tuple(service_endpoints(service, port_ref, group))
         self._current[key] = (service, group, result)
-        return list(result)
+        return result
 
 
 #: how long a backend's endpoints must have fit in a quarter of its server slots before a reload that
@@ -556,27 +592,32 @@ class ServerSlots:
     def assign(self, backend: str, endpoints: Sequence[Endpoint], slots: Any = 10,
                shrink_after: Any = None) -> list[ServerSlot]:
         """``slots`` per step; ``shrink_after``: the quiet period in seconds (None or undefined: the default)."""
-        try:
-            step = int(slots)
-        except (TypeError, ValueError):
-            step = 0
+        if type(slots) is int:
+            step = slots
+        else:
+            try:
+                step = int(slots)
+            except (TypeError, ValueError):
+                step = 0
         if not 1 <= step <= 1000:
             raise TemplateFailure(f"server slots must be an integer from 1 to 1000, got {slots!r}")
-        quiet = _quiet_period(shrink_after)
         previous = self._current.backends.get(backend) if self._current is not None else None
         hit = self._previous_memo.get(backend)
         # counting the deployed slots is a scan of the backend's servers: once per deployed backend object
         deployed = hit[5] if hit is not None and hit[0] is previous else deployed_slots(previous)
-        shrinkable = self._quiet_long_enough(backend, len(endpoints), deployed, quiet)
+        # without a clock nothing is ever low (``_quiet_long_enough``): the quiet period is not even read
+        shrinkable = self._now is not None and self._quiet_long_enough(backend, len(endpoints), deployed,
+                                                                         _quiet_period(shrink_after))
         compact = self._compact and shrinkable
         key = tuple(endpoints)
         # The deployed backend is compared by identity (the current-config reader reuses unchanged ones;
         # the memo holds it, so the identity cannot be recycled), endpoints and step by value.
-        if hit is not None and hit[0] is previous and hit[1] == key and hit[2] == step and hit[3] == compact:
+        if hit is not None and hit[0] is previous and (hit[1] is key or hit[1] == key) and hit[2] == step \
+                and hit[3] == compact:
             result = hit[4]
         else:
             count = slot_count(len(endpoints), step, deployed, compact=compact)
-            result = tuple(self._assign(previous, endpoints, count))
+            result = self._assign(previous, key, count)
         self.memo[backend] = (previous, key, step, compact, result, deployed)
         self.shrinkable = self.shrinkable or (shrinkable and not compact)
         # journalled with the memo's own tuples: a fragment cache of 10,000 backends holds no copies
@@ -654,13 +695,15 @@ class ServerSlots:
         return self._now - since >= quiet
 
     @staticmethod
-    def _assign(previous: CurrentBackend | None, endpoints: Sequence[Endpoint], count: int) -> list[ServerSlot]:
-        by_slot: dict[int, Endpoint] = {}
+    def _assign(previous: CurrentBackend | None, endpoints: tuple[Endpoint, ...], count: int) -> tuple[ServerSlot, ...]:
+        names = _slot_names(count)
         if previous is None:
             # Nothing deployed yet: endpoints simply fill the first slots.
-            placeholders = [_placeholder(i) for i in range(len(endpoints) + 1, count + 1)]
-            filled = [_filled(f"SRV_{i}", e.address, e.port) for i, e in enumerate(endpoints, 1)]
-            return filled + placeholders
+            # (``names`` holds at least ``count`` >= len(endpoints) names)
+            filled = tuple([_filled(name, address, port) for name, (address, port) in zip(names, endpoints,
+                                                                                          strict=False)])
+            return filled + _placeholders(len(endpoints), count)
+        by_slot: dict[int, Endpoint] = {}
         remaining = dict.fromkeys(endpoints)
         for server in previous.servers.values():
             if server.disabled or server.port is None or not server.name.startswith("SRV_"):
@@ -668,21 +711,40 @@ class ServerSlots:
             index = server.name[4:]
             if not index.isdigit() or not 1 <= int(index) <= count:
                 continue
-            endpoint = Endpoint(server.address, server.port)
+            endpoint = _endpoint(server.address, server.port)
             if endpoint in remaining:
                 by_slot[int(index)] = endpoint
                 del remaining[endpoint]
         free = (i for i in range(1, count + 1) if i not in by_slot)
         for endpoint in remaining:
             by_slot[next(free)] = endpoint
+        placeholders = _placeholders(0, count)
         result = []
         for i in range(1, count + 1):
             taken = by_slot.get(i)
             if taken is None:
-                result.append(_placeholder(i))
+                result.append(placeholders[i - 1])
             else:
-                result.append(_filled(f"SRV_{i}", taken.address, taken.port))
-        return result
+                result.append(_filled(names[i - 1], taken.address, taken.port))
+        return tuple(result)
+
+
+_NAMES: list[str] = []
+_PLACEHOLDERS: list[ServerSlot] = []
+
+
+def _slot_names(count: int) -> list[str]:
+    """``SRV_1`` to ``SRV_<count>`` (at least: the list only grows; built once per process)."""
+    while len(_NAMES) < count:
+        _NAMES.append(f"SRV_{len(_NAMES) + 1}")
+    return _NAMES
+
+
+def _placeholders(start: int, count: int) -> tuple[ServerSlot, ...]:
+    """The disabled stand-ins of slots ``start + 1`` to ``count`` (identical across backends, so shared)."""
+    while len(_PLACEHOLDERS) < count:
+        _PLACEHOLDERS.append(server_slot(f"SRV_{len(_PLACEHOLDERS) + 1}", "127.0.0.1", 1, False))
+    return tuple(_PLACEHOLDERS[start:count])
 
 
 _NO_ENTRY = (object(),)

@@ -257,10 +257,11 @@ class TemplateEngine:
 
         def ingress_backends(ing: Any, default_backend: Any, resources: Any, shared: Any, slots: Any,
                              settings: Any) -> Iterator[dict[str, Any]]:
-            return ingress_lines.ingress_backends(ing, default_backend, resources, shared, slots, settings, memo)
+            return ingress_lines.ingress_backends(ing, default_backend, resources, shared, slots, settings,
+                                                  memo.answer)
 
         def gateway_backends(backends: Any, resources: Any, slots: Any, settings: Any) -> Iterator[dict[str, Any]]:
-            return ingress_lines.gateway_backends(backends, resources, slots, settings, memo)
+            return ingress_lines.gateway_backends(backends, resources, slots, settings, memo.answer)
 
         self._snippet_names = sorted(templates.snippets)
         self.env = HapticSandbox(sources, clock=clock)

@@ -256,11 +256,6 @@ def _as_recorded(recorded: Any, answer: Any) -> Any:
     return freeze(answer)
 
 
-def store_result(value: Any) -> Any:
-    """A store read's answer as journalled: the objects themselves (compared by identity)."""
-    return ("objects", tuple(value) if isinstance(value, list | tuple) else (value,))
-
-
 #: store role -> the index prefixes whose lookups may answer differently than in the last render (None: unknown)
 Dirty = Mapping[str, frozenset[tuple[str, ...]] | None]
 

@@ -144,15 +144,18 @@ def ingress_paths(ingress: Mapping[str, Any]) -> list[dict[str, Any]]:
     spec = ingress.get("spec") or {}
     prefix = f"ing_{meta.get('namespace', '')}_{meta.get('name', '')}_"
     out: list[dict[str, Any]] = []
-    default = (spec.get("defaultBackend") or {}).get("service")
+    default = spec.get("defaultBackend")
+    default = default.get("service") if default else None
     if default is not None and _is_mapping(default):
         backend = _backend_name(prefix, default)
         out.append({"host": "", "path": "", "type": DEFAULT, "key": "", "service": default, "backend": backend})
-    for rule in spec.get("rules") or []:
+    for rule in spec.get("rules") or ():
         host = rule.get("host") or ""
-        for path in (rule.get("http") or {}).get("paths") or []:
-            service = (path.get("backend") or {}).get("service")
-            if not _is_mapping(service):
+        http = rule.get("http")
+        for path in (http.get("paths") if http else None) or ():
+            backend = path.get("backend")
+            service = backend.get("service") if backend else None
+            if type(service) is not dict and not _is_mapping(service):
                 continue
             value = path.get("path") or "/"
             out.append(

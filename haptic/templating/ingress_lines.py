@@ -15,6 +15,7 @@ fragment around a helper call is reused exactly when the template's own statemen
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from operator import attrgetter
 from typing import Any
 
 from haptic.names import ANNOTATION_PREFIX
@@ -30,6 +31,10 @@ PROTOCOL_OPTIONS = dict(zip(BACKEND_PROTOCOLS, ("", " proto h2", " ssl verify no
                             strict=True))
 _TIMEOUTS = ("server", "connect", "queue", "tunnel")
 REDIRECT = "http-request redirect scheme https code 308 unless { ssl_fc }"
+_SSL_REDIRECT, _SERVER_SLOTS = PREFIX + "ssl-redirect", PREFIX + "server-slots"
+_CANARY_SERVICE = PREFIX + "canary-service"
+_NO_ANNOTATIONS: Mapping[str, Any] = {}
+_SPEC = attrgetter("spec")
 
 #: service, service port reference, EndpointSlices -> ready endpoints (the engine's ``service_endpoints``)
 EndpointsOf = Callable[[Any, Any, Sequence[Any]], Sequence[Any]]
@@ -96,7 +101,7 @@ def _plan(render: Any, ing: Mapping[str, Any], a: Mapping[str, Any]) -> Plan:
     if is_passthrough(ing):  # no HTTP routes
         routes: list[dict[str, Any]] = []
     else:
-        routes = ingress_routes(ing) + (canary_routes([ing]) if a.get(PREFIX + "canary-service") else [])
+        routes = ingress_routes(ing) + (canary_routes([ing]) if a and a.get(_CANARY_SERVICE) else [])
     return _PLANS.put_one(ing, (tuple(routes), server_options(a), backend_directives(a, redirect=False)))
 
 
@@ -116,11 +121,11 @@ def ingress_backends(ing: Mapping[str, Any], default_backend: Any, resources: Ma
     would in a Jinja loop."""
     meta = _get(ing, "metadata") or {}
     ns = meta.get("namespace")
-    a = meta.get("annotations") or {}
+    a = meta.get("annotations") or _NO_ANNOTATIONS
     d = ing.get("dialect")
-    member = f"{ns}/{meta.get('name')}"
     state = current_render()
     if d:
+        member = f"{ns}/{meta.get('name')}"
         opts = d.get("server_options") or ""
         # Jinja's ``d.ssl_redirect is not sameas false``: an absent setting is not False
         redirect = bool(d.get("force_ssl_redirect") or (d.get("ssl_redirect") is not False
@@ -130,13 +135,13 @@ def ingress_backends(ing: Mapping[str, Any], default_backend: Any, resources: Ma
         canary = bool(d.get("canary"))
     else:
         routes, opts, directives = _plan(state, ing, a)
-        flag = a.get(PREFIX + "ssl-redirect")
-        redirect = flag == "true" or (flag != "false" and shared.marked("tls_ingresses", member))
+        flag = a.get(_SSL_REDIRECT) if a else None
+        redirect = flag == "true" or (flag != "false" and shared.marked("tls_ingresses", f"{ns}/{meta.get('name')}"))
         if redirect:
             directives = [*directives, REDIRECT]
         cookie = False
         canary = False
-    step = a.get(PREFIX + "server-slots") or settings.get("serverSlots") or 10
+    step = (a.get(_SERVER_SLOTS) if a else None) or settings.get("serverSlots") or 10
     shrink_after = settings.get("slotShrinkAfter")
     for route in routes:
         kind = route["type"]
@@ -163,11 +168,11 @@ def service_servers(resources: Mapping[str, Any], slots: Any, backend: str, name
     stores ``services`` and ``endpoints`` of ``resources``) in ``server_slots`` (``step`` slots at a time), each
     line followed by ``options`` (and ``cookie SRV_n`` with ``cookie``)."""
     found = endpoints_of(resources["services"].get_single(namespace, service), port,
-                         resources["endpoints"].fetch(namespace, service))
+                         resources["endpoints"].lookup(namespace, service))
     assigned = slots.assign(backend, found, step, shrink_after)
     if cookie:
         return [f"{s.spec}{options} cookie {s.name}" for s in assigned]
-    return [s.spec + options for s in assigned] if options else [s.spec for s in assigned]
+    return [s.spec + options for s in assigned] if options else list(map(_SPEC, assigned))
 
 
 def gateway_backends(backends: Iterable[Mapping[str, Any]], resources: Mapping[str, Any], slots: Any,

@@ -13,6 +13,7 @@ import binascii
 import ipaddress
 import re
 from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from typing import Any
 
 from haptic.core.control_characters import CONTROL, CONTROL_CHARACTERS
@@ -34,6 +35,11 @@ _DURATION = re.compile(r"^[0-9]{1,9}(us|ms|s|m|h|d)?\Z")
 _HEADER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9\-]{0,127}\Z")
 _HEADER_VALUE_FORBIDDEN = re.compile(f"[\"'\\\\%#;{CONTROL_CHARACTERS}]")
 _PORT_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,13}[a-z0-9])?\Z")
+# bound once: the checks of every Ingress of a first render call them
+_HOST_MATCH, _PATH_MATCH, _DNS_LABEL_MATCH = _HOST.match, _PATH.match, _DNS_LABEL.match
+_DNS_SUBDOMAIN_MATCH = _DNS_SUBDOMAIN.match
+_PATH_TYPES = ("Exact", "Prefix", "ImplementationSpecific")
+_PATH_BACKEND = "rules[{}].http.paths[{}].backend"
 
 BALANCE_ALGORITHMS = ("roundrobin", "static-rr", "leastconn", "first", "source", "random")
 BACKEND_PROTOCOLS = ("http", "h2c", "https", "h2")
@@ -140,45 +146,61 @@ def _check_annotation(key: str, value: Any) -> str | None:
     return None if not CONTROL.search(value) else f"annotation {key} contains control characters"
 
 
-def _ingress_backend_reasons(backend: Any, where: str) -> list[str]:
+def _ingress_backend_reasons(backend: Any, where: str | Callable[[], str]) -> list[str]:
+    """``where``: the field's path, or what makes it (built only for a reason: most backends have none)."""
+    if backend is None:
+        return []
+    service = backend.get("service") if type(backend) is dict or isinstance(backend, Mapping) else None
+    if type(service) is not dict and not isinstance(service, Mapping):
+        return []
     reasons: list[str] = []
-    service = (backend or {}).get("service") if isinstance(backend, Mapping) else None
-    if not isinstance(service, Mapping):
-        return reasons
     name = service.get("name")
-    if not isinstance(name, str) or not _DNS_LABEL.match(name):
-        reasons.append(f"{where}: bad service name {name!r}")
     port = service.get("port") or {}
     number, port_name = port.get("number"), port.get("name")
+    plain_number = number is None or (type(number) is int and 0 < number < 65536)
+    if type(name) is str and _DNS_LABEL_MATCH(name) and plain_number and port_name is None:
+        return reasons  # the common backend: a Service name and a port number
+    at = where if isinstance(where, str) else where()
+    if not isinstance(name, str) or not _DNS_LABEL.match(name):
+        reasons.append(f"{at}: bad service name {name!r}")
     if number is not None and not (isinstance(number, int) and 0 < number < 65536):
-        reasons.append(f"{where}: bad service port {number!r}")
+        reasons.append(f"{at}: bad service port {number!r}")
     if port_name is not None and not (isinstance(port_name, str) and _PORT_NAME.match(port_name)):
-        reasons.append(f"{where}: bad service port name {port_name!r}")
+        reasons.append(f"{at}: bad service port name {port_name!r}")
     return reasons
 
 
 def _ingress_reasons(obj: Mapping[str, Any], path_ok: Callable[[Any], bool] = is_ingress_path) -> list[str]:
-    reasons = []
+    reasons: list[str] = []
     spec = obj.get("spec") or {}
     annotations = (obj.get("metadata") or {}).get("annotations") or {}
     # haproxy-haptic.org/path-regex: ImplementationSpecific paths are regular expressions.
     regex_paths = path_ok is is_ingress_path and annotations.get(ANNOTATION_PREFIX + "path-regex") == "true"
+    plain_paths = path_ok is is_ingress_path and not regex_paths  # ``is_ingress_path`` inline
     reasons += _ingress_backend_reasons(spec.get("defaultBackend"), "defaultBackend")
     for i, rule in enumerate(spec.get("rules") or []):
         host = rule.get("host")
-        if host is not None and not is_hostname(host):
+        if host is not None and not (type(host) is str and len(host) <= 253 and _HOST_MATCH(host)) \
+                and not is_hostname(host):
             reasons.append(f"rules[{i}].host {host!r} is not a DNS name")
         for j, path in enumerate(((rule.get("http") or {}).get("paths")) or []):
             value = path.get("path", "/")
-            if regex_paths and path.get("pathType") == "ImplementationSpecific":
+            kind = path.get("pathType", "ImplementationSpecific")
+            if plain_paths and type(value) is str and len(value) <= 2048 and _PATH_MATCH(value):
+                pass
+            elif regex_paths and path.get("pathType") == "ImplementationSpecific":
                 problem = path_regex_problem(value) or (None if value.startswith("/") else "does not start with /")
                 if problem:
                     reasons.append(f"rules[{i}].http.paths[{j}].path {value!r} is not a path regex: {problem}")
             elif not path_ok(value):
                 reasons.append(f"rules[{i}].http.paths[{j}].path {value!r} contains unsafe characters")
-            if path.get("pathType", "ImplementationSpecific") not in ("Exact", "Prefix", "ImplementationSpecific"):
-                reasons.append(f"rules[{i}].http.paths[{j}].pathType {path.get('pathType')!r} is unknown")
-            reasons += _ingress_backend_reasons(path.get("backend"), f"rules[{i}].http.paths[{j}].backend")
+            if kind not in _PATH_TYPES:
+                reasons.append(f"rules[{i}].http.paths[{j}].pathType {kind!r} is unknown")
+            backend = path.get("backend")
+            if backend is not None:
+                found = _ingress_backend_reasons(backend, partial(_PATH_BACKEND.format, i, j))
+                if found:
+                    reasons += found
     for i, tls in enumerate(spec.get("tls") or []):
         for host in tls.get("hosts") or []:
             if not is_hostname(host):
@@ -186,11 +208,12 @@ def _ingress_reasons(obj: Mapping[str, Any], path_ok: Callable[[Any], bool] = is
         secret = tls.get("secretName")
         if secret is not None and not (isinstance(secret, str) and _DNS_SUBDOMAIN.match(secret)):
             reasons.append(f"tls[{i}].secretName {secret!r} is not a DNS name")
-    for key in sorted(annotations):
-        if key.startswith(ANNOTATION_PREFIX):
-            problem = _check_annotation(key, annotations[key])
-            if problem:
-                reasons.append(problem)
+    if annotations:
+        for key in sorted(annotations):
+            if key.startswith(ANNOTATION_PREFIX):
+                problem = _check_annotation(key, annotations[key])
+                if problem:
+                    reasons.append(problem)
     return reasons
 
 
@@ -223,13 +246,14 @@ def _pem_reasons(data: Mapping[str, Any]) -> list[str]:
 def unsafe_reasons(obj: Any, kind: str = "ingress", path_ok: Callable[[Any], bool] = is_ingress_path) -> list[str]:
     """Everything that makes ``obj`` unsafe to render (empty list: safe). ``kind``: ingress, secret, any.
     ``path_ok``: the check of Ingress paths (an annotation dialect with regex paths allows more)."""
-    if not isinstance(obj, Mapping):
+    if type(obj) is not dict and not isinstance(obj, Mapping):
         return ["not an object"]
     meta = obj.get("metadata") or {}
     reasons = []
     for field in ("namespace", "name"):
         value = meta.get(field)
-        if value is not None and not (isinstance(value, str) and _DNS_SUBDOMAIN.match(value)):
+        if value is not None and not (type(value) is str and _DNS_SUBDOMAIN_MATCH(value)) \
+                and not (isinstance(value, str) and _DNS_SUBDOMAIN.match(value)):
             reasons.append(f"metadata.{field} {value!r} is not a DNS name")
     if kind == "ingress":
         reasons += _ingress_reasons(obj, path_ok)

@@ -206,6 +206,27 @@ def test_fetch_returns_a_fresh_list(store: ResourceStore) -> None:
     assert len(store.list()) == 1
 
 
+def test_lookup_is_the_kept_tuple_until_a_write_under_it(store: ResourceStore) -> None:
+    store.apply(ingress("default", "web"))
+    first = store.lookup("default", "web")
+    assert names(list(first)) == ["default/web"] and store.lookup("default", "web") is first
+    store.apply(ingress("other", "web"))  # another prefix: the kept answer stays
+    assert store.lookup("default", "web") is first
+    store.apply(ingress("default", "web", hosts=("new.example",)))
+    assert store.lookup("default", "web")[0]["spec"]["rules"][0]["host"] == "new.example"
+    # a bucket of one object grows to two (sorted from then on) and shrinks again
+    assert names(list(store.lookup("default"))) == ["default/web"]
+    store.apply(ingress("default", "api"))
+    assert names(list(store.lookup("default"))) == ["default/api", "default/web"]
+    store.remove(ingress("default", "web"))
+    assert names(list(store.lookup("default"))) == ["default/api"] and store.lookup("default", "web") == ()
+    assert names(list(store.lookup())) == ["default/api", "other/web"]
+    # keys that are not text are looked up as text, unhashable ones included
+    numbered = ResourceStore("x", ["metadata.labels.n"])
+    numbered.apply({"metadata": {"name": "a", "labels": {"n": "80"}}})
+    assert names(list(numbered.lookup(80))) == ["/a"] and numbered.lookup({"n": 1}) == ()
+
+
 def test_nameless_object_is_rejected(store: ResourceStore) -> None:
     with pytest.raises(StoreError, match=r"metadata\.name"):
         store.apply({"metadata": {"namespace": "x"}})

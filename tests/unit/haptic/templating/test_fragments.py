@@ -152,9 +152,9 @@ class _CountingStore(ResourceStore):
 
     asked: list[tuple[Any, ...]]
 
-    def fetch(self, *keys: Any) -> Any:
+    def lookup(self, *keys: Any) -> Any:  # what ``fetch`` and the render context's reads go through
         self.asked.append(keys)
-        return super().fetch(*keys)
+        return super().lookup(*keys)
 
 
 def _counted(lib: Library, name: str) -> _CountingStore:

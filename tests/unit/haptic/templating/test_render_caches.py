@@ -81,3 +81,19 @@ def test_endpoints_memo_follows_object_identity_and_port() -> None:
     assert memo(service, {"number": 80}, [_slice("10.0.0.3")]) == [Endpoint("10.0.0.3", 8080)]
     assert memo(service, "http", [first, _slice("10.0.0.3")]) == [
         Endpoint("10.0.0.1", 8080), Endpoint("10.0.0.2", 8080), Endpoint("10.0.0.3", 8080)]
+
+
+def test_endpoints_memo_keys_each_kind_of_port_reference_apart() -> None:
+    # the key is one flat tuple of the reference's kind and parts, then the objects' ids: references that look
+    # alike (80, "80", {"number": 80}, {"number": "80"}) must not share an answer
+    memo = EndpointsMemo()
+    service, first = _service(), _slice("10.0.0.1")
+    found = [Endpoint("10.0.0.1", 8080)]
+    assert memo(service, {"number": 80}, [first]) == found
+    assert memo(service, "80", [first]) == []  # a port name
+    assert memo(service, 80, [first]) == found
+    assert memo(service, {"number": "80"}, [first]) == []
+    assert memo(service, {"name": "http"}, [first]) == found
+    assert memo(service, {"name": "80"}, [first]) == []
+    kept = memo.answer(service, {"number": 80}, (first,))
+    assert memo.answer(service, {"number": 80}, [first]) is kept

@@ -139,3 +139,38 @@ def test_every_line_break_python_knows_is_refused_like_a_newline(breaker: str) -
         assert any(annotation.replace("_", "-") in r for r in reasons), (annotation, reasons)
     assert unsafe_reasons(ingress(host=f"a.example.test{breaker}x"))
     assert unsafe_reasons(ingress(path=f"/a{breaker}b"))
+
+
+def _one_path(path: dict[str, Any], **annotations: str) -> dict[str, Any]:
+    obj = ingress(**annotations)
+    obj["spec"]["rules"][0]["http"]["paths"] = [path]
+    return obj
+
+
+@pytest.mark.parametrize(
+    ("path", "annotations", "expected"),
+    [
+        # a pathType that is there but null is unknown; an absent one is ImplementationSpecific
+        ({"path": "/p", "pathType": None}, {}, ["rules[0].http.paths[0].pathType None is unknown"]),
+        ({"path": "/p"}, {}, []),
+        # path-regex checks ImplementationSpecific paths only when the pathType says so, not when it is absent
+        ({"path": "(a|b)"}, {"path_regex": "true"},
+         ["rules[0].http.paths[0].path '(a|b)' contains unsafe characters"]),
+        ({"path": "/(a|b", "pathType": "ImplementationSpecific"}, {"path_regex": "true"},
+         ["rules[0].http.paths[0].path '/(a|b' is not a path regex: pattern '/(a|b': invalid regex for RE2 "
+          "(missing ): /(a|b)"]),
+        # a bool is an int to the port check (as it always was), off the shortcut's exact int
+        ({"path": "/p", "backend": {"service": {"name": "s", "port": {"number": True}}}}, {}, []),
+        ({"path": "/p", "backend": {"service": {"name": "s", "port": {"number": 0}}}}, {},
+         ["rules[0].http.paths[0].backend: bad service port 0"]),
+        ({"path": "/p", "backend": {"service": {"name": "s", "port": {"name": "H"}}}}, {},
+         ["rules[0].http.paths[0].backend: bad service port name 'H'"]),
+        ({"path": "/p", "backend": {"service": {"port": {"name": "http"}}}}, {},
+         ["rules[0].http.paths[0].backend: bad service name None"]),
+        ({"path": "/p", "backend": {"resource": {"kind": "Bucket"}}}, {}, []),
+    ],
+)
+def test_path_and_backend_reasons_name_their_field(path: dict[str, Any], annotations: dict[str, str],
+                                                   expected: list[str]) -> None:
+    # the common shapes take a shortcut past the full checks: these are the shapes just off it
+    assert unsafe_reasons(_one_path(path, **annotations)) == expected
