@@ -259,8 +259,8 @@ class TemplateEngine:
                              settings: Any) -> Iterator[dict[str, Any]]:
             return ingress_lines.ingress_backends(ing, default_backend, resources, shared, slots, settings, memo)
 
-        def gateway_backends(backends: Any, resources: Any, slots: Any, settings: Any) -> Iterator[dict[str, Any]]:
-            return ingress_lines.gateway_backends(backends, resources, slots, settings, memo)
+        def gateway_servers(backend: Any, resources: Any, slots: Any, settings: Any) -> str:
+            return ingress_lines.gateway_servers(backend, resources, slots, settings, memo)
 
         self._snippet_names = sorted(templates.snippets)
         self.env = HapticSandbox(sources, clock=clock)
@@ -275,7 +275,7 @@ class TemplateEngine:
                 "render_glob": self._render_glob,
                 "service_endpoints": service_endpoints,
                 "ingress_backends": ingress_backends,
-                "gateway_backends": gateway_backends,
+                "gateway_servers": gateway_servers,
                 "exact_map_entries": ingress_lines.exact_map_entries,
                 "prefix_map_entries": ingress_lines.prefix_map_entries,
                 "ingress_paths": ingress_paths,

@@ -89,6 +89,27 @@ def _route_key(route: Mapping[str, Any]) -> tuple[str, str, str]:
     return str(route.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
 
+# The backends' dicts of the last model by what each is made of (its Service object by identity: the dict holds
+# it, so the id is not reused): a model computed again (a route changed) gives each unchanged backend the same
+# dict, and the template's fragment of that backend, keyed by the dict, is reused.
+_BACKENDS: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = {}
+
+
+def _backend_dicts(backends: Iterable[Backend]) -> list[dict[str, Any]]:
+    previous, kept = _BACKENDS.get("last", {}), {}
+    out = []
+    for b in backends:
+        key = (b.name, b.namespace, b.service, b.port, b.h2c, id(b.service_object))
+        found = previous.get(key)
+        if found is None:
+            found = {"name": b.name, "namespace": b.namespace, "service": b.service, "port": b.port, "h2c": b.h2c,
+                     "serviceObject": b.service_object}
+        kept[key] = found
+        out.append(found)
+    _BACKENDS["last"] = kept
+    return out
+
+
 #: the stores ``gateway_model`` reads (lists and lookups); not ``endpoints``: the backends' servers come later
 _READS = ("gatewayclasses", "gateways", "httproutes", "grpcroutes", "referencegrants", "namespaces", "services",
           "secrets")
@@ -146,7 +167,8 @@ def model(resources: Mapping[str, Any], extra: Mapping[str, Any], path_resolver:
     per-object isolation leaves out (``controller.isolated``): their routes get ``Accepted`` False.
 
     Returns ``frontends`` (``name``, ``port``, ``tls``, ``lines``, ``maps``, ``certificates``: [file, sni]),
-    ``backends`` (``name``, ``namespace``, ``service``, ``port``), ``pems`` (certificate file -> PEM),
+    ``backends`` (``name``, ``namespace``, ``service``, ``port``, ``h2c``, ``serviceObject``: the Service),
+    ``pems`` (certificate file -> PEM),
     ``statuses`` ([object, status]), ``excluded`` ([object, reason, message, field]: left out) and ``warnings``
     (the same shape: served, or refused by its status only, e.g. a rule dropped for RequestMirror).
     """
@@ -241,8 +263,7 @@ def model(resources: Mapping[str, Any], extra: Mapping[str, Any], path_resolver:
     return {
         "controllerName": controller,
         "frontends": out_frontends,
-        "backends": [{"name": b.name, "namespace": b.namespace, "service": b.service, "port": b.port, "h2c": b.h2c}
-                     for _, b in sorted(backends.items())],
+        "backends": _backend_dicts(b for _, b in sorted(backends.items())),
         "errorBackend": ERROR_BACKEND,
         "pems": pems,
         "statuses": JsonPairs([obj, status] for obj, status in statuses),
