@@ -84,7 +84,9 @@ def resolve_backend_ref(ref: Mapping[str, Any], route_namespace: str, route_kind
     if not service:
         return ResolvedRef(None, weight, "BackendNotFound", f"backendRef {where}: Service not found")
     port = ref.get("port")
-    ports = [p.get("port") for p in (service.get("spec") or {}).get("ports") or [] if isinstance(p, Mapping)]
+    # the exact type first: store objects are dicts, and the ABC check costs more than the lookup
+    ports = [p.get("port") for p in (service.get("spec") or {}).get("ports") or []
+             if type(p) is dict or isinstance(p, Mapping)]
     if not isinstance(port, int) or port not in ports:
         return ResolvedRef(None, weight, "BackendNotFound", f"backendRef {where}: the Service has no port {port}")
     h2c = route_kind == "GRPCRoute"
