@@ -120,11 +120,12 @@ def _attach_one(route: Any, ref: Mapping[str, Any], gateway: Gateway, namespace:
     key = (id(gateway), ref.get("sectionName"), ref.get("port"), namespace, kind)
     try:
         selection = selections.get(key)
+        hashable = True
     except TypeError:  # an unhashable sectionName or port (a store may hold what no API server checked)
-        selection = key = None
+        selection, hashable = None, False
     if selection is None:
         selection = _select(ref, gateway, namespace, namespace_labels, kind)
-        if key is not None:
+        if hashable:
             selections[key] = selection
     allowed, refused = selection
     if refused is not None:
