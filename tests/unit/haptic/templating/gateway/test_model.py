@@ -383,3 +383,23 @@ def test_a_model_computed_again_keeps_the_dict_of_each_unchanged_backend() -> No
     assert changed["gw_shop_web_80"]["serviceObject"] is web
     assert {k: v for k, v in changed["gw_shop_web_80"].items() if k != "serviceObject"} == {
         k: v for k, v in first["gw_shop_web_80"].items() if k != "serviceObject"}
+
+
+def test_routes_of_one_model_asking_other_namespaces_kinds_or_sections_are_each_answered_for_themselves() -> None:
+    # one listener selection serves every route asking the same; any difference in what is asked, another one
+    listeners = [{"name": "same", "port": 8080, "protocol": "HTTP"},
+                 {"name": "all", "port": 8081, "protocol": "HTTP",
+                  "allowedRoutes": {"namespaces": {"from": "All"}, "kinds": [{"kind": "HTTPRoute"}]}}]
+    parent_same, parent_all = {"sectionName": "same"}, {"sectionName": "all"}
+    routes = [route("a", namespace="infra", parent=parent_same), route("b", namespace="shop", parent=parent_same),
+              route("c", namespace="shop", parent=parent_all), route("d", namespace="infra", parent=parent_same),
+              route("e", namespace="shop", parent={"sectionName": ["unhashable"]})]
+    grpc = {"apiVersion": G, "kind": "GRPCRoute", "metadata": {"name": "f", "namespace": "shop", "generation": 1},
+            "spec": {"parentRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "namespace": "infra",
+                                     "name": "gw", "sectionName": "all"}],
+                     "rules": [{"backendRefs": [backend("web")]}]}}
+    result = model(gateway_class(), gateway(*listeners), service("web"), service("web", "infra"), *routes, grpc)
+    accepted = {name: conditions(status_of(result, kind, name)["parents"][0])["Accepted"][1]
+                for kind, name in [("HTTPRoute", n) for n in "abcde"] + [("GRPCRoute", "f")]}
+    assert accepted == {"a": "Accepted", "b": "NotAllowedByListeners", "c": "Accepted", "d": "Accepted",
+                        "e": "NoMatchingParent", "f": "NotAllowedByListeners"}
