@@ -15,6 +15,7 @@ fragment around a helper call is reused exactly when the template's own statemen
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from operator import attrgetter
 from typing import Any
 
 from haptic.names import ANNOTATION_PREFIX
@@ -162,23 +163,24 @@ def service_servers(resources: Mapping[str, Any], slots: Any, backend: str, name
     """The ``server`` lines (after the keyword) of ``backend``: the ready endpoints of the Service port (the
     stores ``services`` and ``endpoints`` of ``resources``) in ``server_slots`` (``step`` slots at a time), each
     line followed by ``options`` (and ``cookie SRV_n`` with ``cookie``)."""
-    return _servers(resources["services"].get_single(namespace, service), resources, slots, backend, namespace,
-                    service, port, step, shrink_after, options, endpoints_of, cookie)
-
-
-def _servers(service_object: Any, resources: Mapping[str, Any], slots: Any, backend: str, namespace: Any,
-             service: Any, port: Any, step: Any, shrink_after: Any, options: str, endpoints_of: EndpointsOf,
-             cookie: bool = False) -> list[str]:
-    """``service_servers`` of the Service ``service_object`` (already looked up)."""
-    found = endpoints_of(service_object, port, resources["endpoints"].fetch(namespace, service))
-    assigned = slots.assign(backend, found, step, shrink_after)
+    assigned = _slots(resources["services"].get_single(namespace, service), resources, slots, backend, namespace,
+                      service, port, step, shrink_after, endpoints_of)
     if cookie:
         return [f"{s.spec}{options} cookie {s.name}" for s in assigned]
     return [s.spec + options for s in assigned] if options else [s.spec for s in assigned]
 
 
+def _slots(service_object: Any, resources: Mapping[str, Any], slots: Any, backend: str, namespace: Any,
+           service: Any, port: Any, step: Any, shrink_after: Any, endpoints_of: EndpointsOf) -> list[Any]:
+    """The server slots of ``backend``: the ready endpoints of the Service ``service_object`` (already looked up)."""
+    found = endpoints_of(service_object, port, resources["endpoints"].fetch(namespace, service))
+    assigned: list[Any] = slots.assign(backend, found, step, shrink_after)
+    return assigned
+
+
 #: what joins a backend's server lines: the template writes the first ``server`` keyword
 SERVER_LINES = "\n    server "
+_SPEC = attrgetter("spec")
 
 
 def gateway_servers(backend: Mapping[str, Any], resources: Mapping[str, Any], slots: Any,
@@ -189,9 +191,14 @@ def gateway_servers(backend: Mapping[str, Any], resources: Mapping[str, Any], sl
     ``serverSlots`` slots at a time (never none). One backend per call: the template renders each in a
     fragment, which the model's dict of the backend keys (a changed Service object gives a new dict), so the
     Service is not looked up again."""
-    return SERVER_LINES.join(_servers(backend["serviceObject"], resources, slots, backend["name"], backend["namespace"],
-                                      backend["service"], backend["port"], settings.get("serverSlots") or 10, None,
-                                      " proto h2" if backend.get("h2c") else "", endpoints_of))
+    # the port as a reference mapping: ``service_endpoints`` reads it as it reads the number, and its memo keys a
+    # plain mapping without an ABC check and a ``repr``
+    assigned = _slots(backend["serviceObject"], resources, slots, backend["name"], backend["namespace"],
+                      backend["service"], {"number": backend["port"]}, settings.get("serverSlots") or 10, None,
+                      endpoints_of)
+    if backend.get("h2c"):
+        return SERVER_LINES.join(s.spec + " proto h2" for s in assigned)
+    return SERVER_LINES.join(map(_SPEC, assigned))
 
 
 def _longest_key_first(routes: Iterable[Any]) -> list[Any]:
