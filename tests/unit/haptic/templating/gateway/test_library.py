@@ -109,3 +109,17 @@ def test_each_backend_is_rendered_again_only_when_what_it_reads_changed() -> Non
     gone = engine.render(inputs)
     assert "10.0.0.2:8080" not in gone.config and "server SRV_1 10.0.1.1:8080\n" in gone.config
     assert gone.config == full.render(inputs).config
+
+
+def test_a_new_engine_gives_the_sorted_statuses_of_the_last_render_only_while_they_are_the_same() -> None:
+    spec = expand_libraries(config("gateway"))["spec"]
+    inputs = RenderInputs(stores=stores(spec, [*BASE, route("web")]),
+                          extra_context=spec["templatingSettings"]["extraContext"])
+    first = engine_of(spec).render(inputs)
+    again = engine_of(spec).render(inputs)  # a config change: a new engine over the same objects
+    assert again.statuses is first.statuses
+    inputs.stores["httproutes"].apply({**route("web"), "metadata": {**route("web")["metadata"], "generation": 4}})
+    changed = engine_of(spec).render(inputs)
+    assert changed.statuses is not first.statuses and changed.statuses != first.statuses
+    web = next(s for s in changed.statuses if s.ref.kind == "HTTPRoute")
+    assert web.status["parents"][0]["conditions"][0]["observedGeneration"] == 4
