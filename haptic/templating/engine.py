@@ -260,8 +260,8 @@ class TemplateEngine:
             return ingress_lines.ingress_backends(ing, default_backend, resources, shared, slots, settings,
                                                   memo.answer)
 
-        def gateway_backends(backends: Any, resources: Any, slots: Any, settings: Any) -> Iterator[dict[str, Any]]:
-            return ingress_lines.gateway_backends(backends, resources, slots, settings, memo.answer)
+        def gateway_servers(backend: Any, resources: Any, slots: Any, settings: Any) -> str:
+            return ingress_lines.gateway_servers(backend, resources, slots, settings, memo.answer)
 
         self._snippet_names = sorted(templates.snippets)
         self.env = HapticSandbox(sources, clock=clock)
@@ -276,7 +276,7 @@ class TemplateEngine:
                 "render_glob": self._render_glob,
                 "service_endpoints": service_endpoints,
                 "ingress_backends": ingress_backends,
-                "gateway_backends": gateway_backends,
+                "gateway_servers": gateway_servers,
                 "exact_map_entries": ingress_lines.exact_map_entries,
                 "prefix_map_entries": ingress_lines.prefix_map_entries,
                 "ingress_paths": ingress_paths,
@@ -317,7 +317,7 @@ class TemplateEngine:
         self._store_marks: dict[str, tuple[object, int]] = {}
         self._dirty: dict[str, frozenset[tuple[str, ...]] | None] = {}
         self._skipped_last = False
-        self._last_statuses: tuple[list[Any], list[Any], tuple[Any, ...]] | None = None
+        self._last_statuses: LastStatuses | None = _CARRIED.statuses
 
     @property
     def template_names(self) -> tuple[str, ...]:
@@ -556,14 +556,15 @@ class TemplateEngine:
                             statuses=statuses, context=context, slots_shrinkable=shrinkable)
 
     def _sorted_statuses(self, declared: dict[tuple[str, str, str], Any]) -> tuple[Any, ...]:
-        """The declared statuses by key; the last render's tuple again when the same statuses were declared in the
-        same order (10,000 Ingresses declare theirs on every render: sorting them is not free)."""
+        """The declared statuses by key; the last render's tuple (of any engine: a config change builds a new one)
+        again when the same statuses were declared in the same order (10,000 Ingresses declare theirs on every
+        render: sorting them is not free)."""
         keys, values = list(declared), list(declared.values())
         last = self._last_statuses
         if last is not None and same_items(last[1], values) and last[0] == keys:
             return last[2]
         ordered = tuple(status for _, status in sorted(declared.items()))
-        self._last_statuses = (keys, values, ordered)
+        self._last_statuses = _CARRIED.statuses = (keys, values, ordered)
         return ordered
 
     def _render_one(self, name: str, template: TemplateFile, context: Mapping[str, Any]) -> str:
@@ -596,12 +597,18 @@ class TemplateEngine:
         return cls(message, template=where or name, line=line, field=_field_of(where or name))
 
 
+#: the keys and values of the statuses a render declared, and them sorted (``_sorted_statuses``)
+LastStatuses = tuple[list[Any], list[Any], tuple[Any, ...]]
+
+
 class _Carried:
     """What the last completed render of any engine leaves for a new engine (see ``TemplateEngine.__init__``)."""
 
     def __init__(self) -> None:
         self.slots: SlotMemo = {}
         self.endpoints: EndpointAnswers = {}
+        #: the statuses the last render declared, sorted (compared by identity and key before use)
+        self.statuses: LastStatuses | None = None
 
 
 _CARRIED = _Carried()

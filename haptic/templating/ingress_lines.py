@@ -167,24 +167,41 @@ def service_servers(resources: Mapping[str, Any], slots: Any, backend: str, name
     """The ``server`` lines (after the keyword) of ``backend``: the ready endpoints of the Service port (the
     stores ``services`` and ``endpoints`` of ``resources``) in ``server_slots`` (``step`` slots at a time), each
     line followed by ``options`` (and ``cookie SRV_n`` with ``cookie``)."""
-    found = endpoints_of(resources["services"].get_single(namespace, service), port,
-                         resources["endpoints"].lookup(namespace, service))
-    assigned = slots.assign(backend, found, step, shrink_after)
+    assigned = _slots(resources["services"].get_single(namespace, service), resources, slots, backend, namespace,
+                      service, port, step, shrink_after, endpoints_of)
     if cookie:
         return [f"{s.spec}{options} cookie {s.name}" for s in assigned]
     return [s.spec + options for s in assigned] if options else list(map(_SPEC, assigned))
 
 
-def gateway_backends(backends: Iterable[Mapping[str, Any]], resources: Mapping[str, Any], slots: Any,
-                     settings: Mapping[str, Any], endpoints_of: EndpointsOf) -> Iterator[dict[str, Any]]:
-    """The Gateway library's backends (``gateway_model``'s ``backends``: ``name``, ``namespace``, ``service``,
-    ``port``, ``h2c``) with their ``servers`` (``service_servers``; ``proto h2`` for h2c, ``serverSlots`` slots
-    at a time)."""
-    step = settings.get("serverSlots") or 10
-    for b in backends:
-        yield {"name": b["name"], "servers": service_servers(
-            resources, slots, b["name"], b["namespace"], b["service"], b["port"], step, None,
-            " proto h2" if b.get("h2c") else "", endpoints_of)}
+def _slots(service_object: Any, resources: Mapping[str, Any], slots: Any, backend: str, namespace: Any,
+           service: Any, port: Any, step: Any, shrink_after: Any, endpoints_of: EndpointsOf) -> list[Any]:
+    """The server slots of ``backend``: the ready endpoints of the Service ``service_object`` (already looked up)."""
+    found = endpoints_of(service_object, port, resources["endpoints"].lookup(namespace, service))
+    assigned: list[Any] = slots.assign(backend, found, step, shrink_after)
+    return assigned
+
+
+#: what joins a backend's server lines: the template writes the first ``server`` keyword
+SERVER_LINES = "\n    server "
+
+
+def gateway_servers(backend: Mapping[str, Any], resources: Mapping[str, Any], slots: Any,
+                    settings: Mapping[str, Any], endpoints_of: EndpointsOf) -> str:
+    """The ``server`` lines of one of the Gateway library's backends (``gateway_model``'s ``backends``: ``name``,
+    ``namespace``, ``service``, ``port``, ``h2c``, ``serviceObject``), joined by ``SERVER_LINES`` (one Jinja
+    output instead of a loop over ten lines): ``service_servers`` of its Service object, ``proto h2`` for h2c,
+    ``serverSlots`` slots at a time (never none). One backend per call: the template renders each in a
+    fragment, which the model's dict of the backend keys (a changed Service object gives a new dict), so the
+    Service is not looked up again."""
+    # the port as a reference mapping: ``service_endpoints`` reads it as it reads the number, and its memo keys a
+    # plain mapping without an ABC check and a ``repr``
+    assigned = _slots(backend["serviceObject"], resources, slots, backend["name"], backend["namespace"],
+                      backend["service"], {"number": backend["port"]}, settings.get("serverSlots") or 10, None,
+                      endpoints_of)
+    if backend.get("h2c"):
+        return SERVER_LINES.join(s.spec + " proto h2" for s in assigned)
+    return SERVER_LINES.join(map(_SPEC, assigned))
 
 
 def _longest_key_first(routes: Iterable[Any]) -> list[Any]:

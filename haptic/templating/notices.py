@@ -49,7 +49,10 @@ def object_ref(obj: Any, kind: str = "") -> ObjectRef | None:
     meta = obj.get("metadata")
     if not isinstance(meta, Mapping) or not isinstance(meta.get("name"), str):
         return None
-    return ObjectRef(
+    # ``ObjectRef(...)`` without the frozen dataclass's per-field ``object.__setattr__`` (a third of the cost): a
+    # startup declares a status or a notice for each of thousands of objects
+    ref: ObjectRef = object.__new__(ObjectRef)
+    ref.__dict__.update(
         kind=str(obj.get("kind") or kind or "Object"),
         namespace=str(meta.get("namespace") or ""),
         name=str(meta["name"]),
@@ -57,6 +60,7 @@ def object_ref(obj: Any, kind: str = "") -> ObjectRef | None:
         uid=str(meta.get("uid") or ""),
         resource_version=str(meta.get("resourceVersion") or ""),
     )
+    return ref
 
 
 def check_reason(reason: str) -> str:

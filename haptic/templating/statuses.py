@@ -64,9 +64,13 @@ class JsonPairs(list[Any]):
     with 10,000 HTTPRoutes encoded 10,000 statuses for nothing). Templates cannot build one."""
 
 
-#: the ``ObjectStatus`` of each (object, status) pair ``set_statuses`` was given, by the identity of both: the
-#: gateway library's model gives the same objects while nothing it reads changed. Checked and built once.
+#: the ``ObjectStatus`` of each (object, status) pair of a template's list ``set_statuses`` was given, by the
+#: identity of both (a template may hand on the same pairs render after render). Checked and built once.
 _DECLARED: IdentityMemo[ObjectStatus] = IdentityMemo()
+#: every ``ObjectStatus`` of a ``JsonPairs`` by its key, by the identity of the list: the model's answer is the same
+#: list while nothing it reads changed (a config change, an EndpointSlice change), whose statuses are then
+#: declared at C speed instead of one memo lookup per object. Python built the list and no one changes it.
+_DECLARED_ALL: IdentityMemo[dict[tuple[str, str, str], ObjectStatus]] = IdentityMemo()
 
 
 def set_statuses(pairs: Any) -> str:
@@ -77,24 +81,48 @@ def set_statuses(pairs: Any) -> str:
     fragments.uncacheable()  # statuses are written straight into the render state
     state = current_render()
     checked = type(pairs) is JsonPairs
+    declared = _DECLARED_ALL.get(pairs) if checked else None
+    if declared is None:
+        declared = _declared(pairs, checked)
+        if checked:
+            _DECLARED_ALL.put(declared, pairs)
+    # as one assignment per pair would: the last status of a key wins, in the place of its first
+    state.statuses.update(declared)
+    return ""
+
+
+def _declared(pairs: list[Any] | tuple[Any, ...], checked: bool) -> dict[tuple[str, str, str], ObjectStatus]:
+    """The ``ObjectStatus`` of each pair by its key (the last of a key wins); ``checked``: statuses known JSON."""
+    declared: dict[tuple[str, str, str], ObjectStatus] = {}
     for pair in pairs:
         if not isinstance(pair, list | tuple) or len(pair) != 2:
             raise TemplateFailure("set_statuses: expects a list of [object, status] pairs")
         obj, status = pair
-        hit = _DECLARED.get(obj, status)
+        # a model's pairs are new objects whenever its list is (reused whole, above): no memo per pair for them
+        hit = None if checked else _DECLARED.get(obj, status)
         if hit is not None:
-            state.statuses[hit.ref.key] = hit
+            declared[hit.ref.key] = hit
             continue
         ref = object_ref(obj)
         if ref is None or not isinstance(obj, Mapping) or not obj.get("apiVersion") or not isinstance(status, dict):
             raise TemplateFailure("set_statuses: each pair needs a Kubernetes object and a status mapping")
+        if checked:
+            declared[ref.key] = _object_status(ref, status, str(obj.get("apiVersion")))
+            continue
         try:
-            if not checked:
-                json.dumps(status)
+            json.dumps(status)
         except (TypeError, ValueError) as exc:
             raise TemplateFailure(f"set_statuses: the status of {ref} is not JSON: {exc}") from None
-        state.statuses[ref.key] = _DECLARED.put(ObjectStatus(ref, status, str(obj.get("apiVersion"))), obj, status)
-    return ""
+        declared[ref.key] = _DECLARED.put(_object_status(ref, status, str(obj.get("apiVersion"))), obj, status)
+    return declared
+
+
+def _object_status(ref: ObjectRef, status: Mapping[str, Any], api_version: str) -> ObjectStatus:
+    """``ObjectStatus(ref, status, api_version)`` without the frozen dataclass's per-field ``object.__setattr__``
+    (a startup declares thousands)."""
+    declared: ObjectStatus = object.__new__(ObjectStatus)
+    declared.__dict__.update(ref=ref, status=status, api_version=api_version)
+    return declared
 
 
 def _item_key(item: Any, index: int) -> Any:

@@ -32,6 +32,20 @@ def _list(resources: Mapping[str, Any], name: str) -> list[Any]:
     return list(store.list()) if store is not None else []
 
 
+class _ByName:
+    """Objects by namespace and name, looked up as a store's ``get_single(namespace, name)``: one pass over the
+    Services a model reads whole anyway (``_inputs``) instead of one store lookup per backendRef."""
+
+    def __init__(self, objects: Iterable[Any]) -> None:
+        self._objects: dict[tuple[str, str], Any] = {}
+        for obj in objects:
+            meta = obj.get("metadata") or {}
+            self._objects[(str(meta.get("namespace") or ""), str(meta.get("name") or ""))] = obj
+
+    def get_single(self, namespace: str, name: str) -> Any:
+        return self._objects.get((namespace, name))
+
+
 def _secret_problem(secret: Any) -> str:
     if secret.get("type") not in (None, "kubernetes.io/tls"):
         return f"Secret type {secret.get('type')} is not kubernetes.io/tls"
@@ -73,9 +87,11 @@ def _class_statuses(classes: list[Any]) -> tuple[set[str], list[tuple[Any, dict[
 
 def _isolated_routes(isolated: Iterable[Any], served: Iterable[Any]) -> tuple[list[Any], dict[int, str]]:
     """The routes per-object isolation leaves out or holds back (current versions, oldest first) and why."""
-    kept = {_route_key(r) for r in served}
     routes = sorted((as_http_route(o) if o.get("kind") == "GRPCRoute" else o for o in isolated
                      if isinstance(o, Mapping) and o.get("kind") in ("HTTPRoute", "GRPCRoute")), key=age_key)
+    if not routes:
+        return [], {}
+    kept = {_route_key(r) for r in served}
     why = {}
     for route in routes:
         kept_back = "its last valid version stays deployed" if _route_key(route) in kept else "it is left out"
@@ -87,6 +103,27 @@ def _isolated_routes(isolated: Iterable[Any], served: Iterable[Any]) -> tuple[li
 def _route_key(route: Mapping[str, Any]) -> tuple[str, str, str]:
     meta = route.get("metadata") or {}
     return str(route.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
+# The backends' dicts of the last model by what each is made of (its Service object by identity: the dict holds
+# it, so the id is not reused): a model computed again (a route changed) gives each unchanged backend the same
+# dict, and the template's fragment of that backend, keyed by the dict, is reused.
+_BACKENDS: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = {}
+
+
+def _backend_dicts(backends: Iterable[Backend]) -> list[dict[str, Any]]:
+    previous, kept = _BACKENDS.get("last", {}), {}
+    out = []
+    for b in backends:
+        key = (b.name, b.namespace, b.service, b.port, b.h2c, id(b.service_object))
+        found = previous.get(key)
+        if found is None:
+            found = {"name": b.name, "namespace": b.namespace, "service": b.service, "port": b.port, "h2c": b.h2c,
+                     "serviceObject": b.service_object}
+        kept[key] = found
+        out.append(found)
+    _BACKENDS["last"] = kept
+    return out
 
 
 #: the stores ``gateway_model`` reads (lists and lookups); not ``endpoints``: the backends' servers come later
@@ -146,7 +183,8 @@ def model(resources: Mapping[str, Any], extra: Mapping[str, Any], path_resolver:
     per-object isolation leaves out (``controller.isolated``): their routes get ``Accepted`` False.
 
     Returns ``frontends`` (``name``, ``port``, ``tls``, ``lines``, ``maps``, ``certificates``: [file, sni]),
-    ``backends`` (``name``, ``namespace``, ``service``, ``port``), ``pems`` (certificate file -> PEM),
+    ``backends`` (``name``, ``namespace``, ``service``, ``port``, ``h2c``, ``serviceObject``: the Service),
+    ``pems`` (certificate file -> PEM),
     ``statuses`` ([object, status]), ``excluded`` ([object, reason, message, field]: left out) and ``warnings``
     (the same shape: served, or refused by its status only, e.g. a rule dropped for RequestMirror).
     """
@@ -156,7 +194,7 @@ def model(resources: Mapping[str, Any], extra: Mapping[str, Any], path_resolver:
                if (gc.get("spec") or {}).get("controllerName") == controller]
     class_names, statuses = _class_statuses(sorted(classes, key=age_key))
     grants = Grants(_list(resources, "referencegrants"))
-    services, secrets = resources.get("services"), resources.get("secrets")
+    services, secrets = _ByName(_list(resources, "services")), resources.get("secrets")
     gateways, unsafe_gateways = build_gateways(_list(resources, "gateways"), class_names, grants, secrets,
                                                _secret_problem, reserved)
     excluded: list[list[Any]] = [[obj, "UnsafeInput", problems, problems.split(" ", 1)[0]]
@@ -176,7 +214,10 @@ def model(resources: Mapping[str, Any], extra: Mapping[str, Any], path_resolver:
         converted = as_http_route(original)
         grpc_problems[id(converted)] = method_problems(original)
         grpc_routes.append(converted)
-    routes = sorted([*_list(resources, "httproutes"), *grpc_routes], key=age_key)
+    # each route's age once: the order of the routes, then of their matches (``build_frontends``)
+    routes = [*_list(resources, "httproutes"), *grpc_routes]
+    ages = {id(r): age_key(r) for r in routes}
+    routes.sort(key=lambda r: ages[id(r)])
     unsafe_routes: dict[int, str] = {}
     previous, verdicts = _VERDICTS.get("routes", {}), {}
     for route in routes:
@@ -197,7 +238,7 @@ def model(resources: Mapping[str, Any], extra: Mapping[str, Any], path_resolver:
         # After the served routes: a held-back route's status describes its current, rejected version.
         statuses.extend(attach_routes(left_out, by_key, labels, grants, services, controller, why).statuses)
     frontends = build_frontends([a for a in attached.attachments if a.rules],
-                                lambda name: path_resolver.get_path(name, "map"), age_key)
+                                lambda name: path_resolver.get_path(name, "map"), lambda r: ages[id(r)])
     pems: dict[str, str] = {}
     listeners_by_port: dict[int, list[Any]] = {}
     for gateway in gateways:
@@ -241,8 +282,7 @@ def model(resources: Mapping[str, Any], extra: Mapping[str, Any], path_resolver:
     return {
         "controllerName": controller,
         "frontends": out_frontends,
-        "backends": [{"name": b.name, "namespace": b.namespace, "service": b.service, "port": b.port, "h2c": b.h2c}
-                     for _, b in sorted(backends.items())],
+        "backends": _backend_dicts(b for _, b in sorted(backends.items())),
         "errorBackend": ERROR_BACKEND,
         "pems": pems,
         "statuses": JsonPairs([obj, status] for obj, status in statuses),

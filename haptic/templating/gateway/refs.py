@@ -8,8 +8,7 @@ target kind (and name, when it gives one) in ``to``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 GATEWAY_GROUP = "gateway.networking.k8s.io"
 
@@ -39,9 +38,9 @@ class Grants:
         return False
 
 
-@dataclass(frozen=True)
-class Backend:
-    """A Service port a rule forwards to: its HAProxy backend name and where its endpoints come from."""
+class Backend(NamedTuple):
+    """A Service port a rule forwards to: its HAProxy backend name and where its endpoints come from (a named
+    tuple: a startup builds one per backendRef, and a frozen dataclass costs several times as much)."""
 
     name: str
     namespace: str
@@ -49,10 +48,11 @@ class Backend:
     port: int
     #: HTTP/2 without TLS to the servers (GRPCRoute backends)
     h2c: bool = False
+    #: the Service (store) object the backendRef resolved to
+    service_object: Any = None
 
 
-@dataclass(frozen=True)
-class ResolvedRef:
+class ResolvedRef(NamedTuple):
     """One backendRef of a rule: its backend (None: invalid, answered 500), weight, and why it is invalid."""
 
     backend: Backend | None
@@ -84,8 +84,11 @@ def resolve_backend_ref(ref: Mapping[str, Any], route_namespace: str, route_kind
     if not service:
         return ResolvedRef(None, weight, "BackendNotFound", f"backendRef {where}: Service not found")
     port = ref.get("port")
-    ports = [p.get("port") for p in (service.get("spec") or {}).get("ports") or [] if isinstance(p, Mapping)]
+    # the exact type first: store objects are dicts, and the ABC check costs more than the lookup
+    ports = [p.get("port") for p in (service.get("spec") or {}).get("ports") or []
+             if type(p) is dict or isinstance(p, Mapping)]
     if not isinstance(port, int) or port not in ports:
         return ResolvedRef(None, weight, "BackendNotFound", f"backendRef {where}: the Service has no port {port}")
     h2c = route_kind == "GRPCRoute"
-    return ResolvedRef(Backend(backend_name(namespace, name, port, h2c), namespace, name, port, h2c), weight)
+    return ResolvedRef(Backend(backend_name(namespace, name, port, h2c), namespace, name, port, h2c, service),
+                       weight)

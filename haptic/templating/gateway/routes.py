@@ -91,21 +91,45 @@ def _rule_problem(index: int, rule: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _attach_one(route: Any, ref: Mapping[str, Any], gateway: Gateway, namespace: str,
-                namespace_labels: Mapping[str, Mapping[str, str]], kind: str,
-                out: RouteResult) -> tuple[bool, str, str]:
+#: the listeners of a Gateway a parentRef attaches routes of one namespace and kind to, or why it attaches none
+Selection = tuple[list[Listener], tuple[bool, str, str] | None]
+
+
+def _select(ref: Mapping[str, Any], gateway: Gateway, namespace: str,
+            namespace_labels: Mapping[str, Mapping[str, str]], kind: str) -> Selection:
     section, port = ref.get("sectionName"), ref.get("port")
     candidates = [item for item in gateway.listeners
                   if (not section or item.name == section) and (port is None or item.port == port)]
     if not candidates:
-        return False, "NoMatchingParent", "no listener matches the parentRef's sectionName/port"
+        return [], (False, "NoMatchingParent", "no listener matches the parentRef's sectionName/port")
     usable = [item for item in candidates if item.usable]
     if not usable:
-        return False, "NoMatchingParent", "the listeners the parentRef selects are not programmed"
+        return [], (False, "NoMatchingParent", "the listeners the parentRef selects are not programmed")
     allowed = [item for item in usable
                if item.allows_kind(kind) and item.allows_namespace(namespace, namespace_labels.get(namespace))]
     if not allowed:
-        return False, "NotAllowedByListeners", f"no listener allows {kind}s of namespace {namespace}"
+        return [], (False, "NotAllowedByListeners", f"no listener allows {kind}s of namespace {namespace}")
+    return allowed, None
+
+
+def _attach_one(route: Any, ref: Mapping[str, Any], gateway: Gateway, namespace: str,
+                namespace_labels: Mapping[str, Mapping[str, str]], kind: str,
+                out: RouteResult, selections: dict[tuple[Any, ...], Selection]) -> tuple[bool, str, str]:
+    # the listeners do not change while routes attach (only whom they count as attached): one selection per
+    # Gateway, section, port, namespace and kind serves every route that asks the same
+    key = (id(gateway), ref.get("sectionName"), ref.get("port"), namespace, kind)
+    try:
+        selection = selections.get(key)
+        hashable = True
+    except TypeError:  # an unhashable sectionName or port (a store may hold what no API server checked)
+        selection, hashable = None, False
+    if selection is None:
+        selection = _select(ref, gateway, namespace, namespace_labels, kind)
+        if hashable:
+            selections[key] = selection
+    allowed, refused = selection
+    if refused is not None:
+        return refused
     hostnames = list((route.get("spec") or {}).get("hostnames") or [])
     attached = False
     for item in allowed:
@@ -127,6 +151,7 @@ def attach_routes(routes: list[Any], gateways: Mapping[tuple[str, str], Gateway]
     of routes left out (they get ``Accepted: False``, ``UnsupportedValue``)."""
     out = RouteResult()
     next_rule = first_rule
+    selections: dict[tuple[Any, ...], Selection] = {}
     for route in routes:
         kind = str(route.get("kind") or "HTTPRoute")
         meta = route.get("metadata") or {}
@@ -156,7 +181,8 @@ def attach_routes(routes: list[Any], gateways: Mapping[tuple[str, str], Gateway]
                 reason = "IncompatibleFilters" if refused == dropped else "UnsupportedValue"
                 ok, message = False, refused
             else:
-                ok, reason, message = _attach_one(route, ref, gateway, namespace, namespace_labels, kind, out)
+                ok, reason, message = _attach_one(route, ref, gateway, namespace, namespace_labels, kind, out,
+                                                  selections)
             any_attached = any_attached or ok
             parents.append({"parentRef": dict(ref), "controllerName": controller_name,
                             "conditions": [condition("Accepted", ok, reason, message, gen)]})

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from haptic.templating.gateway.hostnames import specificity
 from haptic.templating.gateway.routes import Attachment, Rule
@@ -37,8 +37,9 @@ _DURATION_PART = re.compile(r"([0-9]+)(h|ms|m|s)")
 _UNIT_MS = {"h": 3_600_000, "m": 60_000, "s": 1000, "ms": 1}
 
 
-@dataclass(frozen=True)
-class _Match:
+class _Match(NamedTuple):
+    """One match of a rule on one host (a named tuple: one per match and host, built at every model)."""
+
     host: str
     key: tuple[Any, ...]
     rule: Rule

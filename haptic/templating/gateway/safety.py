@@ -56,6 +56,9 @@ def _dns(value: Any) -> bool:
 
 def _meta_problems(obj: Mapping[str, Any]) -> list[str]:
     meta = obj.get("metadata") or {}
+    namespace, name = meta.get("namespace"), meta.get("name")
+    if (namespace is None or _dns(namespace)) and (name is None or _dns(name)):
+        return []  # the common case, without a pass per field (checked for every route of a startup)
     return [f"metadata.{field} {meta.get(field)!r} is not a DNS name"
             for field in ("namespace", "name") if meta.get(field) is not None and not _dns(meta.get(field))]
 
@@ -125,8 +128,9 @@ def _match_problems(match: Any, where: str) -> list[str]:
             problems.append(problem)
     else:
         problems.append(f"{where}.path.type {kind!r} is unknown")
-    problems += _name_value(match.get("headers"), f"{where}.headers")
-    problems += _name_value(match.get("queryParams"), f"{where}.queryParams")
+    for field in ("headers", "queryParams"):
+        if match.get(field):
+            problems += _name_value(match[field], f"{where}.{field}")
     method = match.get("method")
     if method is not None and method not in _METHODS:
         problems.append(f"{where}.method {method!r} is not an HTTP method")
@@ -147,7 +151,8 @@ def route_problems(route: Mapping[str, Any]) -> list[str]:
             continue
         for j, match in enumerate(rule.get("matches") or []):
             problems += _match_problems(match, f"{at}.matches[{j}]")
-        problems += _filter_problems(rule.get("filters"), f"{at}.filters")
+        if rule.get("filters"):
+            problems += _filter_problems(rule["filters"], f"{at}.filters")
         for j, ref in enumerate(rule.get("backendRefs") or []):
             if not isinstance(ref, Mapping):
                 problems.append(f"{at}.backendRefs[{j}] is not an object")

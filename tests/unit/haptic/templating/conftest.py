@@ -7,7 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from haptic.templating import engine, ingress_lines, list_memo
+from haptic.templating import engine, ingress_lines, list_memo, statuses
+from haptic.templating.gateway import model
 
 
 @pytest.fixture(autouse=True)
@@ -15,4 +16,8 @@ def _fresh_render_memos(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(list_memo, "_LAST_CALLS", {})
     monkeypatch.setattr(engine, "_CARRIED", engine._Carried())
     monkeypatch.setattr(ingress_lines, "_PLANS", type(ingress_lines._PLANS)())
+    for name in ("_LAST", "_VERDICTS", "_BACKENDS"):
+        monkeypatch.setattr(model, name, {})
+    for name in ("_DECLARED", "_DECLARED_ALL"):
+        monkeypatch.setattr(statuses, name, type(getattr(statuses, name))())
     yield

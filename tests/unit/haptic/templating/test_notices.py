@@ -68,3 +68,15 @@ def test_field_of_reason() -> None:
     assert field_of_reason("tls.crt is not a PEM certificate") == "data[tls.crt]"
     assert field_of_reason("not an object") == ""
     assert object_ref("nope") is None
+
+
+def test_object_ref_is_the_dataclass_its_fields_make() -> None:
+    # built without the frozen dataclass's __init__: still equal, hashed, ordered and frozen as one built with it
+    obj = {"apiVersion": "v1", "kind": "Service",
+           "metadata": {"namespace": "ns", "name": "web", "uid": "u", "resourceVersion": "7"}}
+    ref = object_ref(obj)
+    made = ObjectRef("Service", "ns", "web", "v1", "u", "7")
+    assert ref == made and hash(ref) == hash(made) and ref is not None and not ref < made
+    assert ref.key == ("Service", "ns", "web") and repr(ref) == repr(made)
+    with pytest.raises(AttributeError):
+        ref.name = "other"  # type: ignore[misc]

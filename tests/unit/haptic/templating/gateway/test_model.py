@@ -318,7 +318,7 @@ def test_grpc_routes_match_service_and_method_paths_and_use_h2c_backends() -> No
     assert "path -m reg '^(?:/(?:shop\\..*)/(?:[^/]+))$'" in acl[0]
     assert "path -m reg '^(?:/[^/]+/Watch)$'" in acl[1] and "req.fhdr(X-Env)" in acl[1]
     assert result["backends"] == [{"name": "gw_h2c_shop_api_80", "namespace": "shop", "service": "api", "port": 80,
-                                   "h2c": True}]
+                                   "h2c": True, "serviceObject": service("api")}]
     parent = status_of(result, "GRPCRoute", "rpc")["parents"][0]
     assert conditions(parent) == {"Accepted": ("True", "Accepted"), "ResolvedRefs": ("True", "ResolvedRefs")}
 
@@ -359,3 +359,47 @@ def test_the_model_is_computed_again_only_when_what_it_reads_changed() -> None:
     assert all(answer is not first for answer in changed)
     assert module.model(stores, {}, paths, {8404: "frontend stats"}, ("10.0.0.1",)) == first
     assert changed[-1]["frontends"] != first["frontends"] or changed[-1]["statuses"] != first["statuses"]
+
+
+def test_a_model_computed_again_keeps_the_dict_of_each_unchanged_backend() -> None:
+    stores = {"gatewayclasses": ListStore([gateway_class()]), "gateways": ListStore([gateway()]),
+              "services": ListStore([service("web"), service("api")]),
+              "httproutes": ListStore([route("web")])}
+    stores.update({name: ListStore([]) for name in ("grpcroutes", "referencegrants", "namespaces", "secrets")})
+
+    def backends(resources: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        found = gateway_model(resources, {}, PathResolver(StorageDirs()), {8404: "frontend stats"})["backends"]
+        return {b["name"]: b for b in found}
+
+    first = backends(stores)
+    api = route("api", {"backendRefs": [backend("api")]}, hostnames=("api.test",))
+    added = backends({**stores, "httproutes": ListStore([route("web"), api])})
+    # a route more: the model is computed again, the web backend's dict (its fragment's key) is the same object
+    assert added["gw_shop_web_80"] is first["gw_shop_web_80"] and set(added) == {"gw_shop_web_80", "gw_shop_api_80"}
+    web = service("web")
+    changed = backends({**stores, "services": ListStore([web, service("api")])})
+    # another Service object: another dict, holding it
+    assert changed["gw_shop_web_80"] is not first["gw_shop_web_80"]
+    assert changed["gw_shop_web_80"]["serviceObject"] is web
+    assert {k: v for k, v in changed["gw_shop_web_80"].items() if k != "serviceObject"} == {
+        k: v for k, v in first["gw_shop_web_80"].items() if k != "serviceObject"}
+
+
+def test_routes_of_one_model_asking_other_namespaces_kinds_or_sections_are_each_answered_for_themselves() -> None:
+    # one listener selection serves every route asking the same; any difference in what is asked, another one
+    listeners = [{"name": "same", "port": 8080, "protocol": "HTTP"},
+                 {"name": "all", "port": 8081, "protocol": "HTTP",
+                  "allowedRoutes": {"namespaces": {"from": "All"}, "kinds": [{"kind": "HTTPRoute"}]}}]
+    parent_same, parent_all = {"sectionName": "same"}, {"sectionName": "all"}
+    routes = [route("a", namespace="infra", parent=parent_same), route("b", namespace="shop", parent=parent_same),
+              route("c", namespace="shop", parent=parent_all), route("d", namespace="infra", parent=parent_same),
+              route("e", namespace="shop", parent={"sectionName": ["unhashable"]})]
+    grpc = {"apiVersion": G, "kind": "GRPCRoute", "metadata": {"name": "f", "namespace": "shop", "generation": 1},
+            "spec": {"parentRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "namespace": "infra",
+                                     "name": "gw", "sectionName": "all"}],
+                     "rules": [{"backendRefs": [backend("web")]}]}}
+    result = model(gateway_class(), gateway(*listeners), service("web"), service("web", "infra"), *routes, grpc)
+    accepted = {name: conditions(status_of(result, kind, name)["parents"][0])["Accepted"][1]
+                for kind, name in [("HTTPRoute", n) for n in "abcde"] + [("GRPCRoute", "f")]}
+    assert accepted == {"a": "Accepted", "b": "NotAllowedByListeners", "c": "Accepted", "d": "Accepted",
+                        "e": "NoMatchingParent", "f": "NotAllowedByListeners"}

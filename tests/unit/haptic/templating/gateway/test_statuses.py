@@ -72,3 +72,36 @@ def test_set_statuses_builds_each_status_once_while_its_objects_are_the_same() -
     assert other is not first and getattr(other, "status", None) == {"conditions": []}
     with _pytest.raises(TemplateFailure, match="not JSON"):
         declare([[obj, {"x": {1, 2}}]])
+
+
+def test_set_statuses_reuses_a_model_s_list_whole_only_while_it_is_the_same_list() -> None:
+    from haptic.templating.context import CURRENT_RENDER, RenderState
+    from haptic.templating.statuses import JsonPairs, set_statuses
+
+    def declare(pairs: list[list[object]], before: dict[tuple[str, str, str], object] | None = None) -> RenderState:
+        state = RenderState()
+        state.statuses.update(before or {})
+        token = CURRENT_RENDER.set(state)
+        try:
+            set_statuses(pairs)
+        finally:
+            CURRENT_RENDER.reset(token)
+        return state
+
+    def obj(name: str) -> dict[str, object]:
+        return {"apiVersion": "v1", "kind": "Service", "metadata": {"namespace": "a", "name": name}}
+
+    x, y = obj("x"), obj("y")
+    pairs = JsonPairs([[x, {"n": 1}], [y, {"n": 2}], [x, {"n": 3}]])
+    first = declare(pairs)
+    # the last status of a key wins, in the place of its first: as one set_status per pair
+    assert [(k[2], s.status) for k, s in first.statuses.items()] == [("x", {"n": 3}), ("y", {"n": 2})]
+    again = declare(pairs, {("Z", "", "z"): "earlier"})
+    assert next(iter(again.statuses)) == ("Z", "", "z")
+    assert [s for k, s in again.statuses.items() if k[0] != "Z"] == list(first.statuses.values())
+    # another list (the model computed again), with one status changed: its statuses, not the last list's
+    other = declare(JsonPairs([[x, {"n": 1}], [y, {"n": 4}]]))
+    assert [s.status for s in other.statuses.values()] == [{"n": 1}, {"n": 4}]
+    # a template's list (not JsonPairs) is never reused whole
+    plain = [[x, {"n": 5}]]
+    assert [s.status for s in declare(plain).statuses.values()] == [{"n": 5}]
