@@ -34,7 +34,7 @@ from haptic.dataplane.api_errors import (
     ValidationError,
     VersionConflictError,
 )
-from haptic.dataplane.request_building import build_request, url_with_query
+from haptic.dataplane.request_building import build_request, parsed_url, url_with_query
 
 T = TypeVar("T")
 SleepFn = Callable[[float], Awaitable[None]]
@@ -242,9 +242,10 @@ class DataplaneClient:
         self.stats = ClientStats()
         self._sleep: SleepFn = sleep or asyncio.sleep
         self._clock = clock
-        # No base URL: every request's URL is absolute (``url_with_query``), and httpx would parse it twice here,
-        # once per pod and deployment (a client lives for one synchronization).
+        # The base URL given parsed (with the trailing slash httpx would add): httpx would parse it twice, for
+        # each client (one per pod and synchronization); only ``http``'s relative URLs use it, ours are absolute.
         self._http = _Client(
+            base_url=parsed_url(self.base_url + "/"),
             auth=httpx.BasicAuth(username, password),
             timeout=httpx.Timeout(timeout),
             transport=transport,

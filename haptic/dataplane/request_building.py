@@ -19,7 +19,7 @@ from urllib.parse import urlencode
 
 import httpx
 
-__all__ = ["build_request", "encode_json", "url_with_query"]
+__all__ = ["build_request", "encode_json", "parsed_url", "url_with_query"]
 
 #: httpx's JSON body encoding (``httpx._content.encode_json``), one encoder for every request
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
@@ -33,7 +33,7 @@ def encode_json(body: Any) -> bytes:
 
 
 @lru_cache(maxsize=4096)
-def _parsed(url: str) -> httpx.URL:
+def parsed_url(url: str) -> httpx.URL:
     """An absolute URL without query, parsed by httpx (immutable: shared by every client and request). The
     Dataplane paths repeat change after change (the same backends' servers); 4,096 is a few hundred backends'
     server slots on two pods."""
@@ -46,7 +46,7 @@ def url_with_query(url: str, params: Mapping[str, str | int] | None) -> httpx.UR
     The query changes every request (``version``), so only the rest is cached: the query goes into the parse
     result as is. ``urlencode`` is what ``QueryParams`` renders with (for ``str`` and ``int`` values), and its
     output is made of characters httpx's parse leaves alone, so nothing would have been re-encoded."""
-    parsed = _parsed(url)
+    parsed = parsed_url(url)
     if not params:
         return parsed
     with_query = httpx.URL(parsed)  # (a copy sharing the parse result: no parsing)

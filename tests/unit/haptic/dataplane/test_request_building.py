@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from haptic.dataplane.client import DataplaneClient
-from haptic.dataplane.request_building import _parsed, build_request, url_with_query
+from haptic.dataplane.request_building import build_request, parsed_url, url_with_query
 
 PATHS = ("/info", "/services/haproxy/configuration/backends/be%2Fx/servers/s%201",
          "/services/haproxy/runtime/maps/a%20b%2Bc%25d%C3%A9/entries")
@@ -44,6 +44,7 @@ async def test_requests_are_what_httpx_would_build_from_base_url_path_parameters
     client = DataplaneClient(base, "admin", "pw", transport=recorder)
     reference = httpx.AsyncClient(base_url=client.base_url, auth=httpx.BasicAuth("admin", "pw"),
                                   timeout=httpx.Timeout(30.0), transport=recorder)
+    assert client.http.base_url == reference.base_url  # (given parsed: for ``http``'s relative URLs)
     for method, path, params, (content, content_type, json_body) in itertools.product(
             ("GET", "DELETE", "PUT", "POST", "PATCH"), PATHS, PARAMS, BODIES):
         ours = build_request(client.http, method, url_with_query(client.base_url + path, params), content=content,
@@ -65,10 +66,10 @@ async def test_server_writes_take_the_direct_path_and_parse_each_url_once(monkey
     monkeypatch.setattr(httpx.AsyncClient, "build_request", general)
     recorder = Recorder()
     client = DataplaneClient("http://dp.test:5555", "admin", "pw", transport=recorder)
-    _parsed.cache_clear()
+    parsed_url.cache_clear()
     for version in range(1, 4):
         await client.replace_server("be", "s1", {"name": "s1", "address": "10.0.0.1"}, version=version)
-    assert _parsed.cache_info().misses == 1
+    assert parsed_url.cache_info().misses == 1
     assert [r.url.params["version"] for r in recorder.requests] == ["1", "2", "3"]
     await client.aclose()
 
