@@ -45,10 +45,13 @@ def url_with_query(url: str, params: Mapping[str, str | int] | None) -> httpx.UR
 
     The query changes every request (``version``), so only the rest is cached: the query goes into the parse
     result as is. ``urlencode`` is what ``QueryParams`` renders with (for ``str`` and ``int`` values), and its
-    output is made of characters httpx's parse leaves alone, so nothing would have been re-encoded."""
+    output is made of characters httpx's parse leaves alone, so nothing would have been re-encoded. Not for
+    ``bool`` values: ``QueryParams`` spells them ``true``/``false``, ``urlencode`` ``True``/``False``."""
     parsed = parsed_url(url)
     if not params:
         return parsed
+    if any(isinstance(value, bool) for value in params.values()):
+        raise TypeError(f"query parameters are str or int, not bool: {dict(params)}")
     with_query = httpx.URL(parsed)  # (a copy sharing the parse result: no parsing)
     with_query._uri_reference = parsed._uri_reference._replace(query=urlencode(params))
     return with_query

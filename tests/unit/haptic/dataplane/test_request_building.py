@@ -83,3 +83,8 @@ async def test_multipart_uploads_and_a_client_holding_cookies_go_through_httpx()
     await client.replace_server("be", "s1", {"name": "s1"}, version=1)
     assert recorder.requests[-1].headers["Cookie"] == "s=1"
     await client.aclose()
+
+
+def test_a_bool_parameter_is_refused_rather_than_spelt_otherwise_than_httpx() -> None:
+    with pytest.raises(TypeError, match="not bool"):
+        url_with_query("http://dp.test:5555/v3/services/haproxy/transactions/t1", {"force_reload": True})
