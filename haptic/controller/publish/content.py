@@ -8,7 +8,6 @@ import zstandard
 
 from haptic.core.utf8 import utf8_size, utf8_slices
 
-
 _LEVEL = 1
 
 
