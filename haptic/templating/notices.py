@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from haptic.core.frozen import frozen_instance
+
 #: Reasons the shipped code uses (templates may use their own CamelCase reasons).
 UNSAFE_INPUT = "UnsafeInput"
 HOST_CONFLICT = "HostConflict"
@@ -49,10 +51,9 @@ def object_ref(obj: Any, kind: str = "") -> ObjectRef | None:
     meta = obj.get("metadata")
     if not isinstance(meta, Mapping) or not isinstance(meta.get("name"), str):
         return None
-    # ``ObjectRef(...)`` without the frozen dataclass's per-field ``object.__setattr__`` (a third of the cost): a
-    # startup declares a status or a notice for each of thousands of objects
-    ref: ObjectRef = object.__new__(ObjectRef)
-    ref.__dict__.update(
+    # a startup declares a status or a notice for each of thousands of objects
+    return frozen_instance(
+        ObjectRef,
         kind=str(obj.get("kind") or kind or "Object"),
         namespace=str(meta.get("namespace") or ""),
         name=str(meta["name"]),
@@ -60,7 +61,6 @@ def object_ref(obj: Any, kind: str = "") -> ObjectRef | None:
         uid=str(meta.get("uid") or ""),
         resource_version=str(meta.get("resourceVersion") or ""),
     )
-    return ref
 
 
 def check_reason(reason: str) -> str:

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from haptic.core.frozen import frozen_instance
 from haptic.templating import fragments
 from haptic.templating.context import IdentityMemo, current_render
 from haptic.templating.errors import TemplateFailure
@@ -120,9 +121,7 @@ def _declared(pairs: list[Any] | tuple[Any, ...], checked: bool) -> dict[tuple[s
 def _object_status(ref: ObjectRef, status: Mapping[str, Any], api_version: str) -> ObjectStatus:
     """``ObjectStatus(ref, status, api_version)`` without the frozen dataclass's per-field ``object.__setattr__``
     (a startup declares thousands)."""
-    declared: ObjectStatus = object.__new__(ObjectStatus)
-    declared.__dict__.update(ref=ref, status=status, api_version=api_version)
-    return declared
+    return frozen_instance(ObjectStatus, ref=ref, status=status, api_version=api_version)
 
 
 def _item_key(item: Any, index: int) -> Any:
