@@ -7,7 +7,7 @@ the event and is sealed by ``EventBus.publish``, exactly once, from the bus's id
 Field metadata controls rendering in ``to_dict()``:
 
 - ``field(metadata=SECRET)``: never rendered (and hidden from ``repr``, use with ``repr=False``).
-- ``field(metadata=DIGEST)``: long text rendered as ``{"sha256": ..., "bytes": n}``.
+- ``field(metadata=DIGEST)``: long text rendered as ``{"blake3": ..., "bytes": n}``.
 - ``field(metadata=OMIT)``: bulky objects (parsed configs, whole resources) left out.
 
 Example::
@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any, ClassVar
+
+from blake3 import blake3
 
 from haptic.core.identity import Recent
 
@@ -112,7 +113,8 @@ _DIGESTS: Recent[dict[str, JsonValue]] = Recent(8)
 
 
 def digest(value: object) -> JsonValue:
-    """``{"sha256": hex, "bytes": n}`` for text or bytes; other values rendered as usual."""
+    """``{"blake3": hex, "bytes": n}`` for text or bytes; other values rendered as usual (BLAKE3, as the content
+    checksum, which hands its digest of a rendered config over: one pass over 4 MB, not two)."""
     if isinstance(value, str | bytes):
         data = value
         return dict(_DIGESTS.answer(value, None, lambda: _digest(data.encode() if isinstance(data, str) else data)))
@@ -122,14 +124,14 @@ def digest(value: object) -> JsonValue:
 
 
 def _digest(data: bytes) -> dict[str, JsonValue]:
-    return {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+    return {"blake3": blake3(data).hexdigest(), "bytes": len(data)}
 
 
-def known_digest(text: str, sha256_hex: str, size: int) -> None:
-    """Tells ``digest`` what ``text``'s digest is (its SHA-256 hex and its UTF-8 size), worked out by a caller that
+def known_digest(text: str, blake3_hex: str, size: int) -> None:
+    """Tells ``digest`` what ``text``'s digest is (its BLAKE3 hex and its UTF-8 size), worked out by a caller that
     hashed it anyway (the content checksum of a rendered config): the events carrying that text are then recorded
     without a second pass over it."""
-    _DIGESTS.answer(text, None, lambda: {"sha256": sha256_hex, "bytes": size})
+    _DIGESTS.answer(text, None, lambda: {"blake3": blake3_hex, "bytes": size})
 
 
 def to_json_safe(value: object) -> JsonValue:

@@ -49,6 +49,15 @@ class Recent(Generic[_V]):
             self._answers[key] = (obj, value)
         return value
 
+    def latest(self, tag: Hashable) -> tuple[object, _V] | None:
+        """The object and answer stored last under ``tag``, if one is held."""
+        with self._lock:
+            entries = list(self._answers.items())
+        for (_, other_tag), entry in reversed(entries):
+            if other_tag == tag:
+                return entry
+        return None
+
     def _equal(self, obj: object, tag: Hashable) -> tuple[_V] | None:
         with self._lock:
             entries = list(self._answers.items())

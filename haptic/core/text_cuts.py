@@ -2,20 +2,29 @@
 
 A rendered config of 10,000 backends (4 MB) is cut at its ``backend`` lines by the structural check and by the
 reader of the deployed config, one after the other, for every change: the second gets the first's pieces. The
-deployed config read back from a pod is the text rendered before as another object: it gets that text's pieces. The
-lists are shared: callers only read them. Holds the last few texts (each entry holds its text, so that its id is
-not reused meanwhile); safe from several threads.
+deployed config read back from a pod is the text rendered before as another object: it gets that text's pieces. A
+new text of a change is cut from the last text cut at the same separator: the pieces it has as they were, in place,
+are that text's piece objects (found by memory compares of whole runs of pieces), only the others are cut anew
+(a 4 MB split per change was the largest pass left of an endpoint change; the reused pieces also compare by
+identity in the passes after). The lists are shared: callers only read them. Holds the last few
+texts (each entry holds its text, so that its id is not reused meanwhile); safe from several threads.
 """
 
 from __future__ import annotations
 
 from haptic.core.identity import Recent
 
-__all__ = ["BACKENDS", "cut"]
+__all__ = ["BACKENDS", "cut", "split_like"]
 
 #: where a rendered config is cut into its backends (the structural check and the deployed-config reader share
 #: these pieces only while both cut at the same separator)
 BACKENDS = "\nbackend "
+
+#: pieces in a row not found in place, after which the walk stops looking (pieces were added or taken out)
+_LOST = 16
+
+#: below this size a text is split whole: finding the stretch that changed costs more than it saves
+_LARGE = 1 << 16
 
 #: the texts of a change (the passed config, the new one, the deployed one read back), cut at lines and at backends
 _CUTS: Recent[list[str]] = Recent(8)
@@ -23,4 +32,69 @@ _CUTS: Recent[list[str]] = Recent(8)
 
 def cut(text: str, separator: str) -> list[str]:
     """The pieces of ``text`` between occurrences of ``separator`` (read-only: shared with other callers)."""
-    return _CUTS.answer(text, separator, lambda: text.split(separator), by_value=True)
+    def split() -> list[str]:
+        if len(text) >= _LARGE and type(text) is str:
+            last = _CUTS.latest(separator)
+            if last is not None and type(last[0]) is str:
+                return split_like(text, last[1], separator)
+        return text.split(separator)
+
+    return _CUTS.answer(text, separator, split, by_value=True)
+
+
+def _overlaps_itself(separator: str) -> bool:
+    """Whether an occurrence of ``separator`` can begin inside another (a border: a proper prefix that is also a
+    suffix), where the end of one run of pieces would decide how the next one is split."""
+    return any(separator[:k] == separator[-k:] for k in range(1, len(separator)))
+
+
+def split_like(text: str, pieces: list[str], separator: str) -> list[str]:
+    """``text.split(separator)``, given the ``pieces`` of a similar text (its ``split(separator)``): walking both,
+    each run of ``pieces`` found in place (each piece followed by a separator) is taken as it is; where a piece is
+    not, the text's own piece there takes its place (a changed backend: the endpoints of one Service change the 10
+    backends of its Ingresses, anywhere in the config); after ``_LOST`` such pieces in a row (pieces added or
+    taken out), the longest run that the text ends with is taken too, and the stretch between is split. Correct
+    for any such pieces (none holds the separator): a separator without borders is found where it stands,
+    whatever precedes it, so a run of pieces matched in place splits as it did; one with borders is split
+    whole."""
+    if not separator or _overlaps_itself(separator) or len(pieces) < 2:
+        return text.split(separator)
+    width = len(separator)
+    out: list[str] = []
+    # Galloping over runs of pieces, each compared where it would stand (one copy of the run and one memory
+    # compare), doubling on a match, halving on a miss.
+    first, at, step, lost = 0, 0, 1, 0
+    limit = len(pieces) - 1  # the last piece is not followed by a separator
+    while first < limit and lost < _LOST:
+        count = min(step, limit - first)
+        run = separator.join(pieces[first:first + count])
+        end = at + len(run)
+        if text.startswith(run, at) and text.startswith(separator, end):
+            out += pieces[first:first + count]
+            first, at, step, lost = first + count, end + width, step * 2, 0
+        elif count > 1:
+            step = max(1, count // 2)
+        else:
+            found = text.find(separator, at)
+            if found < 0:
+                break
+            out.append(text[at:found])
+            first, at, step, lost = first + 1, found + width, 1, lost + 1
+    # The run at the end, not reaching back past what was taken: its leading separator at or after ``at``, or the
+    # one taken last (then nothing is left between them).
+    floor = at - width if first else 0
+    last, stop, step = len(pieces), len(text), 1
+    while last > max(first, 1):
+        count = min(step, last - max(first, 1))
+        run = separator.join(pieces[last - count:last])
+        begin = stop - len(run) - width
+        if begin >= floor and text.startswith(separator, begin) and text.startswith(run, begin + width):
+            last, stop, step = last - count, begin, step * 2
+        elif count == 1:
+            break
+        else:
+            step = max(1, count // 2)
+    if stop >= at:
+        out += text[at:stop].split(separator)
+    out += pieces[last:]
+    return out

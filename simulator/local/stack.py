@@ -38,10 +38,10 @@ from pathlib import Path
 from types import TracebackType
 
 import httpx
-import zstandard
 
 from haptic.config.crds import all_crds
 from haptic.core.tls import default_ssl_context
+from haptic.core.zstd_frames import read_frames
 from haptic.dataplane import plan
 from haptic.k8s.api import JSON, NotFound
 from simulator.kube import FakeKubeAPI, KubeHTTPServer, write_kubeconfig
@@ -413,7 +413,7 @@ class LocalStack:
             return None
         content = str(spec.get("content") or "")
         if spec.get("compressed"):
-            content = zstandard.ZstdDecompressor().decompress(base64.b64decode(content)).decode()
+            content = read_frames(base64.b64decode(content)).decode()
         return content
 
     def out_of_sync(self) -> list[str] | None:

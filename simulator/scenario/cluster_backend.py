@@ -43,9 +43,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
-import zstandard
 
 from haptic.config.models import PodSelector
+from haptic.core.zstd_frames import read_frames
 from haptic.dataplane import plan
 from haptic.k8s.api import JSON, ApiError, NotFound, ResourceRef, Selectors, default_plural
 from simulator.local.echo import EchoServer
@@ -374,7 +374,7 @@ class ClusterBackend:
             return None
         content = str(spec.get("content") or "")
         if spec.get("compressed"):
-            content = zstandard.ZstdDecompressor().decompress(base64.b64decode(content)).decode()
+            content = read_frames(base64.b64decode(content)).decode()
         return content
 
     # -- steps ------------------------------------------------------------------------------------

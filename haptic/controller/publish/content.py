@@ -1,32 +1,87 @@
-"""How published content is stored: as is, or zstd-compressed and base64-encoded above a threshold."""
+"""How published content is stored: as is, or zstd-compressed and base64-encoded above a threshold.
+
+A large config is compressed as a run of zstd frames, one per block of its backends: the frames of the blocks a
+change left as they were (the very same piece objects, ``text_cuts``) are the last publication's, so an endpoint
+change compresses one block, not 4 MB. Concatenated frames are one zstd stream (RFC 8878: a decoder reads frame
+after frame; ``zstd -d`` does), which ``decode_content`` reads frame by frame (``read_frames``).
+"""
 
 from __future__ import annotations
 
 import base64
+import threading
 
 import zstandard
 
+from haptic.core.identity import same_items
+from haptic.core.text_cuts import BACKENDS, cut
 from haptic.core.utf8 import utf8_size, utf8_slices
+from haptic.core.zstd_frames import read_frames
+
+__all__ = ["decode_content", "encode_config", "encode_content"]
 
 _LEVEL = 1
+
+#: backends per frame: a frame of 256 backends (~100 KB) compresses as well as the whole text within a few per
+#: cent, and is what an endpoint change recompresses
+_BLOCK = 256
+
+
+class _Frames:
+    """The last publication's blocks (their pieces) and frames: the frames of the blocks that come again."""
+
+    def __init__(self) -> None:
+        self._blocks: list[tuple[list[str], bool, bytes]] = []
+        self._lock = threading.Lock()
+
+    def compress(self, text: str) -> bytes:
+        pieces = cut(text, BACKENDS)
+        with self._lock:
+            earlier = self._blocks
+        blocks = []
+        for index, start in enumerate(range(0, len(pieces), _BLOCK)):
+            block = pieces[start:start + _BLOCK]
+            last = start + _BLOCK >= len(pieces)
+            old = earlier[index] if index < len(earlier) else None
+            if old is not None and old[1] == last and same_items(old[0], block):
+                blocks.append(old)
+                continue
+            blocks.append((block, last, _frame(BACKENDS.join(block) + ("" if last else BACKENDS))))
+        with self._lock:
+            self._blocks = blocks
+        return b"".join(frame for _, _, frame in blocks)
+
+
+def _frame(text: str) -> bytes:
+    """One zstd frame of ``text``, fed a slice at a time (``utf8_slices``: no buffer of the whole text), with its
+    content size in the header, as a one-shot compression writes it. Level 1, not the default 3: on a rendered
+    config (long runs of near-identical backends) it is a quarter faster and its output no larger."""
+    compressor = zstandard.ZstdCompressor(level=_LEVEL).compressobj(size=utf8_size(text))
+    parts = [compressor.compress(raw) for raw in utf8_slices(text)]
+    parts.append(compressor.flush())
+    return b"".join(parts)
+
+
+_CONFIGS = _Frames()
 
 
 def encode_content(text: str, threshold: int) -> tuple[str, bool]:
     """The stored form of ``text``: as is, or zstd + base64 when longer than ``threshold`` bytes."""
-    size = utf8_size(text)
-    if threshold <= 0 or size <= threshold:
+    if threshold <= 0 or utf8_size(text) <= threshold:
         return text, False
-    # Fed a slice at a time (``utf8_slices``: no 4 MB buffer per publication), into one frame with its content
-    # size in the header, as a one-shot compression writes it.
-    # Level 1, not the default 3: on a rendered config (long runs of near-identical backends) it is a quarter
-    # faster and its output no larger; this runs for every published change.
-    compressor = zstandard.ZstdCompressor(level=_LEVEL).compressobj(size=size)
-    parts = [compressor.compress(raw) for raw in utf8_slices(text)]
-    parts.append(compressor.flush())
-    return base64.b64encode(b"".join(parts)).decode(), True
+    return base64.b64encode(_frame(text)).decode(), True
+
+
+def encode_config(config: str, threshold: int) -> tuple[str, bool]:
+    """``encode_content`` for the rendered config: a frame per block of backends, those of the blocks the last
+    publication had kept (one publisher per process: the HAProxyCfg's)."""
+    if threshold <= 0 or utf8_size(config) <= threshold:
+        return config, False
+    return base64.b64encode(_CONFIGS.compress(config)).decode(), True
 
 
 def decode_content(content: str, compressed: bool) -> str:
+    """The text of stored ``content``: a zstd stream of one frame or several (read one after the other)."""
     if not compressed:
         return content
-    return zstandard.ZstdDecompressor().decompress(base64.b64decode(content)).decode()
+    return read_frames(base64.b64decode(content)).decode()

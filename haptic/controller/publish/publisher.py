@@ -23,7 +23,7 @@ from haptic.controller.events import (
     ValidationFailed,
 )
 from haptic.controller.publish.aux_publisher import AuxFilePublisher
-from haptic.controller.publish.content import encode_content
+from haptic.controller.publish.content import encode_config
 from haptic.core import Event, EventBus
 from haptic.core.utf8 import utf8_size
 from haptic.k8s.api import JSON, ApiError, NotFound
@@ -112,7 +112,7 @@ class ConfigPublisher(IterationComponent):
 
     async def _publish_spec(self, rendered: ValidationCompleted) -> None:
         threshold = self.ctx.spec.controller.config_publishing.compression_threshold
-        content, compressed = encode_content(rendered.haproxy_config, threshold)
+        content, compressed = encode_config(rendered.haproxy_config, threshold)
         spec = {"path": self.ctx.spec.dataplane.config_file, "content": content, "checksum": rendered.content_checksum,
                 "compressed": compressed}
         kube = self.ctx.ports.kube

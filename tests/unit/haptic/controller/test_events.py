@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import collections.abc
 import dataclasses
-import hashlib
 import json
 import re
 import types
 import typing
 
 import pytest
+from blake3 import blake3
 from pydantic import SecretStr
 
 from haptic.config.credentials import Credentials
@@ -127,7 +127,7 @@ def test_rendered_config_becomes_a_digest() -> None:
     config = "global\n  daemon\n" * 100
     event = ev.TemplateRendered(haproxy_config=config, content_checksum="abc", auxiliary_files=AuxFiles())
     rendered = event.to_dict()
-    assert rendered["haproxy_config"] == {"sha256": hashlib.sha256(config.encode()).hexdigest(), "bytes": len(config)}
+    assert rendered["haproxy_config"] == {"blake3": blake3(config.encode()).hexdigest(), "bytes": len(config)}
     assert "daemon" not in json.dumps(rendered)
     assert "daemon" not in repr(event)
 

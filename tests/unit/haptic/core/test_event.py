@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import enum
-import hashlib
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import ClassVar
 
 import pytest
+from blake3 import blake3
 
 from haptic.core import SECRET, Event, event_types, to_json_safe
 
@@ -44,7 +44,7 @@ def test_secret_fields_are_never_rendered_and_not_in_repr() -> None:
     assert "hunter2" not in rendered
     assert "password" not in event.to_dict()
     assert "hunter2" not in repr(event)
-    assert event.to_dict()["config"] == {"sha256": hashlib.sha256(b"global\n").hexdigest(), "bytes": 7}
+    assert event.to_dict()["config"] == {"blake3": blake3(b"global\n").hexdigest(), "bytes": 7}
 
 
 class Color(enum.Enum):
@@ -90,7 +90,7 @@ def test_to_json_safe_handles_common_types_deterministically() -> None:
         "enum": "red",
         "when": "2025-01-01T00:00:00+00:00",
         "delta": 90.0,
-        "bytes": {"sha256": hashlib.sha256(b"abc").hexdigest(), "bytes": 3},
+        "bytes": {"blake3": blake3(b"abc").hexdigest(), "bytes": 3},
         "inner": {"name": "x"},
         "opaque": "<Opaque>",
         "model": {"a": [1, 2]},

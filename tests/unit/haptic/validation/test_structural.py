@@ -242,7 +242,7 @@ def test_a_checksum_the_caller_worked_out_is_not_worked_out_again(monkeypatch: p
 
 
 def test_a_renders_checksum_hands_the_event_logs_the_configs_digest() -> None:
-    import hashlib
+    from blake3 import blake3
 
     from haptic.core import event
     from haptic.validation.checksum import content_checksum
@@ -253,14 +253,15 @@ def test_a_renders_checksum_hands_the_event_logs_the_configs_digest() -> None:
     # probed before any digest() call, which would fill the memo itself
     known = event._DIGESTS.answer(config, None, lambda: seen.append("again") or {})  # type: ignore[func-returns-value]
     assert seen == []  # known: not worked out again
-    assert known == event.digest(config) == {"sha256": hashlib.sha256(config.encode()).hexdigest(),
+    assert known == event.digest(config) == {"blake3": blake3(config.encode()).hexdigest(),
                                              "bytes": len(config.encode())}
 
 
 @pytest.mark.parametrize("seed", range(8))
-def test_the_content_checksum_is_the_sha256_of_the_whole_texts_however_they_are_fed(seed: int) -> None:
-    import hashlib
+def test_the_content_checksum_is_the_blake3_of_the_whole_texts_however_they_are_fed(seed: int) -> None:
     import random
+
+    from blake3 import blake3
 
     from haptic.core.utf8 import SLICE
     from haptic.validation import checksum
@@ -270,13 +271,13 @@ def test_the_content_checksum_is_the_sha256_of_the_whole_texts_however_they_are_
     config = "".join(rng.choice(alphabet) for _ in range(rng.choice((10, SLICE - 1, 3 * SLICE + 7))))
     maps = {f"m{i}.map": "".join(rng.choice(alphabet) for _ in range(rng.randrange(SLICE * 2)))
             for i in (1, 2)}
-    whole = hashlib.sha256(config.encode())
+    whole = blake3(config.encode())
     for name in sorted(maps):
         for part in ("map", name, maps[name]):
             whole.update(b"\0")
             whole.update(part.encode())
     assert checksum.content_checksum(config, AuxFiles(maps=maps)) == whole.hexdigest()[:16]
-    assert checksum.content_checksum(config) == hashlib.sha256(config.encode()).hexdigest()[:16]
+    assert checksum.content_checksum(config) == blake3(config.encode()).hexdigest()[:16]
 
 
 @pytest.mark.parametrize("blank", ["", " ", "\n\t \r\n", "\x1c\u3000"])
