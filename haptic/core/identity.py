@@ -8,7 +8,7 @@ replaced, never mutated, on change, so the same objects give the same answer. Id
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from operator import is_
 from typing import Any, Generic, TypeVar
 
@@ -51,17 +51,15 @@ class Recent(Generic[_V]):
 
     def latest(self, tag: Hashable) -> tuple[object, _V] | None:
         """The object and answer stored last under ``tag``, if one is held."""
-        with self._lock:
-            entries = list(self._answers.items())
-        for (_, other_tag), entry in reversed(entries):
-            if other_tag == tag:
-                return entry
-        return None
+        return next(self._newest_first(tag), None)
 
     def _equal(self, obj: object, tag: Hashable) -> tuple[_V] | None:
-        with self._lock:
-            entries = list(self._answers.items())
-        for (_, other_tag), (other, value) in reversed(entries):
-            if other_tag == tag and type(other) is type(obj) and other == obj:
+        for other, value in self._newest_first(tag):
+            if type(other) is type(obj) and other == obj:
                 return (value,)
         return None
+
+    def _newest_first(self, tag: Hashable) -> Iterator[tuple[object, _V]]:
+        with self._lock:
+            entries = list(self._answers.items())
+        return (entry for (_, other_tag), entry in reversed(entries) if other_tag == tag)

@@ -33,11 +33,8 @@ _CUTS: Recent[list[str]] = Recent(8)
 def cut(text: str, separator: str) -> list[str]:
     """The pieces of ``text`` between occurrences of ``separator`` (read-only: shared with other callers)."""
     def split() -> list[str]:
-        if len(text) >= _LARGE and type(text) is str:
-            last = _CUTS.latest(separator)
-            if last is not None and type(last[0]) is str:
-                return split_like(text, last[1], separator)
-        return text.split(separator)
+        last = _CUTS.latest(separator) if len(text) >= _LARGE else None
+        return text.split(separator) if last is None else split_like(text, last[1], separator)
 
     return _CUTS.answer(text, separator, split, by_value=True)
 

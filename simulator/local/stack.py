@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import base64
 import random
 import secrets
 import shutil
@@ -41,7 +40,7 @@ import httpx
 
 from haptic.config.crds import all_crds
 from haptic.core.tls import default_ssl_context
-from haptic.core.zstd_frames import read_frames
+from haptic.core.zstd_frames import decode_content
 from haptic.dataplane import plan
 from haptic.k8s.api import JSON, NotFound
 from simulator.kube import FakeKubeAPI, KubeHTTPServer, write_kubeconfig
@@ -411,10 +410,7 @@ class LocalStack:
             spec = self.kube.get(rt, self.options.namespace, name).get("spec") or {}
         except NotFound:
             return None
-        content = str(spec.get("content") or "")
-        if spec.get("compressed"):
-            content = read_frames(base64.b64decode(content)).decode()
-        return content
+        return decode_content(str(spec.get("content") or ""), bool(spec.get("compressed")))
 
     def out_of_sync(self) -> list[str] | None:
         """Pods whose configuration differs in substance from the published one (the planner finds an

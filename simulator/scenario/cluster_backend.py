@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import httpx
 
 from haptic.config.models import PodSelector
-from haptic.core.zstd_frames import read_frames
+from haptic.core.zstd_frames import decode_content
 from haptic.dataplane import plan
 from haptic.k8s.api import JSON, ApiError, NotFound, ResourceRef, Selectors, default_plural
 from simulator.local.echo import EchoServer
@@ -372,10 +372,7 @@ class ClusterBackend:
             spec = (await self.k.get(HAPROXY_CFGS, f"{o.config_name}-haproxycfg", o.namespace)).get("spec") or {}
         except (NotFound, ApiError):
             return None
-        content = str(spec.get("content") or "")
-        if spec.get("compressed"):
-            content = read_frames(base64.b64decode(content)).decode()
-        return content
+        return decode_content(str(spec.get("content") or ""), bool(spec.get("compressed")))
 
     # -- steps ------------------------------------------------------------------------------------
 

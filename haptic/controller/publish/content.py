@@ -3,20 +3,21 @@
 A large config is compressed as a run of zstd frames, one per block of its backends: the frames of the blocks a
 change left as they were (the very same piece objects, ``text_cuts``) are the last publication's, so an endpoint
 change compresses one block, not 4 MB. Concatenated frames are one zstd stream (RFC 8878: a decoder reads frame
-after frame; ``zstd -d`` does), which ``decode_content`` reads frame by frame (``read_frames``).
+after frame; ``zstd -d`` does), which ``decode_content`` (``haptic.core.zstd_frames``) reads frame by frame.
 """
 
 from __future__ import annotations
 
 import base64
 import threading
+from collections.abc import Callable
 
 import zstandard
 
 from haptic.core.identity import same_items
 from haptic.core.text_cuts import BACKENDS, cut
 from haptic.core.utf8 import utf8_size, utf8_slices
-from haptic.core.zstd_frames import read_frames
+from haptic.core.zstd_frames import decode_content
 
 __all__ = ["decode_content", "encode_config", "encode_content"]
 
@@ -65,23 +66,20 @@ def _frame(text: str) -> bytes:
 _CONFIGS = _Frames()
 
 
-def encode_content(text: str, threshold: int) -> tuple[str, bool]:
-    """The stored form of ``text``: as is, or zstd + base64 when longer than ``threshold`` bytes."""
+def _stored(text: str, threshold: int, compress: Callable[[str], bytes]) -> tuple[str, bool]:
     if threshold <= 0 or utf8_size(text) <= threshold:
         return text, False
-    return base64.b64encode(_frame(text)).decode(), True
+    return base64.b64encode(compress(text)).decode(), True
+
+
+def encode_content(text: str, threshold: int) -> tuple[str, bool]:
+    """The stored form of ``text``: as is, or zstd + base64 when longer than ``threshold`` bytes."""
+    return _stored(text, threshold, _frame)
 
 
 def encode_config(config: str, threshold: int) -> tuple[str, bool]:
     """``encode_content`` for the rendered config: a frame per block of backends, those of the blocks the last
-    publication had kept (one publisher per process: the HAProxyCfg's)."""
-    if threshold <= 0 or utf8_size(config) <= threshold:
-        return config, False
-    return base64.b64encode(_CONFIGS.compress(config)).decode(), True
+    publication had kept (shared by the publishers of a process, as the simulator runs several replicas: another
+    config in between costs a recompression, never a wrong frame, as only the very same pieces reuse one)."""
+    return _stored(config, threshold, _CONFIGS.compress)
 
-
-def decode_content(content: str, compressed: bool) -> str:
-    """The text of stored ``content``: a zstd stream of one frame or several (read one after the other)."""
-    if not compressed:
-        return content
-    return read_frames(base64.b64decode(content)).decode()
