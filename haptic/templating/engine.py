@@ -551,20 +551,24 @@ class TemplateEngine:
         )
         notices = tuple(sorted(state.notices.values()))
         # by key, (kind, namespace, name): the order of ``ObjectStatus``, compared as plain tuples
-        statuses = self._sorted_statuses(state.statuses)
+        statuses = self._sorted_statuses(state.statuses, state.statuses_from)
         return RenderResult(config=config, aux=aux, warnings=tuple(state.warnings), notices=notices,
                             statuses=statuses, context=context, slots_shrinkable=shrinkable)
 
-    def _sorted_statuses(self, declared: dict[tuple[str, str, str], Any]) -> tuple[Any, ...]:
+    def _sorted_statuses(self, declared: dict[tuple[str, str, str], Any], source: Any) -> tuple[Any, ...]:
         """The declared statuses by key; the last render's tuple (of any engine: a config change builds a new one)
         again when the same statuses were declared in the same order (10,000 Ingresses declare theirs on every
-        render: sorting them is not free)."""
-        keys, values = list(declared), list(declared.values())
+        render: sorting them is not free), known at once when both renders' came whole from one ``source`` dict
+        (``RenderState.statuses_from``)."""
         last = self._last_statuses
+        if source is not None and last is not None and last[3] is source:
+            return last[2]
+        keys, values = list(declared), list(declared.values())
         if last is not None and same_items(last[1], values) and last[0] == keys:
+            self._last_statuses = _CARRIED.statuses = (*last[:3], source)
             return last[2]
         ordered = tuple(status for _, status in sorted(declared.items()))
-        self._last_statuses = _CARRIED.statuses = (keys, values, ordered)
+        self._last_statuses = _CARRIED.statuses = (keys, values, ordered, source)
         return ordered
 
     def _render_one(self, name: str, template: TemplateFile, context: Mapping[str, Any]) -> str:
@@ -597,15 +601,15 @@ class TemplateEngine:
         return cls(message, template=where or name, line=line, field=_field_of(where or name))
 
 
-#: the keys and values of the statuses a render declared, and them sorted (``_sorted_statuses``)
-LastStatuses = tuple[list[Any], list[Any], tuple[Any, ...]]
+#: the keys and values of the statuses a render declared, them sorted, and the dict they came whole from (or None)
+LastStatuses = tuple[list[Any], list[Any], tuple[Any, ...], Any]
 
 
 class _Carried:
     """What the last completed render of any engine leaves for a new engine (see ``TemplateEngine.__init__``)."""
 
     def __init__(self) -> None:
-        self.slots: SlotMemo = {}
+        self.slots: SlotMemo = SlotMemo()
         self.endpoints: EndpointAnswers = {}
         #: the statuses the last render declared, sorted (compared by identity and key before use)
         self.statuses: LastStatuses | None = None

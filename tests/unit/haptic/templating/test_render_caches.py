@@ -5,9 +5,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from haptic.templating.context import Endpoint, EndpointsMemo, ServerSlots
+from haptic.templating.context import Endpoint, EndpointsMemo, RenderState, ServerSlots, SlotMemo
 from haptic.templating.current_config import parse_current_config
+from haptic.templating.notices import object_ref
 from haptic.templating.safety import reject_unsafe
+from haptic.templating.statuses import ObjectStatus, declare_all
 
 
 def _ingress(path: str, rv: str = "7") -> dict[str, Any]:
@@ -61,6 +63,38 @@ def test_slot_memo_reuses_only_identical_inputs() -> None:
     assert len(fewer_slots) == 2
 
 
+def test_a_carried_slot_memo_shares_the_last_table_and_keeps_every_answer() -> None:
+    entry = (None, (), 10, False, (), 0)
+    first = SlotMemo({"a": entry, "b": entry})
+    second = SlotMemo()
+    second["c"] = (None, (), 4, False, (), 0)
+    second.carry(first)
+    assert second.base is first.own, "carrying shares the last memo's table, it does not copy it"
+    assert second["a"] is entry and second.get("c") is not None and second.get("z", "none") == "none"
+    third = SlotMemo()
+    newer = (None, (), 20, False, (), 0)
+    third["a"] = newer
+    third.carry(second)
+    # the second memo's own entries joined the shared table: the first and second memos answer as before
+    assert third.base is first.own and first.own["c"] == second["c"]
+    assert second["a"] is entry and third["a"] is newer and third["c"] == second["c"]
+    assert list(third.entries(["a", "b", "z"], None)) == [newer, entry, None]
+
+
+def test_a_render_reuses_its_sorted_statuses_only_for_the_very_same_declared_dict() -> None:
+    web = object_ref({"kind": "Ingress", "metadata": {"namespace": "shop", "name": "web"}})
+    assert web is not None
+    declared = {web.key: ObjectStatus(web, {"loadBalancer": {}}, "networking.k8s.io/v1")}
+    state = RenderState()
+    declare_all(state, declared)
+    assert state.statuses == declared and state.statuses_from is declared
+    # statuses declared before: the render's statuses are not that dict alone
+    mixed = RenderState()
+    mixed.statuses[("Ingress", "shop", "api")] = declared[web.key]
+    declare_all(mixed, declared)
+    assert mixed.statuses_from is None and len(mixed.statuses) == 2
+
+
 def _service() -> dict[str, Any]:
     return {"metadata": {"name": "web"}, "spec": {"ports": [{"name": "http", "port": 80}]}}
 
@@ -97,3 +131,26 @@ def test_endpoints_memo_keys_each_kind_of_port_reference_apart() -> None:
     assert memo(service, {"name": "80"}, [first]) == []
     kept = memo.answer(service, {"number": 80}, (first,))
     assert memo.answer(service, {"number": 80}, [first]) is kept
+
+
+def test_a_status_declared_next_to_the_same_statuses_again_is_published() -> None:
+    from haptic.templating.engine import RenderInputs
+    from haptic.templating.statuses import JsonPairs
+
+    from .helpers import engine_for
+
+    route = {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+             "metadata": {"namespace": "ns", "name": "r"}}
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"namespace": "ns", "name": "s"}}
+    pairs = JsonPairs([[route, {"parents": []}]])
+    engine = engine_for("{% do set_statuses(extraContext.pairs) %}"
+                        "{% if extraContext.more %}{% do set_status(extraContext.svc, {'x': 1}) %}{% endif %}")
+
+    def statuses(more: bool) -> tuple[object, ...]:
+        return engine.render(RenderInputs(extra_context={"pairs": pairs, "svc": service, "more": more})).statuses
+
+    first = statuses(False)
+    assert statuses(False) is first, "the very same declared statuses give the last render's tuple"
+    more = statuses(True)
+    assert [s.ref.kind for s in more] == ["HTTPRoute", "Service"]  # type: ignore[attr-defined]
+    assert [s.ref.kind for s in statuses(False)] == ["HTTPRoute"]  # type: ignore[attr-defined]
