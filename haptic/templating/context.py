@@ -543,8 +543,6 @@ class SlotMemo:
 
     def carry(self, previous: SlotMemo) -> None:
         """Every entry of ``previous`` under this memo's own."""
-        if previous is self:
-            return
         table = previous.base
         if table is None:
             table = previous.base = previous.own  # its own table, read first anyway, becomes the shared one
@@ -911,11 +909,23 @@ class RenderState:
     skip: frozenset[tuple[str, str, str]] = frozenset()
     #: the versions rendered in place of some skipped objects (``RenderInputs.previous``)
     previous: Mapping[tuple[str, str, str], Any] = field(default_factory=dict)
-    #: (kind, namespace, name) -> the ``statuses.ObjectStatus`` templates declared with ``set_status``
+    #: (kind, namespace, name) -> the ``statuses.ObjectStatus`` templates declared (written only through
+    #: ``declare_status``/``declare_statuses``, which keep ``statuses_from``)
     statuses: dict[tuple[str, str, str], Any] = field(default_factory=dict)
-    #: the one dict ``statuses`` holds exactly, when a single ``declare_all`` filled it (``statuses.declare_all``):
-    #: a render declaring the very same dict as the last declares the same statuses, without comparing 10,000
+    #: the one dict ``statuses`` holds exactly, when a single ``declare_statuses`` filled it: a render declaring the
+    #: very same dict as the last declares the same statuses, without comparing 10,000 (the engine's sort)
     statuses_from: Any = None
+
+    def declare_status(self, key: tuple[str, str, str], status: Any) -> None:
+        self.statuses[key] = status
+        self.statuses_from = None
+
+    def declare_statuses(self, declared: dict[tuple[str, str, str], Any]) -> None:
+        """Every status of ``declared`` (as one ``declare_status`` per key would: the last status of a key wins, in
+        the place of its first). ``declared`` must not change afterwards: the next render knows it by identity."""
+        whole = not self.statuses
+        self.statuses.update(declared)
+        self.statuses_from = declared if whole else None
 
     def first_seen(self, key: tuple[str, ...]) -> bool:
         fresh = key not in self.seen

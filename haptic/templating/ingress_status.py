@@ -22,7 +22,7 @@ from haptic.templating import fragments
 from haptic.templating.addresses import is_hostname
 from haptic.templating.context import IdentityMemo, current_render
 from haptic.templating.notices import REJECTED_BY_HAPROXY, ObjectRef, object_ref
-from haptic.templating.statuses import ObjectStatus, declare_all
+from haptic.templating.statuses import ObjectStatus
 
 #: each Ingress's reference and the status declared for it, by the Ingress's identity (the same object has the
 #: same reference); the status is reused while it is the same (equal statuses are kept as one object)
@@ -60,7 +60,7 @@ def set_ingress_statuses(ingresses: Iterable[Any], addresses: Iterable[Any], por
     if _LAST:
         last, last_reasons, last_routed, last_number, declared_by_key = _LAST[0]
         if last_routed is routed and last_number == number and last_reasons == reasons and same_items(last, given):
-            declare_all(state, declared_by_key)
+            state.declare_statuses(declared_by_key)
             return ""
     declared_now: dict[tuple[str, str, str], Any] = {}
     for ing in given:
@@ -81,6 +81,6 @@ def set_ingress_statuses(ingresses: Iterable[Any], addresses: Iterable[Any], por
             declared = ObjectStatus(ref, routed, ref.api_version or "networking.k8s.io/v1")
         _REFS.put((ref, declared), ing)
         declared_now[ref.key] = declared
-    declare_all(state, declared_now)
+    state.declare_statuses(declared_now)
     _LAST[:] = [(given, reasons, routed, number, declared_now)]
     return ""

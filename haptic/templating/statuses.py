@@ -55,18 +55,8 @@ def set_status(obj: Any, status: Any) -> str:
         raise TemplateFailure("set_status: the status must be a mapping")
     fragments.uncacheable()  # statuses are written straight into the render state
     state = current_render()
-    state.statuses[ref.key] = ObjectStatus(ref, _plain(status, str(ref)), str(obj.get("apiVersion")))
-    state.statuses_from = None
+    state.declare_status(ref.key, ObjectStatus(ref, _plain(status, str(ref)), str(obj.get("apiVersion"))))
     return ""
-
-
-def declare_all(state: Any, declared: dict[tuple[str, str, str], ObjectStatus]) -> None:
-    """Declares every status of ``declared`` (as one assignment per key would: the last status of a key wins, in
-    the place of its first), noting ``declared`` as the statuses' only source when the render had none yet.
-    ``declared`` must not change afterwards: the next render's engine knows it by its identity."""
-    whole = not state.statuses
-    state.statuses.update(declared)
-    state.statuses_from = declared if whole else None
 
 
 class JsonPairs(list[Any]):
@@ -97,7 +87,7 @@ def set_statuses(pairs: Any) -> str:
         declared = _declared(pairs, checked)
         if checked:
             _DECLARED_ALL.put(declared, pairs)
-    declare_all(state, declared)
+    state.declare_statuses(declared)
     return ""
 
 

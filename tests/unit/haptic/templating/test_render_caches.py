@@ -9,7 +9,7 @@ from haptic.templating.context import Endpoint, EndpointsMemo, RenderState, Serv
 from haptic.templating.current_config import parse_current_config
 from haptic.templating.notices import object_ref
 from haptic.templating.safety import reject_unsafe
-from haptic.templating.statuses import ObjectStatus, declare_all
+from haptic.templating.statuses import ObjectStatus
 
 
 def _ingress(path: str, rv: str = "7") -> dict[str, Any]:
@@ -86,12 +86,12 @@ def test_a_render_reuses_its_sorted_statuses_only_for_the_very_same_declared_dic
     assert web is not None
     declared = {web.key: ObjectStatus(web, {"loadBalancer": {}}, "networking.k8s.io/v1")}
     state = RenderState()
-    declare_all(state, declared)
+    state.declare_statuses(declared)
     assert state.statuses == declared and state.statuses_from is declared
     # statuses declared before: the render's statuses are not that dict alone
     mixed = RenderState()
-    mixed.statuses[("Ingress", "shop", "api")] = declared[web.key]
-    declare_all(mixed, declared)
+    mixed.declare_status(("Ingress", "shop", "api"), declared[web.key])
+    mixed.declare_statuses(declared)
     assert mixed.statuses_from is None and len(mixed.statuses) == 2
 
 
