@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from haptic.core.gc_pause import gc_paused
 from haptic.dataplane.errors import ConfigParseError
@@ -126,6 +126,10 @@ class HAProxyConfig:
     final_state: tuple[int, str | None] = field(default=(0, None), repr=False)
     #: no section spans several chunks (a repeated global section merges them): what ``parse_against`` needs
     mergeless: bool = field(default=False, repr=False)
+    #: the chunks' lengths and newlines as lists of their own (the next ``parse_against`` takes runs of them as
+    #: slices, not 10,000 tuples read one by one); None: read from ``chunks`` when first needed
+    lengths: list[int] | None = field(default=None, repr=False)
+    newlines: list[int] | None = field(default=None, repr=False)
 
     #: (the config this one was parsed against, its sections that went, the sections parsed) when parsed against
     #: one (``_Parser.parse_against``): what ``by_key`` and ``by_source`` are worked out from
@@ -275,6 +279,30 @@ def by_source(config: HAProxyConfig, depth: int = 0) -> dict[str, Section]:
     return found
 
 
+class _Reuse(Protocol):
+    """Where a parse finds a section equal to a chunk of text (its source), to take it as it is."""
+
+    def get(self, chunk: str, /) -> Section | None: ...
+
+
+class _SameSource:
+    """``by_source(other).get`` without building that index of 10,000 sources per change: a section's source begins
+    with its header line, so a chunk equal to one of ``other``'s named sections names it in its first two words; a
+    hit is checked against the whole source. A header those words misread (quotes, an unnamed ``defaults``) finds
+    nothing, and its chunk is parsed, as any changed one is."""
+
+    def __init__(self, other: HAProxyConfig) -> None:
+        self._by_key = other.by_key
+
+    def get(self, chunk: str, /) -> Section | None:
+        end = chunk.find("\n")
+        words = chunk[:end if end >= 0 else len(chunk)].split(None, 2)
+        if len(words) < 2 or words[0] in UNNAMED_SECTIONS:
+            return None
+        found = self._by_key.get((words[0], words[1]))
+        return found if found is not None and found.source == chunk else None
+
+
 class _Fallback(Exception):
     """The stretch-wise parse met what only a whole parse decides (a merged section, a name clash)."""
 
@@ -318,6 +346,8 @@ class _Parser:
         self.unnamed_defaults = 0
         self.last_defaults: str | None = None
         self.chunks: list[_Chunk] = []
+        self.lengths: list[int] = []
+        self.newlines: list[int] = []
 
     def parse_against(self, text: str, other: HAProxyConfig) -> HAProxyConfig | None:
         """``text`` parsed as ``other``'s text with some stretches changed: runs of ``other``'s chunks found again
@@ -327,7 +357,9 @@ class _Parser:
         old, chunks = other.text, other.chunks
         if not chunks or not old or "\x00" in text or not other.mergeless:
             return None
-        lengths = list(map(_LENGTH, chunks))
+        if other.lengths is None or other.newlines is None:
+            other.lengths, other.newlines = list(map(_LENGTH, chunks)), list(map(_NEWLINES, chunks))
+        lengths = other.lengths
         starts = list(itertools.accumulate(lengths, initial=len(old) - sum(lengths)))
         if not text.startswith(old[:starts[0]]) or not self._boundary(text, starts[0]):
             return None
@@ -373,9 +405,10 @@ class _Parser:
     def _walk(self, text: str, other: HAProxyConfig, starts: list[int]) -> HAProxyConfig:
         old, chunks = other.text, other.chunks or []
         sections = other.sections
+        lengths, newlines = other.lengths or [], other.newlines or []
         adopted: list[tuple[int, int]] = []  # runs of old chunk indices taken
         parsed: list[Section] = []  # sections of the chunks parsed here
-        reuse: dict[str, Section] | None = None
+        reuse = _SameSource(other)
         index_of: dict[int, int] | None = None  # id of an old section -> its chunk index
         i, p = 0, starts[0]
         line = 1 + text.count("\n", 0, p)  # the line ``p`` is on
@@ -384,7 +417,10 @@ class _Parser:
             if run and (self.unnamed_defaults, self.last_defaults) == chunks[i][2]:
                 self.sections.extend(sections[i:i + run])
                 self.chunks.extend(chunks[i:i + run])
-                line += sum(map(_NEWLINES, chunks[i:i + run]))
+                self.lengths.extend(lengths[i:i + run])
+                run_newlines = newlines[i:i + run]
+                self.newlines.extend(run_newlines)
+                line += sum(run_newlines)
                 adopted.append((i, i + run))
                 p += starts[i + run] - starts[i]
                 i += run
@@ -393,10 +429,10 @@ class _Parser:
             found = _HEADER.search(text, p)
             end = found.start() + 1 if found is not None else len(text)
             chunk = text[p:end]
-            if reuse is None:
-                reuse = by_source(other)
             self._parse_chunk(chunk, line, reuse)
             parsed.append(self.chunks[-1][0])
+            self.lengths.append(len(chunk))
+            self.newlines.append(self.chunks[-1][3])
             line += self.chunks[-1][3]
             equal = reuse.get(chunk)
             if equal is not None:
@@ -416,7 +452,7 @@ class _Parser:
         self._check_seams(other, parsed, {id(s) for s in left})
         kept = {id(s) for s in parsed}
         return HAProxyConfig(self.sections, text, self.chunks, (self.unnamed_defaults, self.last_defaults),
-                             mergeless=len(kept) == len(parsed),
+                             mergeless=len(kept) == len(parsed), lengths=self.lengths, newlines=self.newlines,
                              origin=(other, [s for s in left if id(s) not in kept], parsed))
 
     def _check_seams(self, other: HAProxyConfig, parsed: list[Section], left: set[int]) -> None:
@@ -469,7 +505,7 @@ class _Parser:
                 raise ConfigParseError(number, f"unknown section keyword '{words[0]}'")
             raise ConfigParseError(number, f"'{words[0]}' appears before any section keyword")
 
-    def _parse_chunk(self, chunk: str, first_number: int, reuse: dict[str, Section]) -> None:
+    def _parse_chunk(self, chunk: str, first_number: int, reuse: _Reuse) -> None:
         header_end = chunk.find("\n")
         if header_end < 0:
             header_end = len(chunk)

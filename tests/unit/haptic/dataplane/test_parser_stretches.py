@@ -133,6 +133,25 @@ def test_changes_spread_over_a_large_config_parse_only_the_changed_sections() ->
     assert again is not None and shape(again) == shape(base), "a walk's result serves the next walk"
 
 
+def test_a_walk_finds_moved_sections_by_their_header_without_indexing_every_source() -> None:
+    """A chunk out of step (a backend moved) is taken from the other parse by its header's name and whole-text
+    comparison: the index of every section's source (10,000 at 10,000 backends) is not built per change."""
+    backends = [f"backend b{i}\n    mode http\n    server SRV_1 10.0.0.{i}:80\n" for i in range(250)]
+    text = "global\n    daemon\ndefaults\n    mode http\n" + "".join(backends)
+    base = parse_config(text)
+    moved = [*backends[:10], backends[200], *backends[10:200], *backends[201:]]
+    moved[40] = moved[40].replace(":80", ":81")
+    changed = "global\n    daemon\ndefaults\n    mode http\n" + "".join(moved)
+    stretched = _Parser().parse_against(changed, base)
+    assert stretched is not None
+    assert shape(stretched) == shape(parse_config(changed))
+    assert base.by_source_cache is None, "the walk built the other parse's index of sources"
+    taken = {s.name for s in stretched.sections if any(s is b for b in base.sections)}
+    assert "b200" in taken and "b39" not in taken  # moved: the other's; changed: parsed anew
+    quoted = changed.replace("backend b7\n", 'backend "b7"\n')
+    assert shape(parse_config_reusing(quoted, base)) == shape(parse_config(quoted))
+
+
 @pytest.mark.parametrize("seed", range(200))
 def test_what_a_stretch_wise_parse_works_out_from_the_other_parse_is_what_a_whole_parse_has(seed: int) -> None:
     """``by_key`` and ``by_source`` of a parse against another (copies of the other's, less what went, plus what
