@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pydantic import Field
 
 from haptic.config.meta import CamelModel
+from haptic.core.digests import sha256_hex
 
 RUNTIME_CONFIG_LABEL = "haproxy-haptic.org/runtime-config"
 
@@ -85,4 +86,4 @@ def aux_resource_name(kind: AuxKind, filename: str) -> str:
 
 
 def content_checksum(content: str) -> str:
-    return "sha256:" + hashlib.sha256(content.encode()).hexdigest()
+    return "sha256:" + sha256_hex(content)

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from types import MappingProxyType
 
+from haptic.core.digests import sha256_hex
+
 
 def _frozen(value: Mapping[str, str]) -> Mapping[str, str]:
     return MappingProxyType(dict(sorted(value.items())))
@@ -50,10 +52,11 @@ class AuxFiles:
         return str(known)
 
     def _digest(self) -> str:
+        # each content by its own digest (``sha256_hex``: a large map that comes again is not hashed again)
         digest = hashlib.sha256()
         for kind in ("maps", "files", "certificates", "crt_lists"):
             for name, content in getattr(self, kind).items():
-                for part in (kind, name, content):
+                for part in (kind, name, sha256_hex(content)):
                     digest.update(part.encode())
                     digest.update(b"\0")
         return digest.hexdigest()

@@ -159,13 +159,14 @@ def replacement_summary(current: HAProxyConfig, desired: HAProxyConfig) -> dict[
 
 def _walk(planner: _Planner, current: HAProxyConfig, desired: HAProxyConfig,
           create: Callable[[Section], None]) -> None:
-    for section in _not_in(desired.sections, current):
+    added, left = _differing(desired, current)
+    for section in added:
         existing = current.by_key.get(section.key)
         if existing is None:
             create(section)
         elif existing is not section and not existing.same_content(section):
             planner.compare_sections(existing, section)
-    for section in _not_in(current.sections, desired):
+    for section in left:
         if section.key not in desired.by_key:
             planner.emit("delete", section, None, None, None, _section_description("delete", section))
 
@@ -180,6 +181,18 @@ def _count_created(summary: dict[str, int], section: Section) -> int:
         count_operation(summary, "create", section.kind, child_type, len(children))
         total += len(children)
     return total + len(section.acls) + sum(len(rules) for rules in section.rules.values())
+
+
+def _differing(desired: HAProxyConfig, current: HAProxyConfig) -> tuple[Iterable[Section], Iterable[Section]]:
+    """``_not_in`` both ways: ``desired``'s sections ``current`` does not hold, and the other way round. Two
+    configs of as many sections, each under a key of its own, are compared place by place once for both."""
+    ours, theirs = desired.sections, current.sections
+    if len(ours) != len(theirs) or len(desired.by_key) != len(ours) or len(current.by_key) != len(theirs):
+        return _not_in(ours, current), _not_in(theirs, desired)
+    elsewhere = list(map(operator.is_not, ours, theirs))
+    moved, moved_from = list(compress(ours, elsewhere)), list(compress(theirs, elsewhere))
+    moved_ids, moved_from_ids = set(map(id, moved)), set(map(id, moved_from))
+    return [s for s in moved if id(s) not in moved_from_ids], [s for s in moved_from if id(s) not in moved_ids]
 
 
 def _not_in(sections: list[Section], other: HAProxyConfig) -> Iterable[Section]:

@@ -74,3 +74,21 @@ def test_plan_is_symmetric_and_parse_independent(seed: int) -> None:
     sections_before = {s.key: (s.header_args, s.signature) for s in parse_config(current).sections}
     sections_after = {s.key: (s.header_args, s.signature) for s in parse_config(desired).sections}
     assert forward.is_empty == (sections_before == sections_after)
+
+
+@pytest.mark.parametrize("seed", range(100))
+def test_sections_compared_both_ways_at_once_are_those_compared_one_way_at_a_time(seed: int) -> None:
+    """``_differing`` (one place-by-place pass for both directions) finds what ``_not_in`` finds each way, over
+    configs parsed against each other (sections shared) and with sections swapped in place."""
+    from haptic.dataplane.parser import parse_config_reusing
+    from haptic.dataplane.planner import _differing, _not_in
+
+    rng = random.Random(seed)
+    current = parse_config(REALWORLD_CFG)
+    desired = parse_config_reusing(mutate(REALWORLD_CFG, rng), current)
+    if rng.random() < 0.5 and len(desired.sections) > 3:  # two sections trade places
+        a, b = rng.sample(range(len(desired.sections)), 2)
+        desired.sections[a], desired.sections[b] = desired.sections[b], desired.sections[a]
+    added, left = _differing(desired, current)
+    assert [id(s) for s in added] == [id(s) for s in _not_in(desired.sections, current)]
+    assert [id(s) for s in left] == [id(s) for s in _not_in(current.sections, desired)]
