@@ -2,7 +2,6 @@
 
     python bench/reconcile.py [--sizes 300,3000,10000] [--haproxy /usr/sbin/haproxy] [--slot-template]
 
-Each size runs in a fresh interpreter with the controller image's environment (``haptic.core.process_env``).
 Runs the shipped example config (the Ingress template library: Services, EndpointSlices, maps,
 10 server slots per backend; ``--slot-template``: the simulator's small slot template) with 2 pods, each
 size in a fresh interpreter, and prints per size:
@@ -42,7 +41,6 @@ from typing import Any
 from _meter import children_cpu, cpu, meter_pods
 
 from haptic.core import VirtualClock
-from haptic.core.process_env import controller_env
 from simulator.cluster_objects import endpoint_slice, ingress, service
 from simulator.harness import Harness
 
@@ -177,7 +175,7 @@ def main() -> int:
     for n in (int(s) for s in args.sizes.split(",")):
         command = [sys.executable, __file__, "--one", str(n), "--haproxy", args.haproxy]
         out = subprocess.run(command + (["--slot-template"] if args.slot_template else []), capture_output=True,
-                             text=True, check=False, env={**os.environ, **controller_env()})
+                             text=True, check=False)
         if out.returncode != 0:
             print(out.stderr)
             return 1

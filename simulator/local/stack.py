@@ -39,7 +39,6 @@ from types import TracebackType
 import httpx
 
 from haptic.config.crds import all_crds
-from haptic.core.process_env import controller_env
 from haptic.core.tls import default_ssl_context
 from haptic.core.zstd_frames import decode_content
 from haptic.dataplane import plan
@@ -224,7 +223,6 @@ class LocalStack:
             "DEBUG_PORT": str(self.debug_ports[replica]),
             "PYTHONUNBUFFERED": "1",
             **bytecode_env(),
-            **controller_env(),  # as the controller's image runs it
         }
         if self.webhook_url is not None:
             env.update(WEBHOOK_CERT_DIR=str(self.webhook_certs), WEBHOOK_PORT=str(self.webhook_ports[replica]),
