@@ -127,7 +127,8 @@ class HAProxyConfig:
     #: no section spans several chunks (a repeated global section merges them): what ``parse_against`` needs
     mergeless: bool = field(default=False, repr=False)
     #: the chunks' lengths and newlines as lists of their own (the next ``parse_against`` takes runs of them as
-    #: slices, not 10,000 tuples read one by one); None: read from ``chunks`` when first needed
+    #: slices, not 10,000 tuples read one by one); the parser fills them, None (a config built otherwise): read
+    #: from ``chunks`` when first needed
     lengths: list[int] | None = field(default=None, repr=False)
     newlines: list[int] | None = field(default=None, repr=False)
 
@@ -293,14 +294,17 @@ class _SameSource:
 
     def __init__(self, other: HAProxyConfig) -> None:
         self._by_key = other.by_key
+        self._last: tuple[str, Section | None] | None = None  # a parsed chunk is asked for before and after
 
     def get(self, chunk: str, /) -> Section | None:
+        if self._last is not None and self._last[0] is chunk:
+            return self._last[1]
         end = chunk.find("\n")
         words = chunk[:end if end >= 0 else len(chunk)].split(None, 2)
-        if len(words) < 2 or words[0] in UNNAMED_SECTIONS:
-            return None
-        found = self._by_key.get((words[0], words[1]))
-        return found if found is not None and found.source == chunk else None
+        found = self._by_key.get((words[0], words[1])) if len(words) > 1 and words[0] not in UNNAMED_SECTIONS else None
+        answer = found if found is not None and found.source == chunk else None
+        self._last = (chunk, answer)
+        return answer
 
 
 class _Fallback(Exception):
@@ -431,8 +435,6 @@ class _Parser:
             chunk = text[p:end]
             self._parse_chunk(chunk, line, reuse)
             parsed.append(self.chunks[-1][0])
-            self.lengths.append(len(chunk))
-            self.newlines.append(self.chunks[-1][3])
             line += self.chunks[-1][3]
             equal = reuse.get(chunk)
             if equal is not None:
@@ -493,7 +495,8 @@ class _Parser:
                 self._parse_chunk(text[begin:end], number, reuse)
                 number += self.chunks[-1][3]
         return HAProxyConfig(self.sections, text, self.chunks, (self.unnamed_defaults, self.last_defaults),
-                             mergeless=len(self.sections) == len(self.chunks))
+                             mergeless=len(self.sections) == len(self.chunks), lengths=self.lengths,
+                             newlines=self.newlines)
 
     @staticmethod
     def _parse_preamble(preamble: str) -> None:
@@ -512,6 +515,8 @@ class _Parser:
         before = (self.unnamed_defaults, self.last_defaults)
         newlines = chunk.count("\n")
         candidate = reuse.get(chunk)
+        self.lengths.append(len(chunk))
+        self.newlines.append(newlines)
         if candidate is not None and self._adopt(candidate):
             self.chunks.append((candidate, len(chunk), before, newlines))
             return
