@@ -29,7 +29,7 @@ import contextlib
 import json
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from types import TracebackType
 from typing import Any
 
@@ -42,6 +42,7 @@ from haptic.controller.loop.webhook_binding import IterationValidators, decision
 from haptic.controller.ports import ControllerIdentity, ControllerPorts
 from haptic.controller.watch.config_loader import validate_config_object
 from haptic.core import Event, SeededIds, VirtualClock
+from haptic.dataplane.aux_files import AuxFiles
 from haptic.k8s.leaderelection import format_micro_time
 from haptic.validation.process import BlockingAsyncRunner
 from haptic.validation.render_runner import InlineRenderRunner
@@ -99,6 +100,12 @@ class Replica:
 
 @dataclass
 class TraceEntry:
+    """One published event: when, on which replica, the event, and its JSON form (``to_dict``).
+
+    ``event`` is kept without its rendered payloads (config text, auxiliary files: the fields ``to_dict`` digests
+    or omits because they are bulky), which ``data`` stands for: a run keeps every entry, and at 10,000
+    Ingresses each render would keep three events' 4 MB config alive, which the controller alone does not."""
+
     t: float
     replica: str
     event: Event
@@ -530,7 +537,7 @@ class Harness:
 
     def _record(self, replica: str, event: Event) -> None:
         t = asyncio.get_running_loop().time()
-        self.trace.append(TraceEntry(t, replica, event, event.to_dict()))
+        self.trace.append(TraceEntry(t, replica, _without_payloads(event), event.to_dict()))
 
     def events(self, type_name: str, replica: str | None = None) -> list[Event]:
         return [e.event for e in self.trace if e.event.type == type_name and (replica is None or e.replica == replica)]
@@ -540,6 +547,19 @@ class Harness:
 
     def trace_jsonl(self) -> str:
         return "".join(entry.to_json() + "\n" for entry in self.trace)
+
+
+def _without_payloads(event: Event) -> Event:
+    """``event`` with its rendered config texts and auxiliary files emptied (see ``TraceEntry``)."""
+    empty: dict[str, Any] = {}
+    for f in fields(event):
+        if f.metadata.get("omit") or f.metadata.get("digest"):
+            value = getattr(event, f.name)
+            if isinstance(value, str) and value:
+                empty[f.name] = ""
+            elif isinstance(value, AuxFiles) and not value.is_empty:
+                empty[f.name] = AuxFiles()
+    return replace(event, **empty) if empty else event
 
 
 async def _run_inline(work: Callable[[], Any]) -> Any:

@@ -13,7 +13,9 @@ Semantics (each one is covered by a unit test):
 - Typed subscriptions receive only the event classes (or ``type`` names) they ask for.
 - ``request`` scatters a ``Request`` and gathers ``Response`` events by request id from the expected
   responders, until all (or ``min_responses``) answered or the timeout passed.
-- The last ``history`` events are kept for introspection (``recent()``).
+- The bus keeps no event once every subscriber has taken it: events carry whole rendered configs (4 MB at
+  10,000 Ingresses), so a history of them would keep dozens alive; ``/debug/events`` keeps its own ring of
+  their JSON forms (``haptic.controller.observe.event_ring``).
 
 Example::
 
@@ -48,7 +50,6 @@ _E = TypeVar("_E", bound=Event)
 
 DEFAULT_CAPACITY: Final = 100
 DEFAULT_PRESTART_CAPACITY: Final = 1000
-DEFAULT_HISTORY: Final = 1000
 DEFAULT_REQUEST_TIMEOUT: Final = 10.0
 
 
@@ -203,7 +204,7 @@ class EventBus:
     """Publish/subscribe hub of one controller iteration. See the module docstring for semantics."""
 
     def __init__(self, clock: Clock, ids: IdSource, *, prestart_capacity: int = DEFAULT_PRESTART_CAPACITY,
-                 history: int = DEFAULT_HISTORY, default_capacity: int = DEFAULT_CAPACITY,
+                 default_capacity: int = DEFAULT_CAPACITY,
                  on_critical_drop: DropCallback | None = None) -> None:
         self.clock = clock
         self.ids = ids
@@ -218,7 +219,6 @@ class EventBus:
         self._routes: dict[type[Event], tuple[Subscription, ...]] = {}
         self._prestart: deque[Event] = deque()
         self._prestart_capacity = prestart_capacity
-        self._history: deque[Event] = deque(maxlen=history)
         self._pending: dict[str, _Pending] = {}
 
     # -- subscriptions -------------------------------------------------------------------------
@@ -265,7 +265,6 @@ class EventBus:
         if not event.event_id:
             self._seal(event, cause)
         self.published += 1
-        self._history.append(event)
         if not self._started:
             if len(self._prestart) >= self._prestart_capacity:
                 self.dropped_before_start += 1
@@ -392,11 +391,6 @@ class EventBus:
             pending.future.set_result(None)
 
     # -- introspection -------------------------------------------------------------------------
-
-    def recent(self, n: int | None = None) -> list[Event]:
-        """The last ``n`` (default: all kept) published events, oldest first."""
-        events = list(self._history)
-        return events if n is None else events[-n:] if n > 0 else []
 
     def stats(self) -> list[SubscriberStats]:
         """Per-subscriber counters, in subscription order."""
