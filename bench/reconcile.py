@@ -45,7 +45,7 @@ from simulator.cluster_objects import endpoint_slice, ingress, service
 from simulator.harness import Harness
 
 #: how many times the EndpointSlice change is measured (the median is printed)
-ENDPOINT_SAMPLES = 3
+ENDPOINT_SAMPLES = 7
 
 
 class _Stamped(list[Any]):
@@ -105,8 +105,8 @@ async def bench(n: int, haproxy: str, library: bool) -> dict[str, Any]:
     startup = trace.completed[0] - seeded
     await h.settle()
 
-    # The same change three times (a third endpoint fills a slot, each time another address; between them, not
-    # measured, it goes again): the median of the three (one figure on a shared 2-core machine is mostly noise).
+    # The same change ENDPOINT_SAMPLES times (a third endpoint fills a slot, each time another address; between
+    # them, not measured, it goes again): the median (one figure on a shared 2-core machine is mostly noise).
     samples: list[tuple[float, float]] = []  # (process CPU, the fakes' share)
     reloads = runtime = 0  # over the measured changes: a reload in any of them is reported
     for k in range(ENDPOINT_SAMPLES):

@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import fnmatch
-import gc
 import os
 import posixpath
 import time
@@ -20,7 +19,7 @@ from jinja2 import TemplateAssertionError, TemplateNotFound, TemplateSyntaxError
 from jinja2.exceptions import SecurityError
 from jinja2.runtime import Context
 
-from haptic.core.gc_pause import gc_paused
+from haptic.core.gc_pause import gc_paused, promote_young
 from haptic.core.identity import same_items
 from haptic.dataplane.aux_files import AuxFiles
 from haptic.templating import ingress_lines
@@ -514,7 +513,7 @@ class TemplateEngine:
         self.env.start_deadline(self.render_timeout)
         # A render allocates hundreds of thousands of short-lived objects next to large stores; the
         # cyclic GC would rescan the stores over and over, and a render creates no cycles worth it.
-        with gc_paused(promote_render_objects):
+        with gc_paused(promote_young):
             token = CURRENT_RENDER.set(state)
             try:
                 config = self._render_one(HAPROXY_CFG, self.templates.haproxy_config, context)
@@ -616,17 +615,6 @@ class _Carried:
 
 
 _CARRIED = _Carried()
-
-
-def promote_render_objects() -> None:
-    """What a render allocated (journals, cached fragments, routes: mostly kept for the next render) goes straight
-    to the oldest generation, as the young collections would move it there one by one after scanning it all (tens
-    of ms for a large cluster); cycles in it are found by the next full collection. Not while someone else holds a
-    freeze (the controller holds none; an embedding program may): unfreezing would release theirs, and joining it
-    would keep the render's cycles from ever being collected."""
-    if gc.get_freeze_count() == 0:
-        gc.freeze()
-        gc.unfreeze()
 
 
 class FragmentMismatch(AssertionError):

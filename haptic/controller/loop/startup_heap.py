@@ -9,7 +9,7 @@ failed, or it observed another replica leading, or ``STARTUP_WINDOW`` passed) th
 collected — the young ones still are, so short-lived cycles are freed as before — and then the thresholds come
 back: the next full collection runs once, after the first deployment instead of several times before it.
 Nothing is frozen: a freeze held for the iteration's life would keep every cycle frozen with it from ever
-being collected, and would stop ``promote_render_objects`` from moving a render's survivors along. The
+being collected, and would stop ``promote_young`` from moving a render's survivors along. The
 collector is per process: replicas sharing one (the simulator) count their holds, and the thresholds come back
 when the last hold ends.
 """

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from haptic.dataplane import ConfigParseError, parse_config
-from haptic.dataplane.parser import parse_config_reusing
+from haptic.dataplane.parser import _Parser, parse_config_reusing
 from tests.support.realworld import REALWORLD_CFG
 
 EVERY_SECTION = """\
@@ -317,3 +317,19 @@ def test_reusing_parse_still_checks_changed_sections() -> None:
         parse_config_reusing(broken, base)
     lines = [line.strip() for line in broken.splitlines()]
     assert info.value.line == lines.index("server SRV_1 127.0.0.1:9002") + 1
+
+
+def test_a_parse_leaves_its_sections_to_the_oldest_generation() -> None:
+    # A parse of 10,000 backends left a dozen 10,000-element lists and dicts young: every young collection after
+    # it visited each of their elements (2 ms per endpoint change at 10,000 Ingresses, on the deployer's parse)
+    import gc
+
+    text = "global\n  daemon\n" + "".join(f"backend b{i}\n  server s1 10.0.0.{i % 250}:80\n" for i in range(300))
+    assert gc.isenabled()
+    whole = parse_config(text)
+    assert any(o is whole.sections for o in gc.get_objects(generation=2))
+    changed = text.replace("10.0.0.7:80", "10.0.0.8:80", 1)
+    again = _Parser().parse_against(changed, whole)  # stretch by stretch, against the last config
+    assert again is not None
+    assert any(o is again.sections for o in gc.get_objects(generation=2))
+    assert gc.isenabled() and gc.get_freeze_count() == 0
