@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from haptic.core.identity import same_items
 
 
@@ -28,3 +30,14 @@ def test_recent_answers_again_for_the_same_object_only_and_keeps_the_last_few() 
     assert length(equal) == 3 and len(calls) == 2, "an equal text that is another object is worked out again"
     length("".join(["x", "y"]))  # a third text: the oldest (a) goes
     assert length(a) == 3 and len(calls) == 4
+
+
+def test_the_very_same_sequence_is_answered_without_walking_it() -> None:
+    # the statuses of a render that changed none of them come back as the same tuple of 10,000: no walk
+    class Unwalkable(list[int]):
+        def __iter__(self) -> Iterator[int]:
+            raise AssertionError("walked")
+
+    items = Unwalkable(range(3))
+    assert same_items(items, items)
+    assert not same_items(items, [0, 1])  # another length: no walk either
