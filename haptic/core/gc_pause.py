@@ -1,4 +1,5 @@
-"""``gc_paused()``: the cyclic collector off while a large pass allocates many objects and no cycles worth it.
+"""``gc_paused()``: the cyclic collector off while a large pass allocates many objects and no cycles worth it;
+``promote_young()``: what such a pass kept, moved to the oldest generation at once.
 
 A render or a parse of a 10,000-backend config allocates hundreds of thousands of objects next to large stores;
 the collector would rescan them over and over. Renders and parses run in several threads at once (a controller's
