@@ -208,8 +208,7 @@ def main() -> int:
             f"{'peak RSS MiB':>13} {'cfg KiB':>8}"
         )
         for n in (300, 3000, 10000):
-            out = subprocess.run([sys.executable, __file__, str(n), library], capture_output=True, text=True,
-                                 env=os.environ)
+            out = subprocess.run([sys.executable, __file__, str(n), library], capture_output=True, text=True)
             if out.returncode != 0:
                 print(out.stderr)
                 return 1

@@ -1,5 +1,6 @@
 """``gc_paused()``: the cyclic collector off while a large pass allocates many objects and no cycles worth it;
-``promote_young()``: what such a pass kept, moved to the oldest generation at once.
+``promote_young()``: what such a pass kept, moved to the oldest generation at once (what ``gc_paused`` does when
+the last holder ends, unless told otherwise).
 
 A render or a parse of a 10,000-backend config allocates hundreds of thousands of objects next to large stores;
 the collector would rescan them over and over. Renders and parses run in several threads at once (a controller's
@@ -21,10 +22,23 @@ _holders = 0
 _was_enabled = False
 
 
+def promote_young() -> None:
+    """What a large pass allocated (a render's journals, cached fragments and routes; a parse's sections, chunk
+    lengths and indexes: mostly kept for the next one) goes straight to the oldest generation: the young
+    collections would move it there one by one after scanning it all (a 10,000-element list is 10,000 visits
+    at each, ms per endpoint change at 10,000 Ingresses); cycles in it are found by the next full collection.
+    Not while someone else holds a freeze (the controller holds none; an embedding program may): unfreezing would
+    release theirs, and joining it would keep the pass's cycles from ever being collected."""
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
+
+
 @contextmanager
-def gc_paused(on_resume: Callable[[], None] | None = None) -> Iterator[None]:
+def gc_paused(on_resume: Callable[[], None] | None = promote_young) -> Iterator[None]:
     """The collector off for the block; ``on_resume`` runs (collector still off) before the last holder turns it
-    back on."""
+    back on: by default ``promote_young``, as every large pass keeps most of what it allocated for the next one
+    (a pass that does not can pass None)."""
     global _holders, _was_enabled
     with _lock:
         if _holders == 0:
@@ -43,14 +57,3 @@ def gc_paused(on_resume: Callable[[], None] | None = None) -> Iterator[None]:
                 finally:
                     gc.enable()
 
-
-def promote_young() -> None:
-    """What a large pass allocated (a render's journals, cached fragments and routes; a parse's sections, chunk
-    lengths and indexes: mostly kept for the next one) goes straight to the oldest generation: the young
-    collections would move it there one by one after scanning it all (a 10,000-element list is 10,000 visits
-    at each, ms per endpoint change at 10,000 Ingresses); cycles in it are found by the next full collection.
-    Not while someone else holds a freeze (the controller holds none; an embedding program may): unfreezing would
-    release theirs, and joining it would keep the pass's cycles from ever being collected."""
-    if gc.get_freeze_count() == 0:
-        gc.freeze()
-        gc.unfreeze()

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, NamedTuple, Protocol, TypeVar
 
-from haptic.core.gc_pause import gc_paused, promote_young
+from haptic.core.gc_pause import gc_paused
 from haptic.dataplane.errors import ConfigParseError
 from haptic.dataplane.section_kinds import (
     ADDRESS_REQUIRED,
@@ -368,7 +368,7 @@ class _Parser:
         if not text.startswith(old[:starts[0]]) or not self._boundary(text, starts[0]):
             return None
         try:
-            with gc_paused(promote_young):
+            with gc_paused():
                 return self._walk(text, other, starts)
         except _Fallback:
             return None
@@ -484,7 +484,7 @@ class _Parser:
             raise ConfigParseError(text.count("\n", 0, text.index("\x00")) + 1, "NUL byte in configuration text")
         # A large config allocates hundreds of thousands of tuples and no cycles: the cyclic
         # collector would only rescan them over and over.
-        with gc_paused(promote_young):
+        with gc_paused():
             starts = [match.start() + 1 for match in _HEADER.finditer(text)]
             if _FIRST_HEADER.match(text):
                 starts.insert(0, 0)

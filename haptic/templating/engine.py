@@ -19,7 +19,7 @@ from jinja2 import TemplateAssertionError, TemplateNotFound, TemplateSyntaxError
 from jinja2.exceptions import SecurityError
 from jinja2.runtime import Context
 
-from haptic.core.gc_pause import gc_paused, promote_young
+from haptic.core.gc_pause import gc_paused
 from haptic.core.identity import same_items
 from haptic.dataplane.aux_files import AuxFiles
 from haptic.templating import ingress_lines
@@ -513,7 +513,7 @@ class TemplateEngine:
         self.env.start_deadline(self.render_timeout)
         # A render allocates hundreds of thousands of short-lived objects next to large stores; the
         # cyclic GC would rescan the stores over and over, and a render creates no cycles worth it.
-        with gc_paused(promote_young):
+        with gc_paused():
             token = CURRENT_RENDER.set(state)
             try:
                 config = self._render_one(HAPROXY_CFG, self.templates.haproxy_config, context)

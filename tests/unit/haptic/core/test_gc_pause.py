@@ -43,3 +43,16 @@ def test_it_stays_off_when_it_was_off_and_comes_back_after_an_error() -> None:
     with pytest.raises(ValueError), gc_paused():
         raise ValueError
     assert gc.isenabled()
+
+
+@pytest.mark.usefixtures("collector_on")
+def test_what_a_paused_pass_kept_goes_to_the_oldest_generation_unless_told_otherwise() -> None:
+    # every large pass (render, parse) keeps most of what it built for the next one: no young collection should
+    # visit it element by element on the way up
+    with gc_paused():
+        kept = [[n] for n in range(100)]
+    assert any(o is kept for o in gc.get_objects(generation=2))
+    with gc_paused(None):
+        young = [[n] for n in range(100)]
+    assert not any(o is young for o in gc.get_objects(generation=2))
+    assert gc.isenabled() and gc.get_freeze_count() == 0
