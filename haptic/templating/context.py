@@ -27,6 +27,7 @@ from haptic.templating import fragments
 from haptic.templating.current_config import CurrentBackend, CurrentConfig
 from haptic.templating.errors import TemplateFailure
 from haptic.templating.notices import ObjectNotice, object_ref
+from haptic.templating.seen_keys import SeenKeys
 
 FILE_KINDS = ("map", "file", "cert", "crt-list")
 _UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9_\-]")
@@ -321,8 +322,14 @@ class SharedState:
 
     def get(self, key: str, default: Any = None) -> Any:
         result = self._values.get(key, default)
-        fragments.note_read("shared", "get", (key, default), result)
+        fragments.note_read("shared", "get", (key, default), result, key not in self._owned and self.holds(result))
         return result
+
+    def holds(self, value: Any) -> bool:
+        """Whether ``value`` stays as it is for good: not a list ``append`` grows (a value ``set`` is copied before
+        its first append, and templates change nothing; neither do the helpers whose answers they set)."""
+        owned = self._owned
+        return not owned or all(self._values.get(key) is not value for key in owned)
 
     def set(self, key: str, value: Any) -> str:
         self._values[key] = value
@@ -638,6 +645,7 @@ class ServerSlots:
         self.low_since: dict[str, float] = {}
         self.shrinkable = False
         self._carried = False  # the memo holds every entry of the last one (see ``carry``)
+        self._lows_lent = False  # ``low_since`` holds every quiet time of the last render (see ``carry``)
 
     def assign(self, backend: str, endpoints: Sequence[Endpoint], slots: Any = 10,
                shrink_after: Any = None) -> list[ServerSlot]:
@@ -696,17 +704,47 @@ class ServerSlots:
         entries = self._previous_memo.entries(backends, _NO_ENTRY)
         return map(is_, map(deployed.get, backends), map(_FIRST, entries))
 
-    def carry(self, backends: Sequence[str], lows: Sequence[str]) -> None:
+    def carry(self, backends: Sequence[str], lows: Callable[[], Sequence[str]], every_low: int = -1) -> None:
         """What ``assign`` leaves behind for each of ``backends`` when it answers as in the last render (see
-        ``unchanged``): the memo entries, and since when ``lows`` (those with few endpoints) have been low."""
+        ``unchanged``): the memo entries, and since when ``lows()`` (those with few endpoints) have been low.
+
+        ``every_low``: how many backends of the loop carrying were low in the last render, when no two of its
+        items assign the same backend (else -1). When those were every low backend of the last render, the first
+        carry takes its quiet times whole (one copy, not 10,000 inserts per change), those of the backends this
+        render assigned so far as they left them; the loop then names the backends of its changed items
+        (``settle_lows``), the only ones the copy may hold wrongly."""
         if not self._carried:
             # the last memo whole, under what this render assigned so far (``SlotMemo.carry``: shared, not copied;
             # entries of backends not assigned again stay: each is checked against its inputs before use)
             self.memo.carry(self._previous_memo)
             self._carried = True
-        if lows:
             before = self._low_since_before
-            self.low_since.update(zip(lows, map(before.__getitem__, lows), strict=True))
+            if every_low > 0 and every_low == len(before):
+                whole = dict(before)
+                for backend in self.memo.own:
+                    since = self.low_since.get(backend)
+                    if since is None:
+                        whole.pop(backend, None)
+                    else:
+                        whole[backend] = since
+                self.low_since = whole
+                self._lows_lent = True
+        if not self._lows_lent:
+            found = lows()
+            if found:
+                before = self._low_since_before
+                self.low_since.update(zip(found, map(before.__getitem__, found), strict=True))
+
+    def settle_lows(self, backends: Iterable[str]) -> None:
+        """After a loop whose carry took the last quiet times whole: of ``backends`` (those its changed items
+        assigned in the last render), only those ``assign`` found low in this render keep theirs."""
+        if not self._lows_lent:
+            return
+        own, low_since = self.memo.own, self.low_since
+        for backend in backends:
+            entry = own.get(backend)
+            if entry is None or self._now is None or not entry[5] or len(entry[1]) * 4 > entry[5]:
+                low_since.pop(backend, None)
 
     def lows(self, calls: Iterable[tuple[Any, ...]]) -> list[tuple[str, float, float]]:
         """Of ``assign``'s journalled arguments made in this render, the backends with few endpoints, since when
@@ -901,7 +939,7 @@ class RenderState:
     (``now()``)."""
 
     wall_time: float | None = None
-    seen: dict[tuple[str, ...], None] = field(default_factory=dict)
+    seen: SeenKeys = field(default_factory=SeenKeys)
     warnings: dict[str, None] = field(default_factory=dict)
     notices: dict[tuple[Any, ...], ObjectNotice] = field(default_factory=dict)
     #: (kind, namespace, name) of every object the templates must leave out of this render
@@ -928,9 +966,10 @@ class RenderState:
         self.statuses_from = declared if whole else None
 
     def first_seen(self, key: tuple[str, ...]) -> bool:
-        fresh = key not in self.seen
+        seen = self.seen
+        fresh = key not in seen.own and (not seen.runs or key not in seen)
         if fresh:
-            self.seen[key] = None
+            seen.own[key] = None
         fragments.note(fragments.CLAIM, "state", "first_seen", (key,), fresh)
         return fresh
 

@@ -10,7 +10,7 @@ values per key, ``shared.mark`` members per key, fresh ``first_seen`` keys, back
 as it was journalled). The next render of the loop over the same items (by identity) uses the record when what
 the items read besides their own store lookups is as it was:
 
-- the ``first_seen`` keys claimed before the loop: the same, in the same order;
+- the ``first_seen`` keys claimed before the loop: the same (``SeenKeys.fingerprint``);
 - each ``shared`` key the items read: written the same way so far this render (``SharedState.log``), and no
   item writes one of them;
 - any other read (paths, render state): the same answer, asked once;
@@ -42,6 +42,7 @@ from typing import Any
 from haptic.core.identity import same_items
 from haptic.templating.context import LoggedWrite
 from haptic.templating.fragments import CHECKED, CLAIM, READ, Dirty, Entry, Op, item_key, replay
+from haptic.templating.seen_keys import SeenKeys
 
 _SCALARS = (str, int, float, bool, type(None))
 #: the one checked call a record knows how to reuse in bulk
@@ -167,6 +168,7 @@ class LoopRecord:
                  state: LoopState, aggregate: bool = True) -> None:
         self.items, self.keys, self.entries, self.texts = items, keys, entries, texts
         self.joined = "".join(texts)
+        self.claim_positions: dict[tuple[str, ...], int] | None = None
         self.usable = aggregate
         if not aggregate:  # only the entries, for the per-item path (a loop inside a recording fragment)
             return
@@ -263,6 +265,13 @@ class LoopRecord:
         self.low_order = sorted(chain.from_iterable(self.low_entries.values()))
         self.finish(state)
 
+    def positions(self) -> dict[tuple[str, ...], int]:
+        """Each claimed key -> the position of the item that claimed it (``SeenKeys`` runs; built once: the claims
+        of a record never change, a changed one is a rebuilt record)."""
+        if self.claim_positions is None:
+            self.claim_positions = dict(zip(self.claims.flat, self.claims.at, strict=True))
+        return self.claim_positions
+
     def set_lows(self, positions: Iterable[int], state: LoopState) -> None:
         """The low backends of the items at ``positions`` as ``server_slots`` left them in this render."""
         slots = state.roles.get("slots")
@@ -303,9 +312,9 @@ class LoopState:
 
     __slots__ = ("dirty", "log_lengths", "roles", "seen", "seen_at_start")
 
-    def __init__(self, roles: Mapping[str, Any], seen: dict[tuple[str, ...], None], dirty: Dirty | None) -> None:
+    def __init__(self, roles: Mapping[str, Any], seen: SeenKeys, dirty: Dirty | None) -> None:
         self.roles, self.seen, self.dirty = roles, seen, dirty
-        self.seen_at_start = tuple(seen)
+        self.seen_at_start = seen.fingerprint()
         shared = roles.get("shared")
         lengths = getattr(shared, "log_lengths", None)
         self.log_lengths: dict[tuple[str, str], int] = lengths() if lengths is not None else {}
@@ -399,6 +408,7 @@ def render_loop(record: LoopRecord | None, items: Sequence[Any], refs: tuple[Any
     if rebuild:
         return _rebuilt(record, items, state, processed, cursor)
     _apply(record, cursor, len(items), roles, seen)
+    _settle_lows(record, processed, roles.get("slots"))
     record.set_lows(spliced, state)
     _shrinkable(record, set(processed), roles.get("slots"))
     if processed:
@@ -412,6 +422,7 @@ def _rebuilt(record: LoopRecord, items: list[Any], state: LoopState, processed: 
              cursor: int) -> tuple[str, LoopRecord, int]:
     """The rest of the loop after a candidate changed shape: its effects as recorded, then a new record."""
     _apply(record, cursor, len(items), state.roles, state.seen)
+    _settle_lows(record, processed, state.roles.get("slots"))
     _shrinkable(record, set(processed), state.roles.get("slots"))
     fresh = LoopRecord(items, record.keys, record.entries, record.texts, state)
     return fresh.joined, fresh, len(processed)
@@ -443,7 +454,7 @@ def _splice(record: LoopRecord, p: int, shape: Shape) -> None:
             record.generic[at + offset] = (p, op)
 
 
-def _apply(record: LoopRecord, a: int, b: int, roles: Mapping[str, Any], seen: dict[tuple[str, ...], None]) -> None:
+def _apply(record: LoopRecord, a: int, b: int, roles: Mapping[str, Any], seen: SeenKeys) -> None:
     """The effects of the untouched items ``a`` to ``b`` (excluded), as their journals would have applied them."""
     if a >= b:
         return
@@ -456,16 +467,27 @@ def _apply(record: LoopRecord, a: int, b: int, roles: Mapping[str, Any], seen: d
         values = stream.slice(a, b)
         if values:
             shared.mark_all(key, values)
-    claimed = record.claims.slice(a, b)
-    if claimed:
-        seen.update(dict.fromkeys(claimed))
+    claims = record.claims
+    if claims.flat:
+        # lent as a run (``SeenKeys``), not inserted one by one
+        positions, runs = record.positions(), seen.runs
+        end = runs[-1][2] if runs and runs[-1][0] is positions else a
+        seen.add_run(positions, a, b, claims.slice(end, a) if end < a else ())
     backends = record.slots.slice(a, b)
     if backends:
-        roles["slots"].carry(backends, record.lows.slice(a, b))
+        every_low = len(record.lows.flat) if len(record.slot_index) == len(record.slots.flat) else -1
+        roles["slots"].carry(backends, partial(record.lows.slice, a, b), every_low)
     if record.generic_at:
         start, end = bisect_left(record.generic_at, a), bisect_left(record.generic_at, b)
         for _, (_, role, method, args, _) in record.generic[start:end]:
             getattr(roles[role], method)(*args)
+
+
+def _settle_lows(record: LoopRecord, processed: list[int], slots: Any) -> None:
+    """``server_slots.settle_lows`` of the backends the processed items assigned in the last render."""
+    settle = getattr(slots, "settle_lows", None)
+    if settle is not None and processed and record.slots.flat:
+        settle(chain.from_iterable(map(record.slots.of, processed)))
 
 
 def _shrinkable(record: LoopRecord, processed: set[int], slots: Any) -> None:

@@ -33,6 +33,7 @@ from jinja2.parser import Parser
 from jinja2.runtime import Macro, Undefined
 
 from haptic.core.identity import same_items
+from haptic.templating.seen_keys import SeenKeys
 
 #: A read whose answer must be the same (stores by identity of the objects, else by value).
 READ = 0
@@ -75,9 +76,10 @@ def note(kind: int, role: str, method: str, args: tuple[Any, ...], result: Any =
     journal.ops.append((kind, role, method, args, result))
 
 
-def note_read(role: str, method: str, args: tuple[Any, ...], result: Any) -> None:
+def note_read(role: str, method: str, args: tuple[Any, ...], result: Any, held: bool = False) -> None:
     """A read of a plain value (``shared.get``): kept by value (small ones frozen, containers as a shallow
-    copy, as they were when read: the original may still grow), anything else by identity."""
+    copy, as they were when read: the original may still grow), anything else by identity. ``held``: a
+    container nothing changes any more (see ``_Held``)."""
     journal = RECORDING.get()
     if journal is None:
         return
@@ -87,12 +89,26 @@ def note_read(role: str, method: str, args: tuple[Any, ...], result: Any) -> Non
         return
     frozen = freeze(result)
     if frozen is _UNFROZEN:
-        frozen = _snapshot(result)
+        frozen = _held(result) if held else _snapshot(result)
     note(READ, role, method, args, frozen)
 
 
 class _Copy(tuple[Any, ...]):
     """A shallow copy of a container read (its type, its items); compared item by item with ``==``."""
+
+
+class _Held(_Copy):
+    """The copy of a container its role holds unchanged for good (``shared``: a value ``set``, never changed in
+    place): a later read of the very same object gives the same items without a copy or a comparison (copying
+    10,000 hosts is most of a map's reuse: each copied item is a write to its object's reference count)."""
+
+    source: Any
+
+
+def _held(value: Any) -> _Held:
+    copy = _Held(_snapshot(value))
+    copy.source = value
+    return copy
 
 
 def _snapshot(value: Any) -> Any:
@@ -247,6 +263,10 @@ def _same(recorded: Any, now: Any) -> bool:
     return bool(recorded == now)
 
 
+def _never(value: Any) -> bool:
+    return False
+
+
 def _as_recorded(recorded: Any, answer: Any) -> Any:
     """``answer`` in the form ``recorded`` was kept in (see ``note_read``)."""
     if isinstance(recorded, _Copy):
@@ -260,7 +280,7 @@ def _as_recorded(recorded: Any, answer: Any) -> Any:
 Dirty = Mapping[str, frozenset[tuple[str, ...]] | None]
 
 
-def replay(ops: tuple[Op, ...], roles: Mapping[str, Any], seen: dict[tuple[str, ...], None],
+def replay(ops: tuple[Op, ...], roles: Mapping[str, Any], seen: SeenKeys,
            dirty: Dirty | None = None) -> tuple[Op, ...] | None:
     """Checks the journal against this render's objects; when it holds, applies its effects and returns the
     journal to keep (None when it does not hold). ``dirty``: what each store's writes since the last render
@@ -284,11 +304,13 @@ def replay(ops: tuple[Op, ...], roles: Mapping[str, Any], seen: dict[tuple[str, 
                 elif type(answer) in _SCALAR_TYPES:  # frozen as (type name, value): compared as such
                     if result != (type(answer).__name__, answer):
                         return None
-                else:
+                elif type(result) is not _Held or answer is not result.source:
                     now = _as_recorded(result, answer)
                     if not _same(result, now):
                         return None
-                    if type(result) is _Copy:
+                    if type(result) is _Held and getattr(roles[role], "holds", _never)(answer):
+                        now = _held(answer)
+                    if isinstance(result, _Copy):
                         fresh_reads[position] = (kind, role, method, args, now)
             elif kind == CHECKED:
                 answer = getattr(roles[role], method)(*args)
@@ -296,7 +318,7 @@ def replay(ops: tuple[Op, ...], roles: Mapping[str, Any], seen: dict[tuple[str, 
                     return None
             elif kind == CLAIM:
                 key = args[0]
-                fresh = key not in seen and key not in claimed
+                fresh = key not in seen.own and (not seen.runs or key not in seen) and key not in claimed
                 if fresh != result:
                     return None
                 if fresh:
@@ -305,7 +327,7 @@ def replay(ops: tuple[Op, ...], roles: Mapping[str, Any], seen: dict[tuple[str, 
             if kind == EFFECT:
                 getattr(roles[role], method)(*args)
             elif kind == CLAIM and result:
-                seen[args[0]] = None  # what ``RenderState.first_seen`` does with a fresh key
+                seen.add(args[0])  # what ``RenderState.first_seen`` does with a fresh key
     finally:
         if token is not None:
             RECORDING.reset(token)

@@ -217,3 +217,49 @@ def test_one_loop_rendered_several_times_per_render_over_duplicates_and_plain_va
     for groups in ([["p", "q"], ["q", "r"]], [["p", "q"], ["q", "r"]], [["q", "r"], ["p", "q"]],
                    [[a, b, a], [b]], [[a, b, a], [b]], [[b, a], [a, b, a]], [["p"], []], [[], ["p"]]):
         engine.render(RenderInputs(extra_context={"groups": groups}))
+
+
+def test_a_reused_loop_leaves_the_quiet_times_a_full_render_leaves() -> None:
+    """The loop's carry takes the last render's quiet times whole when they are all its own backends': a backend
+    that stopped being low, or is no longer assigned, must not keep its old time, or it would be shrinkable at
+    once when it is low again (a full render starts its quiet period anew)."""
+    from haptic.templating.current_config_cache import CurrentConfigCache
+
+    fast, full = Library(8), Library(8)
+    full.engine.fragments = False
+    for lib in (fast, full):
+        lib.engine.verify_fragments = False
+        for i in range(8):
+            lib.stores["endpoints"].apply(_slice(i, 3 if i != 3 else 1))  # only svc3 is low (1 of 10 slots)
+    # as the controller reads the deployed config: unchanged backends stay the same objects, so the loop's items
+    # whose endpoints did not change are reused in bulk
+    readers = {id(fast): CurrentConfigCache(), id(full): CurrentConfigCache()}
+    deployed: dict[int, str | None] = {id(fast): None, id(full): None}
+
+    def render(lib: Library, now: float) -> RenderResult:
+        current = readers[id(lib)].read(deployed[id(lib)])
+        result = lib.engine.render(RenderInputs(stores=lib.stores, extra_context=lib.extra,
+                                                current_config=current, wall_time=now))
+        deployed[id(lib)] = result.config
+        return result
+
+    now = 1_800_000_000.0
+    steps: list[tuple[float, Callable[[Library], object]]] = [
+        (0.0, lambda lib: None),
+        (10.0, lambda lib: None),  # the loop's record is used from here on
+        (1000.0, lambda lib: lib.stores["endpoints"].apply(_slice(3, 3))),  # svc3 no longer low
+        (10.0, lambda lib: lib.stores["endpoints"].apply(_slice(3, 1))),  # low again: its quiet period starts now
+        (1000.0, lambda lib: lib.stores["services"].remove(_service(3))),  # svc3 not assigned at all
+        (10.0, lambda lib: lib.stores["services"].apply(_service(3))),
+    ]
+    shrinkable: list[tuple[bool, bool]] = []
+    for step, (wait, change) in enumerate(steps):
+        now += wait
+        for lib in (fast, full):
+            change(lib)
+        results = [render(lib, now) for lib in (fast, full)]
+        assert results[0].config == results[1].config
+        shrinkable.append((results[0].slots_shrinkable, results[1].slots_shrinkable))
+        assert step < 2 or fast.engine.fragment_cache.misses < 3  # the loop reused in bulk
+    assert [f for f, _ in shrinkable] == [b for _, b in shrinkable]
+    assert fast.engine._slot_low_since == full.engine._slot_low_since

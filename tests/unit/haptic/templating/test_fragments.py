@@ -298,3 +298,36 @@ def test_a_read_equal_by_value_is_kept_as_read_now() -> None:
     for recorded in reads:
         kept = recorded[1]
         assert len(kept) == len(routes) and all(a is b for a, b in zip(kept, routes, strict=True))
+
+
+def test_a_value_set_whole_is_known_again_by_identity_and_a_growing_list_never() -> None:
+    """``shared.get`` of a value ``set`` (nothing changes it in place) is reused on the very same object without a
+    comparison; an equal new object is compared; a list that ``append`` grows (or a value naming it) is always
+    compared, as what it holds after the read is not what the fragment read."""
+    source = ("{% do shared.set('hosts', extraContext.hosts) %}"
+              "{% do shared.append('grown', 'a') %}{% do shared.set('alias', shared.get('grown')) %}"
+              "{% fragment %}hosts {{ shared.get('hosts') | join(',') }}{% endfragment %}\n"
+              "{% fragment %}alias {{ shared.get('alias') | join(',') }}{% endfragment %}\n"
+              "{% do shared.append('grown', extraContext.more) %}")
+    engine = engine_for(source)
+    engine.verify_fragments = True
+    hosts = [f"h{i}" for i in range(40)]
+
+    def render(value: list[str], more: str) -> str:
+        return engine.render(RenderInputs(extra_context={"hosts": value, "more": more})).config
+
+    def held_reads() -> list[Any]:
+        return [getattr(op[4], "source", None) for entry in engine.fragment_cache.entries() for op in entry.ops
+                if op[:3] == (0, "shared", "get") and op[3][0] == "hosts"]
+
+    first = render(hosts, "b")
+    assert held_reads() == [hosts] and held_reads()[0] is hosts
+    assert render(hosts, "c") == first and engine.fragment_cache.misses == 0
+    equal = list(hosts)
+    assert render(equal, "d") == first and engine.fragment_cache.misses == 0  # compared, reused
+    assert held_reads()[0] is equal  # kept as read now: the next render knows it by identity
+    changed = render([*hosts, "new"], "e")
+    assert "h39,new" in changed and engine.fragment_cache.misses == 1
+    aliases = [op[4] for entry in engine.fragment_cache.entries() for op in entry.ops
+               if op[:3] == (0, "shared", "get") and op[3][0] == "alias"]
+    assert aliases and not any(hasattr(a, "source") for a in aliases)
