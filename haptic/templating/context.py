@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from itertools import repeat
 from operator import is_, itemgetter
 from socket import inet_aton
@@ -22,7 +22,7 @@ from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 from jinja2 import Undefined
 
-from haptic.core.identity import same_items
+from haptic.core.identity import Recent, same_items
 from haptic.templating import fragments
 from haptic.templating.current_config import CurrentBackend, CurrentConfig
 from haptic.templating.errors import TemplateFailure
@@ -45,6 +45,10 @@ class StoreLike(Protocol):
     def __len__(self) -> int: ...
 
 
+#: the lists ``StoreView.list`` handed out, by the identity of the store's tuple they hold
+_AS_LISTS: Recent[list[Any]] = Recent(16)
+
+
 class StoreView:
     """Read-only face of a store for templates: ``list()``, ``fetch(*keys)``, ``get_single(*keys)``.
     Reads inside a ``{% fragment %}`` are journalled under ``role`` (see ``fragments``)."""
@@ -59,7 +63,10 @@ class StoreView:
         self._lookup: Callable[..., tuple[Any, ...]] | None = getattr(store, "lookup", None)
 
     def list(self) -> Sequence[Any]:
-        return list(self._found("list", ()))
+        found = self._found("list", ())
+        # the same list for the same answer of the store (templates change nothing): passes over it that know their
+        # last input (``same_call``) know it again at once, and no 10,000 references are copied per call
+        return _AS_LISTS.answer(found, "list", partial(list, found))
 
     def fetch(self, *keys: Any) -> Sequence[Any]:
         return list(self._found("fetch", _as_text(keys)))

@@ -164,7 +164,7 @@ def _same(a: Any, b: Any) -> bool:
 class LoopRecord:
     """The last render of one fragment loop, aggregated (see the module docstring)."""
 
-    def __init__(self, items: list[Any], keys: list[Any], entries: list[Entry | None], texts: list[str],
+    def __init__(self, items: Sequence[Any], keys: list[Any], entries: list[Entry | None], texts: list[str],
                  state: LoopState, aggregate: bool = True) -> None:
         self.items, self.keys, self.entries, self.texts = items, keys, entries, texts
         self.joined = "".join(texts)
@@ -367,7 +367,8 @@ def render_loop(record: LoopRecord | None, items: Sequence[Any], refs: tuple[Any
                 bulk: bool = True) -> tuple[str, LoopRecord, int]:
     """The loop's text, its record for the next render, and how many items took the per-item path (all of them
     unless ``bulk``: an enclosing fragment records every item's calls)."""
-    items = list(items)
+    # a tuple is kept as it is (no copy): the same one next render is the same items at once (``same_items``)
+    items = items if type(items) is tuple else list(items)
     todo = candidates(record, items, state) if record is not None and bulk else None
     if record is None or todo is None:
         return _per_item(record, items, refs, caller, state, cached, bulk)
@@ -418,7 +419,7 @@ def render_loop(record: LoopRecord | None, items: Sequence[Any], refs: tuple[Any
     return record.joined, record, len(processed)
 
 
-def _rebuilt(record: LoopRecord, items: list[Any], state: LoopState, processed: list[int],
+def _rebuilt(record: LoopRecord, items: Sequence[Any], state: LoopState, processed: list[int],
              cursor: int) -> tuple[str, LoopRecord, int]:
     """The rest of the loop after a candidate changed shape: its effects as recorded, then a new record."""
     _apply(record, cursor, len(items), state.roles, state.seen)
@@ -428,7 +429,7 @@ def _rebuilt(record: LoopRecord, items: list[Any], state: LoopState, processed: 
     return fresh.joined, fresh, len(processed)
 
 
-def _per_item(record: LoopRecord | None, items: list[Any], refs: tuple[Any, ...], caller: Callable[[Any], str],
+def _per_item(record: LoopRecord | None, items: Sequence[Any], refs: tuple[Any, ...], caller: Callable[[Any], str],
               state: LoopState, cached: Cached, bulk: bool) -> tuple[str, LoopRecord, int]:
     previous = record.by_key() if record is not None else {}
     current: dict[Any, Entry] = {}

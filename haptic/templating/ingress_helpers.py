@@ -252,7 +252,7 @@ def _route_ownership(ingresses: Sequence[Any], shared: frozenset[str]) -> dict[s
             for host in claims:
                 owners.setdefault(host, owner_of)
     return {
-        "ingresses": routed,
+        "ingresses": tuple(routed),  # a tuple: the fragment loop over it knows the same one again at once
         "hosts": {host: owners[host][0] for host in sorted(owners)},
         "conflicts": conflicts,
     }

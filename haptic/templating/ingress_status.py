@@ -28,9 +28,10 @@ from haptic.templating.statuses import ObjectStatus
 #: same reference); the status is reused while it is the same (equal statuses are kept as one object)
 _REFS: IdentityMemo[tuple[ObjectRef, ObjectStatus | None]] = IdentityMemo()
 _ROUTED: dict[str, Any] = {}
-#: the last call: (its Ingresses, the reasons, the routed status, the port, what it declared by key); the same
-#: objects with the same reasons and addresses declare the same statuses, at once
-_LAST: list[tuple[list[Any], dict[tuple[str, str, str], str], Any, int, dict[tuple[str, str, str], Any]]] = []
+#: the last call: (its Ingresses as given and as a list, the reasons, the routed status, the port, what it declared
+#: by key); the same objects with the same reasons and addresses declare the same statuses, at once
+_LAST: list[tuple[Iterable[Any], list[Any], dict[tuple[str, str, str], str], Any, int,
+                 dict[tuple[str, str, str], Any]]] = []
 
 
 def _point(address: str) -> dict[str, Any]:
@@ -56,12 +57,17 @@ def set_ingress_statuses(ingresses: Iterable[Any], addresses: Iterable[Any], por
     if _ROUTED.get("status") == routed:
         routed = _ROUTED["status"]
     _ROUTED["status"] = routed
-    given = list(ingresses)
+    given: list[Any] | None = None
     if _LAST:
-        last, last_reasons, last_routed, last_number, declared_by_key = _LAST[0]
-        if last_routed is routed and last_number == number and last_reasons == reasons and same_items(last, given):
+        last_given, last, last_reasons, last_routed, last_number, declared_by_key = _LAST[0]
+        # the very list of the last call (``ingress_class``'s answer over the same store list: never changed) is
+        # the same Ingresses at once
+        if last_routed is routed and last_number == number and last_reasons == reasons and (
+                ingresses is last_given or same_items(last, given := list(ingresses))):
             state.declare_statuses(declared_by_key)
             return ""
+    if given is None:
+        given = list(ingresses)
     declared_now: dict[tuple[str, str, str], Any] = {}
     for ing in given:
         hit = _REFS.get(ing)
@@ -82,5 +88,5 @@ def set_ingress_statuses(ingresses: Iterable[Any], addresses: Iterable[Any], por
         _REFS.put((ref, declared), ing)
         declared_now[ref.key] = declared
     state.declare_statuses(declared_now)
-    _LAST[:] = [(given, reasons, routed, number, declared_now)]
+    _LAST[:] = [(ingresses, given, reasons, routed, number, declared_now)]
     return ""

@@ -21,26 +21,33 @@ __all__ = ["same_call"]
 
 _R = TypeVar("_R")
 
-#: name -> (the items of a call, its other arguments, its answer) for its last ``_CALLS`` calls, newest last;
+#: name -> (the items of a call as given and as a tuple, its other arguments, its answer) for its last ``_CALLS``
+#: calls, newest last;
 #: names in the order last used
-_LAST_CALLS: dict[str, list[tuple[tuple[Any, ...], Any, Any]]] = {}
+_LAST_CALLS: dict[str, list[tuple[Any, tuple[Any, ...], Any, Any]]] = {}
 _CALLS, _NAMES = 4, 64
 
 
 def same_call(name: str, items: Iterable[Any], args: Any, compute: Callable[[Sequence[Any]], _R]) -> _R:
     """``compute(items)`` (as a tuple), or the answer of the last call of ``name`` when its items were the very
     objects of ``items`` in the same order and its ``args`` equal these."""
-    group = tuple(items)
     if CURRENT_RENDER.get() is None:
-        return compute(group)
+        return compute(tuple(items))
     calls = _LAST_CALLS.pop(name, [])
     _LAST_CALLS[name] = calls
-    for kept_items, other_args, kept in reversed(calls):
-        if other_args == args and same_items(kept_items, group):
+    # the very list of an earlier call (a store's answer or a memo's, handed on: neither is ever changed) is the
+    # same objects at once, without a copy of 10,000
+    for given, _, other_args, kept in reversed(calls):
+        if given is items and other_args == args:
             answer: _R = kept
             return answer
+    group = tuple(items)
+    for _, kept_items, other_args, kept in reversed(calls):
+        if other_args == args and same_items(kept_items, group):
+            answer = kept
+            return answer
     answer = compute(group)
-    calls.append((group, args, answer))
+    calls.append((items, group, args, answer))
     del calls[:-_CALLS]
     while len(_LAST_CALLS) > _NAMES:
         del _LAST_CALLS[next(iter(_LAST_CALLS))]

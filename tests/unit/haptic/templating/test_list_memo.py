@@ -245,3 +245,33 @@ def test_a_few_calls_per_name_and_a_bounded_number_of_names_are_kept() -> None:
     for i in range(list_memo._CALLS + 3):
         same_call("test:many", [{"name": str(i)}], None, compute)
     assert len(list_memo._LAST_CALLS["test:many"]) == list_memo._CALLS
+
+
+@pytest.mark.usefixtures("rendering")
+def test_the_very_list_of_a_call_is_answered_without_comparing_its_items(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store's list (``StoreView.list`` hands out the same one while the store is unchanged) or a memo's answer
+    passed on: no copy and no comparison of 10,000 items; another list of the same objects still compares."""
+    import haptic.templating.list_memo as list_memo
+
+    calls, compute = _counting()
+    objects = [{"name": f"n{i}"} for i in range(50)]
+    first = same_call("test:very", objects, None, compute)
+    compared: list[int] = []
+    real = list_memo.same_items
+    monkeypatch.setattr(list_memo, "same_items", lambda a, b: compared.append(len(a)) or real(a, b))
+    assert same_call("test:very", objects, None, compute) is first and compared == []
+    assert same_call("test:very", list(objects), None, compute) is first and compared == [50]
+    assert same_call("test:very", objects, "other", compute) is not first and calls == [50, 50]
+
+
+def test_a_store_view_lists_the_same_list_while_the_store_is_unchanged() -> None:
+    from haptic.k8s.store import ResourceStore
+    from haptic.templating.context import StoreView
+
+    store = ResourceStore("things", ["metadata.namespace", "metadata.name"])
+    store.apply({"apiVersion": "v1", "kind": "Thing", "metadata": {"namespace": "ns", "name": "a"}})
+    view = StoreView(store)
+    first = view.list()
+    assert view.list() is first and StoreView(store).list() is first
+    store.apply({"apiVersion": "v1", "kind": "Thing", "metadata": {"namespace": "ns", "name": "b"}})
+    assert [o["metadata"]["name"] for o in view.list()] == ["a", "b"] and len(first) == 1
