@@ -246,7 +246,7 @@ class TemplateEngine:
         # are answers checked against every input they were computed from (the deployed backend and the store
         # objects by identity, the endpoints and settings by value), so they hold whichever engine asks.
         self._slot_memo: SlotMemo = _CARRIED.slots
-        self._slot_low_since: dict[str, float] = {}
+        self._slot_low_since: Mapping[str, float] = {}
         self._endpoints = EndpointsMemo(_CARRIED.endpoints)
         memo = self._endpoints
 

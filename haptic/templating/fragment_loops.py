@@ -474,10 +474,10 @@ def _apply(record: LoopRecord, a: int, b: int, roles: Mapping[str, Any], seen: S
         positions, runs = record.positions(), seen.runs
         end = runs[-1][2] if runs and runs[-1][0] is positions else a
         seen.add_run(positions, a, b, claims.slice(end, a) if end < a else ())
-    backends = record.slots.slice(a, b)
-    if backends:
+    slot_at = record.slots.at
+    if slot_at and bisect_left(slot_at, a) < bisect_left(slot_at, b):  # some items assigned backends
         every_low = len(record.lows.flat) if len(record.slot_index) == len(record.slots.flat) else -1
-        roles["slots"].carry(backends, partial(record.lows.slice, a, b), every_low)
+        roles["slots"].carry(partial(record.lows.slice, a, b), every_low)
     if record.generic_at:
         start, end = bisect_left(record.generic_at, a), bisect_left(record.generic_at, b)
         for _, (_, role, method, args, _) in record.generic[start:end]:
