@@ -23,7 +23,7 @@ template engine's fragment cache checks only those).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from haptic.k8s.errors import AmbiguousLookupError as AmbiguousLookupError
@@ -233,6 +233,12 @@ class ResourceStore:
         copy._sorted = dict(self._sorted)
         copy._log_end = self.change_mark()[1]
         return copy
+
+    def listed_later(self) -> Callable[[], Found]:
+        """``list()`` as it would answer now, worked out only when called (later writes change nothing): a copy of
+        the entries now (no sort, no objects touched), the sorted tuple when asked."""
+        entries = dict(self._entries)
+        return lambda: tuple([entries[i].obj for i in sorted(entries)])
 
     # --- reads --------------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ validated and deployed. Only when no object is to blame does the validation fail
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from haptic.controller.component import IterationComponent
@@ -34,7 +34,7 @@ from haptic.controller.events import (
 )
 from haptic.controller.reconcile.http_content import HttpContentGate
 from haptic.controller.reconcile.notice_tracker import NoticeTracker
-from haptic.controller.reconcile.watched_objects import ObjectKey, WatchedObjects
+from haptic.controller.reconcile.watched_objects import ObjectKey, StorePart, WatchedObjects
 from haptic.core import Event, EventBus
 from haptic.names import HAPROXY_PODS
 from haptic.templating.current_config_cache import CurrentConfigCache
@@ -45,6 +45,16 @@ from haptic.validation.isolation import Culprit, content_fingerprint, isolate_re
 from haptic.validation.isolation import change_order as _change_order
 from haptic.validation.isolation import resource_version as _version
 from haptic.validation.render_check import CheckedRender, render_and_validate
+
+
+def _key_of(obj: Mapping[str, Any]) -> ObjectKey | None:
+    ref = object_ref(obj)
+    return ref.key if ref is not None else None
+
+
+def _listed_now(store: Any) -> Callable[[], Sequence[Mapping[str, Any]]]:
+    objects = tuple(store.list())
+    return lambda: objects
 
 
 def merged_reason(triggers: list[ReconciliationTriggered]) -> tuple[str, bool]:
@@ -78,43 +88,28 @@ class RenderValidateCoordinator(IterationComponent):
         self.isolated: dict[ObjectKey, tuple[str, Culprit, Mapping[str, Any] | None]] = {}
         #: per store: (store, its change mark, its objects by key, id -> (object, key)) as the last ``_objects`` saw
         #: them (each entry holds its object: no id reuse); a store not written since is not listed again
-        self._object_parts: dict[str, tuple[Any, Any, dict[ObjectKey, Mapping[str, Any]], dict[int, Any]]] = {}
+        self._object_parts: dict[str, tuple[Any, Any, StorePart]] = {}
         #: reports to the iteration's ``HttpContentRefresher.report`` (logs and publishes content changes)
         self.http_gate = HttpContentGate(ctx.http, lambda changes: None)
 
     def _objects(self) -> WatchedObjects:
         """Every watched object (HAProxy pods aside) by (kind, namespace, name)."""
-        parts: dict[str, tuple[Any, Any, dict[ObjectKey, Mapping[str, Any]], dict[int, Any]]] = {}
+        parts: dict[str, tuple[Any, Any, StorePart]] = {}
         for name, store in sorted(self.ctx.stores.items()):
             if name == HAPROXY_PODS:
                 continue
             last = self._object_parts.get(name)
             mark = store.change_mark()
             if last is not None and last[0] is store and store.unchanged_since(last[1]):
-                part, keys = last[2], last[3]  # not written since: the same objects
+                part = last[2]  # not written since: the same objects
             else:
-                part, keys = self._store_objects(store, last[3] if last is not None else {})
-            parts[name] = (store, mark, part, keys)
+                # taken as the store holds them now, keyed when first read (most renders' views are never read)
+                listed = getattr(store, "listed_later", None)
+                part = StorePart(listed() if listed is not None else _listed_now(store),
+                                 last[2].known if last is not None else {}, _key_of)
+            parts[name] = (store, mark, part)
         self._object_parts = parts
         return WatchedObjects(tuple(p[2] for p in parts.values()))
-
-    @staticmethod
-    def _store_objects(store: Any, known: dict[int, tuple[Mapping[str, Any], ObjectKey | None]]) -> tuple[
-            dict[ObjectKey, Mapping[str, Any]], dict[int, tuple[Mapping[str, Any], ObjectKey | None]]]:
-        # Store objects are replaced, never mutated: their keys are worked out once per object.
-        found: dict[ObjectKey, Mapping[str, Any]] = {}
-        keys: dict[int, tuple[Mapping[str, Any], ObjectKey | None]] = {}
-        for obj in store.list():
-            hit = known.get(id(obj))
-            if hit is not None and hit[0] is obj:
-                key = hit[1]
-            else:
-                ref = object_ref(obj)
-                key = ref.key if ref is not None else None
-            keys[id(obj)] = (obj, key)
-            if key is not None:
-                found[key] = obj
-        return found, keys
 
     def _still_isolated(self, objects: Mapping[ObjectKey, Mapping[str, Any]]) -> frozenset[ObjectKey]:
         """Drops isolations of objects that changed or went (they get another try); the keys left."""

@@ -9,12 +9,53 @@ than the change itself. Looking one object up asks the parts instead.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-__all__ = ["ObjectKey", "WatchedObjects"]
+__all__ = ["KeyedObjects", "ObjectKey", "StorePart", "WatchedObjects"]
 
 ObjectKey = tuple[str, str, str]
+
+#: id of an object -> (the object, its key): store objects are replaced, never mutated, so a key is worked out once
+KeyedObjects = dict[int, tuple[Mapping[str, Any], ObjectKey | None]]
+
+
+class StorePart(Mapping[ObjectKey, Mapping[str, Any]]):
+    """One store's objects by key as they were when taken (``listed()``: the store's ``list()`` then), keyed only
+    when first asked: an EndpointSlice change need not key 1,000 slices for a view read only when ``haproxy -c``
+    rejects a render. ``known``: the keys of an earlier part's objects, reused for the same objects."""
+
+    def __init__(self, listed: Callable[[], Sequence[Mapping[str, Any]]], known: KeyedObjects,
+                 key_of: Callable[[Mapping[str, Any]], ObjectKey | None]) -> None:
+        self._listed, self._key_of = listed, key_of
+        self.known = known  # this part's own once keyed
+        self._found: dict[ObjectKey, Mapping[str, Any]] | None = None
+
+    def _keyed(self) -> dict[ObjectKey, Mapping[str, Any]]:
+        if self._found is None:
+            found: dict[ObjectKey, Mapping[str, Any]] = {}
+            keys: KeyedObjects = {}
+            known, key_of = self.known, self._key_of
+            for obj in self._listed():
+                hit = known.get(id(obj))
+                key = hit[1] if hit is not None and hit[0] is obj else key_of(obj)
+                keys[id(obj)] = (obj, key)
+                if key is not None:
+                    found[key] = obj
+            self._found, self.known = found, keys
+        return self._found
+
+    def __getitem__(self, key: ObjectKey) -> Mapping[str, Any]:
+        return self._keyed()[key]
+
+    def get(self, key: ObjectKey, default: Any = None) -> Any:
+        return self._keyed().get(key, default)
+
+    def __iter__(self) -> Iterator[ObjectKey]:
+        return iter(self._keyed())
+
+    def __len__(self) -> int:
+        return len(self._keyed())
 
 
 class WatchedObjects(Mapping[ObjectKey, Mapping[str, Any]]):

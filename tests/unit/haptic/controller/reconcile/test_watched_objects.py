@@ -47,3 +47,31 @@ def test_overrides_stack_and_leave_the_parts_alone() -> None:
     assert dict(base) == {a: {"v": 1}, b: {"v": 2}}
     assert part == {a: {"v": 1}, b: {"v": 2}}
     assert base.with_overrides({}) is base
+
+
+def test_a_store_part_holds_the_objects_of_when_it_was_taken_keyed_when_first_read() -> None:
+    from haptic.controller.reconcile.watched_objects import StorePart
+    from haptic.k8s.store import ResourceStore
+
+    def slice_(name: str, version: str) -> dict[str, Any]:
+        return {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+                "metadata": {"namespace": "ns", "name": name, "resourceVersion": version}}
+
+    store = ResourceStore("endpoints", ["metadata.namespace", "metadata.name"])
+    for name in ("b", "a"):
+        store.apply(slice_(name, "1"))
+    keyed: list[str] = []
+
+    def key_of(obj: Any) -> ObjectKey:
+        keyed.append(obj["metadata"]["name"])
+        return ("EndpointSlice", obj["metadata"]["namespace"], obj["metadata"]["name"])
+
+    part = StorePart(store.listed_later(), {}, key_of)
+    store.apply(slice_("a", "2"))  # later writes: not in the part
+    store.apply(slice_("c", "1"))
+    assert keyed == []  # nothing keyed until read
+    assert list(part) == [("EndpointSlice", "ns", "a"), ("EndpointSlice", "ns", "b")]
+    assert part[("EndpointSlice", "ns", "a")]["metadata"]["resourceVersion"] == "1"
+    assert keyed == ["a", "b"]
+    later = StorePart(store.listed_later(), part.known, key_of)
+    assert len(later) == 3 and keyed == ["a", "b", "a", "c"]  # the unchanged "b" keyed once
