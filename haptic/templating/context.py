@@ -305,6 +305,8 @@ class SharedState:
         #: keys whose list ``append``/``extend`` made: a list ``set`` from elsewhere (a memoized answer, a value
         #: another render or caller also holds) is copied before its first change, never changed in place
         self._owned: set[str] = set()
+        #: keys written only by appends, from no value: their list is their log (no second list of 10,000 routes)
+        self._appended: set[str] = set()
 
     def _own_list(self, key: str) -> Any:
         values = self._values.get(key)
@@ -315,17 +317,39 @@ class SharedState:
         return values
 
     def _logged(self, name: tuple[str, str]) -> list[Any]:
+        if name[0] == "v" and name[1] in self._appended:  # written otherwise now: its log of its own from here
+            self._appended.discard(name[1])
+            self._log[name] = list(self._values[name[1]])
         log = self._log.get(name)
         if log is None:
             log = self._log[name] = []
         return log
 
+    def _appending(self, key: str) -> list[Any]:
+        """The list under ``key`` for an append, logged as such (see ``_appended``)."""
+        if key in self._appended:
+            values: list[Any] = self._values[key]
+            return values
+        if key not in self._values and ("v", key) not in self._log:
+            self._appended.add(key)
+            values = self._values[key] = []
+            self._owned.add(key)
+            return values
+        values = self._own_list(key)
+        return values
+
     def log(self, name: tuple[str, str]) -> Sequence[Any]:
         """The writes of ``name`` so far in this render (("v", key): values, ("m", key): marks)."""
+        if name[0] == "v" and name[1] in self._appended:
+            appended: Sequence[Any] = self._values[name[1]]
+            return appended
         return self._log.get(name, ())
 
     def log_lengths(self) -> dict[tuple[str, str], int]:
-        return {name: len(log) for name, log in self._log.items()}
+        lengths = {name: len(log) for name, log in self._log.items()}
+        for key in self._appended:
+            lengths[("v", key)] = len(self._values[key])
+        return lengths
 
     def get(self, key: str, default: Any = None) -> Any:
         result = self._values.get(key, default)
@@ -339,9 +363,10 @@ class SharedState:
         return not owned or all(self._values.get(key) is not value for key in owned)
 
     def set(self, key: str, value: Any) -> str:
+        log = self._logged(("v", key))  # first: an appended key's log is its list as it is before this write
         self._values[key] = value
         self._owned.discard(key)
-        self._logged(("v", key)).append(LoggedWrite("set", value))
+        log.append(LoggedWrite("set", value))
         fragments.note(fragments.EFFECT, "shared", "set", (key, value))
         return ""
 
@@ -356,15 +381,18 @@ class SharedState:
 
     def append(self, key: str, value: Any) -> str:
         """Appends to the list under ``key`` (O(1); templates cannot mutate lists themselves)."""
-        self._own_list(key).append(value)
-        self._logged(("v", key)).append(value)
+        values = self._appending(key)
+        values.append(value)
+        if key not in self._appended:
+            self._logged(("v", key)).append(value)
         fragments.note(fragments.EFFECT, "shared", "append", (key, value))
         return ""
 
     def extend(self, key: str, values: Sequence[Any]) -> None:
         """``append`` of each value in turn, at once (a fragment loop's reused items; journals nothing)."""
-        self._own_list(key).extend(values)
-        self._logged(("v", key)).extend(values)
+        self._appending(key).extend(values)
+        if key not in self._appended:
+            self._logged(("v", key)).extend(values)
 
     def mark(self, key: str, member: Any) -> str:
         """Adds ``member`` to the set under ``key``; ``marked`` tests membership in O(1)."""

@@ -219,3 +219,24 @@ def test_coerce_current_config_from_a_parsed_config_object() -> None:
     assert converted is not None
     assert list(converted.backends["be"].servers) == ["SRV_1"]
     assert converted.backends["be"].servers["SRV_1"].endpoint == "10.0.0.1:80"
+
+
+def test_the_shared_log_is_every_write_in_order_whether_or_not_a_key_was_only_appended() -> None:
+    """An appended-only key's list is its log (no second copy); a later ``set`` gives it a log of its own that
+    starts with the values appended before."""
+    from haptic.templating.context import LoggedWrite, SharedState
+
+    shared = SharedState()
+    shared.append("r", 1)
+    shared.extend("r", [2, 3])
+    assert list(shared.log(("v", "r"))) == [1, 2, 3] and shared.log_lengths()[("v", "r")] == 3
+    before = list(shared.log(("v", "r")))
+    shared.set("r", ["x"])
+    log = list(shared.log(("v", "r")))
+    assert log[:3] == before and isinstance(log[3], LoggedWrite) and log[3].value == ["x"]
+    shared.append("r", 4)
+    assert shared.get("r") == ["x", 4] and list(shared.log(("v", "r")))[4:] == [4]
+    assert shared.log_lengths()[("v", "r")] == 5
+    shared.set("s", [0])
+    shared.append("s", 1)  # a set value is copied before its first append, and logged
+    assert shared.get("s") == [0, 1] and [type(w).__name__ for w in shared.log(("v", "s"))] == ["LoggedWrite", "int"]
