@@ -63,7 +63,8 @@ def set_ingress_statuses(ingresses: Iterable[Any], addresses: Iterable[Any], por
         # the very list of the last call (``ingress_class``'s answer over the same store list: never changed) is
         # the same Ingresses at once
         if last_routed is routed and last_number == number and last_reasons == reasons and (
-                ingresses is last_given or same_items(last, given := list(ingresses))):
+                (ingresses is last_given and isinstance(ingresses, list | tuple) and len(last) == len(ingresses))
+                or same_items(last, given := list(ingresses))):
             state.declare_statuses(declared_by_key)
             return ""
     if given is None:

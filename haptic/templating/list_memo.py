@@ -36,11 +36,13 @@ def same_call(name: str, items: Iterable[Any], args: Any, compute: Callable[[Seq
     calls = _LAST_CALLS.pop(name, [])
     _LAST_CALLS[name] = calls
     # the very list of an earlier call (a store's answer or a memo's, handed on: neither is ever changed) is the
-    # same objects at once, without a copy of 10,000
-    for given, _, other_args, kept in reversed(calls):
-        if given is items and other_args == args:
-            answer: _R = kept
-            return answer
+    # same objects at once, without a copy of 10,000; of as many items, as a list ``shared.append`` grows may be
+    # the same object with more
+    if isinstance(items, list | tuple):
+        for given, kept_items, other_args, kept in reversed(calls):
+            if given is items and len(items) == len(kept_items) and other_args == args:
+                answer: _R = kept
+                return answer
     group = tuple(items)
     for _, kept_items, other_args, kept in reversed(calls):
         if other_args == args and same_items(kept_items, group):

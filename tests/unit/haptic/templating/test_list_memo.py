@@ -275,3 +275,13 @@ def test_a_store_view_lists_the_same_list_while_the_store_is_unchanged() -> None
     assert view.list() is first and StoreView(store).list() is first
     store.apply({"apiVersion": "v1", "kind": "Thing", "metadata": {"namespace": "ns", "name": "b"}})
     assert [o["metadata"]["name"] for o in view.list()] == ["a", "b"] and len(first) == 1
+
+
+@pytest.mark.usefixtures("rendering")
+def test_a_list_grown_since_the_last_call_is_not_taken_for_it() -> None:
+    """``shared.append`` grows its list in place: the same object with more items is other items."""
+    calls, compute = _counting()
+    grown = [{"name": "a"}]
+    first = same_call("test:grown", grown, None, compute)
+    grown.append({"name": "b"})
+    assert same_call("test:grown", grown, None, compute) == ["a", "b"] != first and calls == [1, 2]
