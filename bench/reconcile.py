@@ -37,6 +37,7 @@ import logging
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -166,12 +167,6 @@ def _row(n: int, r: dict[str, Any]) -> str:
             f"{r['new_ingress_own_ms']:>6.0f} {r['rss_mib']:>8.0f}")
 
 
-def _median(values: list[float]) -> float:
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="300,3000,10000", help="Ingress counts, comma-separated")
@@ -208,7 +203,7 @@ def main() -> int:
     # Each figure: its median over the rounds (the machine's speed drifts between them); a ratio: the median of the
     # rounds' own ratios, each of two sizes measured one after the other (what drifts between rounds cancels out).
     def figure(n: int, name: str) -> float:
-        return _median([rows[n][name] for rows in runs])
+        return statistics.median([rows[n][name] for rows in runs])
 
     if len(runs) > 1:
         print("medians over the rounds:")
@@ -224,11 +219,11 @@ def main() -> int:
               f"(target < 2 s); applying the objects to the fake API before it: {figure(3000, 'seed_s'):.2f} s")
         print(f"new Ingress at 3000: own CPU {figure(3000, 'new_ingress_own_ms'):.0f} ms until deployed to both pods; "
               f"then {figure(3000, 'new_ingress_after_ms'):.0f} ms for its status write-back and the render it causes")
-        print(f"ratio new_ingress_own_cpu_over_haproxy_c: {_median(own_ratios):.2f} (target < 1.0; rounds: "
+        print(f"ratio new_ingress_own_cpu_over_haproxy_c: {statistics.median(own_ratios):.2f} (target < 1.0; rounds: "
               f"{', '.join(f'{r:.2f}' for r in own_ratios)})")
     if 300 in sizes and 10000 in sizes:
         ratios = [rows[10000]["endpoint_change_ms"] / max(rows[300]["endpoint_change_ms"], 1e-9) for rows in runs]
-        print(f"ratio endpoint_change_10000_over_300: {_median(ratios):.2f} (target <= 2.0; rounds: "
+        print(f"ratio endpoint_change_10000_over_300: {statistics.median(ratios):.2f} (target <= 2.0; rounds: "
               f"{', '.join(f'{r:.2f}' for r in ratios)})")
     return 0
 

@@ -22,6 +22,13 @@ def same_items(a: Sequence[Any], b: Sequence[Any]) -> bool:
     return a is b or (len(a) == len(b) and all(map(is_, a, b)))
 
 
+def same_input(items: object, last_input: object, last_items: Sequence[Any]) -> bool:
+    """Whether ``items`` is the very list or tuple a pass was last given (whose items were ``last_items``): its
+    items at once, without a copy or a walk. Of as many items only: a list ``shared.append`` grows is the same
+    object with more (nothing else changes one: stores replace objects, templates and memo answers change none)."""
+    return items is last_input and isinstance(items, list | tuple) and len(items) == len(last_items)
+
+
 class Recent(Generic[_V]):
     """The answers for the last ``keep`` (object, tag) pairs asked, by the object's identity (or by value, see
     ``answer``): a large text worked on by several passes of one change (each entry holds its object, so its id

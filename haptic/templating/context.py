@@ -353,7 +353,7 @@ class SharedState:
 
     def get(self, key: str, default: Any = None) -> Any:
         result = self._values.get(key, default)
-        fragments.note_read("shared", "get", (key, default), result, key not in self._owned and self.holds(result))
+        fragments.note_read("shared", "get", (key, default), result, self.holds)
         return result
 
     def holds(self, value: Any) -> bool:

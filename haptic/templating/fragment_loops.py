@@ -468,12 +468,8 @@ def _apply(record: LoopRecord, a: int, b: int, roles: Mapping[str, Any], seen: S
         values = stream.slice(a, b)
         if values:
             shared.mark_all(key, values)
-    claims = record.claims
-    if claims.flat:
-        # lent as a run (``SeenKeys``), not inserted one by one
-        positions, runs = record.positions(), seen.runs
-        end = runs[-1][2] if runs and runs[-1][0] is positions else a
-        seen.add_run(positions, a, b, claims.slice(end, a) if end < a else ())
+    if record.claims.flat:  # lent as a run (``SeenKeys``), not inserted one by one
+        seen.add_run(record.positions(), a, b, record.claims.slice)
     slot_at = record.slots.at
     if slot_at and bisect_left(slot_at, a) < bisect_left(slot_at, b):  # some items assigned backends
         every_low = len(record.lows.flat) if len(record.slot_index) == len(record.slots.flat) else -1

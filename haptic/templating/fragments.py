@@ -76,10 +76,11 @@ def note(kind: int, role: str, method: str, args: tuple[Any, ...], result: Any =
     journal.ops.append((kind, role, method, args, result))
 
 
-def note_read(role: str, method: str, args: tuple[Any, ...], result: Any, held: bool = False) -> None:
+def note_read(role: str, method: str, args: tuple[Any, ...], result: Any,
+              holds: Callable[[Any], bool] = lambda value: False) -> None:
     """A read of a plain value (``shared.get``): kept by value (small ones frozen, containers as a shallow
-    copy, as they were when read: the original may still grow), anything else by identity. ``held``: a
-    container nothing changes any more (see ``_Held``)."""
+    copy, as they were when read: the original may still grow), anything else by identity. ``holds``: whether
+    the role holds a container unchanged for good (see ``_Held``), asked only of a container copied."""
     journal = RECORDING.get()
     if journal is None:
         return
@@ -89,7 +90,7 @@ def note_read(role: str, method: str, args: tuple[Any, ...], result: Any, held: 
         return
     frozen = freeze(result)
     if frozen is _UNFROZEN:
-        frozen = _held(result) if held else _snapshot(result)
+        frozen = _held(result) if holds(result) else _snapshot(result)
     note(READ, role, method, args, frozen)
 
 

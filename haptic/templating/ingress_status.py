@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from haptic.core.identity import same_items
+from haptic.core.identity import same_input, same_items
 from haptic.names import ANNOTATION_PREFIX
 from haptic.templating import fragments
 from haptic.templating.addresses import is_hostname
@@ -60,11 +60,9 @@ def set_ingress_statuses(ingresses: Iterable[Any], addresses: Iterable[Any], por
     given: list[Any] | None = None
     if _LAST:
         last_given, last, last_reasons, last_routed, last_number, declared_by_key = _LAST[0]
-        # the very list of the last call (``ingress_class``'s answer over the same store list: never changed) is
-        # the same Ingresses at once
+        # the very list of the last call (``ingress_class``'s answer over the same store list) at once
         if last_routed is routed and last_number == number and last_reasons == reasons and (
-                (ingresses is last_given and isinstance(ingresses, list | tuple) and len(last) == len(ingresses))
-                or same_items(last, given := list(ingresses))):
+                same_input(ingresses, last_given, last) or same_items(last, given := list(ingresses))):
             state.declare_statuses(declared_by_key)
             return ""
     if given is None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
-from haptic.core.identity import same_items
+from haptic.core.identity import same_input, same_items
 from haptic.templating.context import CURRENT_RENDER
 
 __all__ = ["same_call"]
@@ -35,14 +35,11 @@ def same_call(name: str, items: Iterable[Any], args: Any, compute: Callable[[Seq
         return compute(tuple(items))
     calls = _LAST_CALLS.pop(name, [])
     _LAST_CALLS[name] = calls
-    # the very list of an earlier call (a store's answer or a memo's, handed on: neither is ever changed) is the
-    # same objects at once, without a copy of 10,000; of as many items, as a list ``shared.append`` grows may be
-    # the same object with more
-    if isinstance(items, list | tuple):
-        for given, kept_items, other_args, kept in reversed(calls):
-            if given is items and len(items) == len(kept_items) and other_args == args:
-                answer: _R = kept
-                return answer
+    # the very list of an earlier call (a store's answer or a memo's, handed on), without a copy of 10,000
+    for given, kept_items, other_args, kept in reversed(calls):
+        if same_input(items, given, kept_items) and other_args == args:
+            answer: _R = kept
+            return answer
     group = tuple(items)
     for _, kept_items, other_args, kept in reversed(calls):
         if other_args == args and same_items(kept_items, group):

@@ -16,7 +16,7 @@ Must not import the engine or the render context.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 __all__ = ["SeenKeys"]
@@ -45,17 +45,18 @@ class SeenKeys:
     def add(self, key: Key) -> None:
         self.own[key] = None
 
-    def add_run(self, positions: dict[Key, int], start: int, stop: int, between: Iterable[Key]) -> None:
-        """Claims the keys of ``positions`` at ``start`` to ``stop`` (excluded). ``between``: the keys of
-        ``positions`` between the last run's end and ``start``; when they are all claimed already (the loop's
-        changed items claimed what they claimed before), the last run of the same ``positions`` grows instead of a
-        new one starting."""
+    def add_run(self, positions: dict[Key, int], start: int, stop: int,
+                keys_at: Callable[[int, int], Iterable[Key]]) -> None:
+        """Claims the keys of ``positions`` at ``start`` to ``stop`` (excluded). ``keys_at(a, b)``: the keys of
+        ``positions`` at ``a`` to ``b``; when those between the last run of the same ``positions`` and ``start`` are
+        all claimed already (the loop's changed items claimed what they claimed before), that run grows instead of
+        a new one starting."""
         if start >= stop:
             return
         runs = self.runs
         if runs:
             last = runs[-1]
-            if last[0] is positions and last[2] <= start and all(k in self for k in between):
+            if last[0] is positions and last[2] <= start and all(k in self for k in keys_at(last[2], start)):
                 last[2] = stop
                 return
         runs.append([positions, start, stop])
