@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,10 @@ def test_data_file_matches_the_installed_client() -> None:
     assert spec is not None and spec.loader is not None
     generator = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(generator)
-    assert _DATA.read_text() == generator.render(), "the client changed: run python scripts/gen_kube_models.py"
+    # what the client's models say, not its release: a patch release describing the kinds alike changes nothing
+    recorded, installed = json.loads(_DATA.read_text()), json.loads(generator.render())
+    assert recorded.pop("client") and installed.pop("client")
+    assert recorded == installed, "the client's models changed: run python scripts/gen_kube_models.py"
 
 
 def test_kinds_resolve_to_the_clients_models() -> None:

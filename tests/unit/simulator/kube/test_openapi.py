@@ -4,6 +4,7 @@ them, and custom resources from their CRD's schema."""
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,10 @@ def test_docs_file_matches_the_installed_client() -> None:
     assert spec is not None and spec.loader is not None
     generator = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(generator)
-    assert _DOCS.read_text() == generator.render(), "the client changed: run python scripts/gen_kube_docs.py"
+    # what the client's models say, not its release: a patch release describing the kinds alike changes nothing
+    recorded, installed = json.loads(_DOCS.read_text()), json.loads(generator.render())
+    assert recorded.pop("client") and installed.pop("client")
+    assert recorded == installed, "the client's models changed: run python scripts/gen_kube_docs.py"
 
 
 def schemas(api: FakeKubeAPI, path: str) -> dict[str, Any]:
