@@ -10,12 +10,14 @@ from __future__ import annotations
 import itertools
 import operator
 import re
+import weakref
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, NamedTuple, Protocol, TypeVar
 
 from haptic.core.gc_pause import gc_paused
+from haptic.core.text_cuts import BACKENDS, changed_pieces, cut
 from haptic.dataplane.errors import ConfigParseError
 from haptic.dataplane.section_kinds import (
     ADDRESS_REQUIRED,
@@ -135,6 +137,12 @@ class HAProxyConfig:
     #: (the config this one was parsed against, its sections that went, the sections parsed) when parsed against
     #: one (``_Parser.parse_against``): what ``by_key`` and ``by_source`` are worked out from
     origin: tuple[HAProxyConfig, list[Section], list[Section]] | None = field(default=None, repr=False)
+    #: the chunk index each piece of ``text.split(BACKENDS)`` but the first begins at (``_Parser.parse_by_pieces``):
+    #: worked out when first needed, and handed on to a config parsed piece-wise from this one (the same chunks)
+    piece_marks: list[int] | None = field(default=None, repr=False)
+    #: (the config this one was parsed piece-wise from, held weakly; the [start, end) positions of the sections
+    #: parsed, every other position holding that config's very section): the planner compares those places only
+    derived: tuple[weakref.ref[HAProxyConfig], tuple[tuple[int, int], ...]] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         #: see ``by_source``: its answer once worked out, or what it is worked out from
@@ -213,10 +221,14 @@ def parse_config_reusing(text: str, other: HAProxyConfig) -> HAProxyConfig:
     ``other``'s is the same parse result, so it is shared, not re-parsed: planning a one-line change
     in a 100k-line config parses one section of the second text. When ``other`` records its text, the chunks
     before and after the one stretch where the texts differ are taken without even being looked at one by one
-    (``_Parser.parse_against``). Shared sections keep ``other``'s line numbers; treat both results as read-only.
+    (``_Parser.parse_against``); when both texts are cut at their ``backend`` lines (``text_cuts``, which the passes
+    over a rendered config share), only the pieces that differ are looked at (``_Parser.parse_by_pieces``). Shared
+    sections keep ``other``'s line numbers; treat both results as read-only.
     """
     try:
-        reused = _Parser().parse_against(text, other)
+        reused = _Parser().parse_by_pieces(text, other)
+        if reused is None:
+            reused = _Parser().parse_against(text, other)
         if reused is not None:
             return reused
         return _Parser().parse(text, by_source(other))
@@ -278,6 +290,25 @@ def by_source(config: HAProxyConfig, depth: int = 0) -> dict[str, Section]:
         found = {s.source: s for s in config.sections if s.kind not in UNNAMED_SECTIONS}
     config.by_source_cache, config.by_source_from = found, None
     return found
+
+
+_STARTS_BACKEND = operator.methodcaller("startswith", BACKENDS[1:])
+_SECTION = operator.itemgetter(0)
+_SOURCE = operator.attrgetter("source")
+
+
+def _piece_marks(config: HAProxyConfig) -> list[int]:
+    """The chunk index each piece of ``config.text.split(BACKENDS)`` but the first begins at: every ``backend`` line
+    at column 0 opens a chunk (it is a section header), and a chunk whose source begins so is one unless it opens
+    the text (no newline before it)."""
+    marks = config.piece_marks
+    if marks is None:
+        chunks = config.chunks or []
+        marks = list(itertools.compress(itertools.count(), map(_STARTS_BACKEND, map(_SOURCE, map(_SECTION, chunks)))))
+        if marks and marks[0] == 0 and config.text.startswith(BACKENDS[1:]):
+            del marks[0]
+        config.piece_marks = marks
+    return marks
 
 
 class _Reuse(Protocol):
@@ -372,6 +403,80 @@ class _Parser:
                 return self._walk(text, other, starts)
         except _Fallback:
             return None
+
+    def parse_by_pieces(self, text: str, other: HAProxyConfig) -> HAProxyConfig | None:
+        """``text`` parsed as ``other``'s text with some of its pieces (``text_cuts.cut`` at ``backend`` lines) changed:
+        a piece is a run of whole chunks, so the chunks of the pieces the two cuts share (the very same objects, or
+        equal ones) are ``other``'s, and only those of the differing pieces are parsed, in place. An endpoint change
+        among 10,000 backends parses ten of them and walks nothing: the cuts are the ones the structural check and
+        the config reader made of both texts. None when the pieces do not line up one for one in as many chunks
+        each, the first piece (the sections before the first backend) changed, or what the parsed chunks leave
+        (defaults in force, a name taken) differs from ``other``'s: ``parse_against`` then walks the texts."""
+        chunks, lengths, newlines, old = other.chunks, other.lengths, other.newlines, other.text
+        if not chunks or not old or not other.mergeless or lengths is None or newlines is None:
+            return None
+        old_pieces, new_pieces = cut(old, BACKENDS), cut(text, BACKENDS)
+        last = len(old_pieces) - 1
+        if last < 1 or len(new_pieces) != last + 1:
+            return None
+        differ = changed_pieces(old_pieces, new_pieces)
+        if differ is None:
+            differ = list(itertools.compress(range(last + 1), map(operator.ne, old_pieces, new_pieces)))
+        if not differ or differ[0] == 0:
+            return None
+        marks = _piece_marks(other)
+        if len(marks) != last:
+            return None
+        try:
+            with gc_paused():
+                return self._pieces(text, other, old_pieces[0], new_pieces, differ, marks)
+        except _Fallback:
+            return None
+
+    def _pieces(self, text: str, other: HAProxyConfig, head: str, new_pieces: list[str], differ: list[int],
+                marks: list[int]) -> HAProxyConfig:
+        old, chunks = other.text, other.chunks or []
+        lengths, newlines = other.lengths or [], other.newlines or []
+        sections, new_chunks = list(other.sections), list(chunks)
+        new_lengths, new_newlines = list(lengths), list(newlines)
+        last = len(marks)
+        reuse = _SameSource(other)
+        # the line the chunk ``at`` opens, in ``text``: the preamble's lines first (the first piece less its chunks)
+        line = 1 + old.count("\n", 0, len(head) + 1 - sum(lengths[:marks[0]]))
+        at = 0
+        spans: list[tuple[int, int]] = []
+        left: list[Section] = []
+        for k in differ:
+            a, b = marks[k - 1], marks[k] if k < last else len(chunks)
+            span = BACKENDS[1:] + new_pieces[k] + ("\n" if k < last else "")
+            if "\x00" in span:
+                raise _Fallback
+            line += sum(newlines[at:a])
+            self.unnamed_defaults, self.last_defaults = chunks[a][2]
+            first_chunk, first_section = len(self.chunks), len(self.sections)
+            heads = [0, *(found.start() + 1 for found in _HEADER.finditer(span)), len(span)]
+            if len(heads) - 1 != b - a:
+                raise _Fallback
+            for begin, end in itertools.pairwise(heads):
+                self._parse_chunk(span[begin:end], line, reuse)
+                line += self.chunks[-1][3]
+            if len(self.sections) - first_section != b - a or (self.unnamed_defaults, self.last_defaults) != (
+                    chunks[b][2] if b < len(chunks) else other.final_state):
+                raise _Fallback  # a section merged into another, or the defaults in force after it differ
+            sections[a:b] = self.sections[first_section:]
+            new_chunks[a:b] = self.chunks[first_chunk:]
+            new_lengths[a:b] = self.lengths[first_chunk:]
+            new_newlines[a:b] = self.newlines[first_chunk:]
+            left.extend(other.sections[a:b])
+            spans.append((a, b))
+            at = b
+        parsed = self.sections
+        self._check_seams(other, parsed, {id(s) for s in left})
+        kept = {id(s) for s in parsed}
+        return HAProxyConfig(sections, text, new_chunks, other.final_state, mergeless=len(kept) == len(parsed),
+                             lengths=new_lengths, newlines=new_newlines,
+                             origin=(other, [s for s in left if id(s) not in kept], parsed), piece_marks=marks,
+                             derived=(weakref.ref(other), tuple(spans)))
 
     @staticmethod
     def _boundary(text: str, at: int) -> bool:

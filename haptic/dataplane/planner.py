@@ -190,8 +190,14 @@ def _differing(desired: HAProxyConfig, current: HAProxyConfig) -> tuple[Iterable
     ours, theirs = desired.sections, current.sections
     if len(ours) != len(theirs):
         return _not_in(ours, current), _not_in(theirs, desired)
-    elsewhere = list(map(operator.is_not, ours, theirs))
-    moved, moved_from = list(compress(ours, elsewhere)), list(compress(theirs, elsewhere))
+    derived = desired.derived
+    if derived is not None and derived[0]() is current:
+        # parsed piece-wise from ``current``: every place but those parsed holds ``current``'s very section
+        places = [i for start, end in derived[1] for i in range(start, end) if ours[i] is not theirs[i]]
+        moved, moved_from = [ours[i] for i in places], [theirs[i] for i in places]
+    else:
+        elsewhere = list(map(operator.is_not, ours, theirs))
+        moved, moved_from = list(compress(ours, elsewhere)), list(compress(theirs, elsewhere))
     moved_ids, moved_from_ids = set(map(id, moved)), set(map(id, moved_from))
     added = [s for s in moved if id(s) not in moved_from_ids] if _keyed_once(current) else ours
     left = [s for s in moved_from if id(s) not in moved_ids] if _keyed_once(desired) else theirs

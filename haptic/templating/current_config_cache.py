@@ -14,7 +14,7 @@ from itertools import chain, compress, repeat
 from operator import is_
 from typing import cast
 
-from haptic.core.text_cuts import BACKENDS, cut
+from haptic.core.text_cuts import BACKENDS, changed_pieces, cut
 from haptic.templating.current_config import CurrentBackend, CurrentConfig, parse_current_config
 
 __all__ = ["CurrentConfigCache"]
@@ -42,7 +42,9 @@ class CurrentConfigCache:
         found: list[dict[str, CurrentBackend] | None]
         last = self._last
         if len(pieces) == len(old) and last is not None:  # the same backends in the same places: compared in place
-            changed = list(compress(range(len(pieces)), map(operator.ne, pieces, old)))
+            changed = changed_pieces(old, pieces)
+            if changed is None:
+                changed = list(compress(range(len(pieces)), map(operator.ne, pieces, old)))
             fresh = {i: _parse_piece(pieces, i) for i in changed}
             self.parsed_pieces += len(fresh)
             quick = self._in_place(text, pieces, fresh, last)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import zstandard
 
 from haptic.core.identity import same_items
-from haptic.core.text_cuts import BACKENDS, cut
+from haptic.core.text_cuts import BACKENDS, changed_pieces, cut
 from haptic.core.utf8 import utf8_size, utf8_slices
 from haptic.core.zstd_frames import decode_content
 
@@ -33,14 +33,21 @@ class _Frames:
 
     def __init__(self) -> None:
         self._blocks: list[tuple[list[str], bool, bytes]] = []
+        self._pieces: list[str] = []  # the pieces the blocks were cut from
         self._lock = threading.Lock()
 
     def compress(self, text: str) -> bytes:
         pieces = cut(text, BACKENDS)
         with self._lock:
-            earlier = self._blocks
+            earlier, earlier_pieces = self._blocks, self._pieces
+        # the blocks holding no piece cut anew since the last publication are its blocks, without a look at them
+        changed = changed_pieces(earlier_pieces, pieces) if len(earlier) == -(-len(pieces) // _BLOCK) else None
+        touched = None if changed is None else {k // _BLOCK for k in changed}
         blocks = []
         for index, start in enumerate(range(0, len(pieces), _BLOCK)):
+            if touched is not None and index not in touched:
+                blocks.append(earlier[index])
+                continue
             block = pieces[start:start + _BLOCK]
             last = start + _BLOCK >= len(pieces)
             old = earlier[index] if index < len(earlier) else None
@@ -49,7 +56,7 @@ class _Frames:
                 continue
             blocks.append((block, last, _frame(BACKENDS.join(block) + ("" if last else BACKENDS))))
         with self._lock:
-            self._blocks = blocks
+            self._blocks, self._pieces = blocks, pieces
         return b"".join(frame for _, _, frame in blocks)
 
 

@@ -6,23 +6,26 @@ import random
 
 import pytest
 
-from haptic.core.text_cuts import cut, split_like
+from haptic.core.text_cuts import changed_pieces, cut, split_like
 
 
 def test_a_text_is_cut_once_and_an_equal_text_object_gets_its_pieces() -> None:
-    text = "".join(f"backend b{i}\n    server s 10.0.0.{i}:80\n" for i in range(5))
+    text = "".join(f"backend b{i}\n    server s 10.0.{i // 250}.{i % 250}:80\n" for i in range(3000))
     first = cut(text, "\nbackend ")
     assert first == text.split("\nbackend ") and cut(text, "\nbackend ") is first
     assert cut(text, "\n") == text.split("\n")
     equal = "".join([text[:10], text[10:]])
     assert equal == text and equal is not text
     assert cut(equal, "\nbackend ") is first  # the deployed config read back: the rendered text's pieces
-    other = text.replace("10.0.0.3", "10.0.0.9")
+    other = text.replace("10.0.0.3:", "10.0.0.9:")
     assert len(other) == len(text) and cut(other, "\nbackend ") == other.split("\nbackend ")
     assert cut(text, "\n") is not first  # another separator is another answer
     for i in range(10):  # older texts drop out; their answers stay right
-        cut(f"x{i}\nbackend y", "\nbackend ")
+        cut(f"x{i}\nbackend y" * 10000, "\nbackend ")
     assert cut(text, "\nbackend ") == text.split("\nbackend ")
+    small = "backend a\n    server s 10.0.0.1:80\n"
+    assert cut(small, "\nbackend ") == small.split("\nbackend ") and cut(small, "\nbackend ") is not cut(
+        small, "\nbackend ")  # split whole each time: not kept
 
 
 def _edited(rng: random.Random, pieces: list[str], separator: str) -> str:
@@ -72,3 +75,67 @@ def test_the_pieces_a_change_leaves_as_they_were_are_the_earlier_texts_objects()
     again = cut(new, "\nbackend ")  # cut from the text cut before it
     assert again == new.split("\nbackend ")
     assert [i for i, (a, b) in enumerate(zip(earlier, again, strict=True)) if a is not b] == [1000]
+
+
+def _config_text(pieces: list[str]) -> str:
+    return "\nbackend ".join(pieces)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_pieces_two_cuts_of_one_lineage_differ_in_are_those_a_full_comparison_finds(seed: int) -> None:
+    """Texts of a change and the changes after it, each edited from one before it (or coming again as an earlier
+    text): wherever ``changed_pieces`` answers, it answers what comparing every piece gives; it answers between a
+    cut and the one it was made from, either way round, and between two cuts made from one."""
+    rng = random.Random(seed)
+    base = ["global\n    maxconn 10"] + [f"b{i}\n    server s 10.0.{i // 250}.{i % 250}:80" for i in range(1, 3000)]
+    texts = [_config_text(base)]
+    cuts = [cut(texts[0], "\nbackend ")]
+    for _ in range(12):
+        choice = rng.random()
+        if choice < 0.2:
+            text = "".join(rng.choice(texts))  # an earlier text again, as another object
+        else:
+            pieces = list(cut(rng.choice(texts[-3:]), "\nbackend "))
+            for _ in range(rng.randint(1, 5)):
+                k = rng.randrange(1, len(pieces))
+                pieces[k] = pieces[k].replace(":80", f":{rng.randint(81, 99)}")
+            if choice > 0.93:
+                pieces.insert(rng.randrange(1, len(pieces)), "added\n    server s 1.2.3.4:80")
+            text = _config_text(pieces)
+        texts.append(text)
+        cuts.append(cut(text, "\nbackend "))
+    answered = 0
+    for a in cuts:
+        for b in cuts:
+            found = changed_pieces(a, b)
+            if len(a) != len(b):
+                assert found is None
+                continue
+            if found is not None:
+                answered += 1
+                assert found == [k for k, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+    assert answered > len(cuts)
+
+
+def test_a_change_and_a_text_that_comes_again_are_answered_either_way_round() -> None:
+    """The sequence of an endpoint change and its undoing: B cut from A, C from B, then A's text again (answered
+    with A's first cut, an ancestor of C's): every pair is answered, through their common ancestor."""
+    pieces = ["global"] + [f"b{i}\n    server s 10.0.{i // 250}.{i % 250}:80" for i in range(1, 5000)]
+    a_text = _config_text(pieces)
+    a = cut(a_text, "\nbackend ")
+    b = cut(a_text.replace("10.0.0.7:80", "10.0.0.7:81"), "\nbackend ")
+    c = cut(a_text.replace("10.0.0.7:80", "10.0.0.7:81").replace("10.0.3.9:80", "10.0.3.9:81"), "\nbackend ")
+    again = cut("".join(a_text), "\nbackend ")
+    assert again is a
+    assert changed_pieces(a, b) == changed_pieces(b, a) == [7]
+    assert changed_pieces(b, c) == changed_pieces(c, b) == [759]
+    assert changed_pieces(c, again) == [7, 759]
+    d = cut(a_text.replace("10.0.5.1:80", "10.0.5.1:82"), "\nbackend ")  # made from A again: C's sibling
+    assert changed_pieces(c, d) == [7, 759, 1251]
+
+
+def test_cuts_split_whole_have_no_lineage() -> None:
+    small = _config_text([f"x{i}" for i in range(20)])  # below the size worth finding a stretch in: split whole
+    one, other = cut(small, "\nbackend "), cut(small.replace("x3", "x9"), "\nbackend ")
+    assert changed_pieces(one, other) is None
+    assert changed_pieces(one, one) == []

@@ -286,3 +286,40 @@ def test_a_blank_current_config_is_no_reason_to_reload_whatever_the_whitespace(b
 
     assert blank.strip() == ""
     assert reloads_anyway(blank, "global\n") is False
+
+
+def test_checks_against_one_passed_config_compare_the_places_found_before_and_those_cut_anew() -> None:
+    """Every proof starts from the config haproxy -c passed last: a check finds the pieces that differ from it
+    among those the last check found and those cut anew since, and finds what comparing every piece finds."""
+    from haptic.core import text_cuts
+    from haptic.core.text_cuts import BACKENDS, cut
+    from haptic.validation import structural
+
+    def render(ports: dict[int, int]) -> str:
+        return "global\n    maxconn 10\n" + "".join(
+            f"backend b{i}\n    server s1 10.0.{i // 250}.{i % 250}:{ports.get(i, 80)} check\n" for i in range(3000))
+
+    passed = render({})
+    compared: list[int] = []
+    original = text_cuts.changed_pieces
+
+    def counting(old: list[str], new: list[str]) -> list[int] | None:
+        found = original(old, new)
+        compared.append(-1 if found is None else len(found))
+        return found
+
+    structural.changed_pieces = counting  # type: ignore[attr-defined]
+    ports: dict[int, int] = {}
+    try:
+        for step, (i, port) in enumerate([(7, 81), (2900, 82), (7, 80), (1500, 83), (2900, 80)]):
+            ports[i] = port
+            config = render(ports)
+            old_pieces, new_pieces = cut(passed, BACKENDS), cut(config, BACKENDS)
+            expected = [k for k, (a, b) in enumerate(zip(old_pieces, new_pieces, strict=True)) if a != b]
+            assert structural._differing(old_pieces, new_pieces) == expected, step
+            verdict = structural_check(passed, AuxFiles(), config, AuxFiles())
+            assert verdict.proven, verdict.reason
+            assert verdict.changed_servers == len(expected)
+    finally:
+        structural.changed_pieces = original  # type: ignore[attr-defined]
+    assert compared and all(n >= 0 for n in compared[1:]), compared  # after the first check: answered by the lineage

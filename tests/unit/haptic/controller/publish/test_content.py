@@ -71,3 +71,20 @@ def test_content_that_ends_inside_a_frame_is_refused() -> None:
     cut_short = base64.b64encode(base64.b64decode(stored)[:-20]).decode()
     with pytest.raises(zstandard.ZstdError):
         decode_content(cut_short, True)
+
+
+def test_blocks_holding_no_piece_cut_anew_are_kept_without_being_compared(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pieces cut anew since the last publication (``changed_pieces``) name the blocks a change touched: the
+    others are the last publication's blocks as they are, without a slice of 256 pieces compared for each."""
+    before, after = _config(3000), _config(3000, port=81)
+    encode_config(before, 100)
+    compared: list[int] = []
+    same = content.same_items
+    monkeypatch.setattr(content, "same_items", lambda a, b: compared.append(len(b)) or same(a, b))
+    stored, _ = encode_config(after, 100)
+    assert decode_content(stored, True) == after
+    assert len(compared) <= 1  # the touched block at most (12 blocks in all)
+    fresh = content._CONFIGS  # and a publication from scratch gives the very same frames
+    monkeypatch.setattr(content, "_CONFIGS", content._Frames())
+    assert encode_config(after, 100)[0] == stored
+    assert fresh is not content._CONFIGS
