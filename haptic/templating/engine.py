@@ -11,6 +11,7 @@ import os
 import posixpath
 import time
 from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import FunctionType, TracebackType
 from typing import Any
@@ -77,6 +78,7 @@ from haptic.templating.ingress_helpers import (
     weighted_routes,
 )
 from haptic.templating.ingress_status import set_ingress_statuses
+from haptic.templating.loop_splice import splice_safe
 from haptic.templating.notices import ObjectNotice, object_ref
 from haptic.templating.postprocess import RegexReplace, post_processor_from
 from haptic.templating.safety import parse_cidrs, parse_request_headers
@@ -87,6 +89,10 @@ HAPROXY_CFG = "haproxy.cfg"
 DEFAULT_RENDER_TIMEOUT = 30.0
 VERIFY_FRAGMENTS_ENV = "HAPTIC_VERIFY_FRAGMENTS"
 
+
+#: the markers of the fragment loops of the ``haproxy.cfg`` render in progress (by the id of each) and the item texts
+#: each stands for; None: loops answer their joined text
+_SPLICES: ContextVar[dict[int, tuple[str, list[str]]] | None] = ContextVar("haptic_loop_splices", default=None)
 
 @dataclass(frozen=True)
 class TemplateFile:
@@ -311,6 +317,8 @@ class TemplateEngine:
         self.env.render_fragment = self._render_fragment  # type: ignore[attr-defined]
         self.env.render_fragments = self._render_fragments  # type: ignore[attr-defined]
         self._compiled = {name: self._compile(name) for name in sorted(sources)}
+        #: ``haproxy.cfg`` joins its fragment loops' item texts into its own text (``loop_splice``)
+        self.splice_loops = splice_safe(self.env, sources)
         self._current_cache: tuple[Any, CurrentConfig | None] | None = None
         # the stores' change marks at the last render with fragments, and what was written since (see replay)
         self._store_marks: dict[str, tuple[object, int]] = {}
@@ -347,8 +355,12 @@ class TemplateEngine:
         """Renders every snippet matching ``pattern`` in name order with the caller's context."""
         parts = []
         variables = context.get_all()
-        for name in self._snippets_matching(pattern):
-            parts.append(self._compiled[name].render(variables))
+        token = _SPLICES.set(None)  # a snippet's text is this function's answer, not the output: loops join
+        try:
+            for name in self._snippets_matching(pattern):
+                parts.append(self._compiled[name].render(variables))
+        finally:
+            _SPLICES.reset(token)
         return "".join(parts)
 
     # -- fragments --------------------------------------------------------------------------------
@@ -372,11 +384,24 @@ class TemplateEngine:
         base, refs = key_of(fragment, values, _ROLE_TYPES, self._role_dicts)
         cache = self.fragment_cache
         state = LoopState(self._roles, self._roles["state"].seen, self._dirty)
-        text, record, worked = render_loop(cache.loop(base), items, refs, direct_body(caller), state, self._cached,
-                                           bulk=RECORDING.get() is None)
+        last = cache.loop(base)
+        splices = _SPLICES.get()
+        if splices is not None and last is not None:
+            # the same loop twice in one render: the texts handed out before are about to change in place
+            for at, (marker, texts) in list(splices.items()):
+                if texts is last.texts:
+                    splices[at] = (marker, ["".join(texts)])
+        record, worked = render_loop(last, items, refs, direct_body(caller), state, self._cached,
+                                     bulk=RECORDING.get() is None)
         cache.keep_loop(base, record)
         cache.hits += len(record.items) - worked
-        return text
+        if splices is None:
+            return record.joined
+        # A marker of its own (a new object each time), which ``_render_spliced`` finds in the output and puts the
+        # item texts in place of.
+        marker = f"\x00haptic-fragment-loop-{len(splices)}\x00"
+        splices[id(marker)] = (marker, record.texts)
+        return marker
 
     def _cached(self, key: Any, refs: tuple[Any, ...], render: Callable[[], str],
                 current: dict[Any, Entry] | None = None, previous: dict[Any, Entry] | None = None) -> str:
@@ -572,7 +597,10 @@ class TemplateEngine:
 
     def _render_one(self, name: str, template: TemplateFile, context: Mapping[str, Any]) -> str:
         try:
-            text: str = self._compiled[name].render(context)
+            if name == HAPROXY_CFG and self.splice_loops and self._caching():
+                text = self._render_spliced(name, context)
+            else:
+                text = self._compiled[name].render(context)
         except TemplatingError as exc:
             if exc.template is None:
                 where, line = _template_location(exc.__traceback__, self._sources)
@@ -591,6 +619,38 @@ class TemplateEngine:
             raise self._located(TemplateRenderError, f"{type(exc).__name__}: {exc}", exc, name) from None
         for step in template.post_processing:
             text = step.apply(text)
+        return text
+
+    def _render_spliced(self, name: str, context: Mapping[str, Any]) -> str:
+        """``Template.render`` (Jinja 3.1's: a new context, the root render function's output joined, errors through
+        ``handle_exception``), joining the fragment loops' item texts into the output in place of their markers:
+        one join of the config, not the loop's 4 MB text joined and then copied again into the whole."""
+        compiled = self._compiled[name]
+        splices: dict[int, tuple[str, list[str]]] = {}
+        token = _SPLICES.set(splices)
+        try:
+            try:
+                chunks = list(compiled.root_render_func(compiled.new_context(dict(context))))
+            except Exception:
+                compiled.environment.handle_exception()
+        finally:
+            _SPLICES.reset(token)
+        parts: list[str] = []
+        found = 0
+        for chunk in chunks:
+            hit = splices.get(id(chunk))
+            if hit is not None and hit[0] is chunk:
+                parts += hit[1]
+                found += 1
+            else:
+                parts.append(chunk)
+        text = "".join(parts)
+        if found != len(splices):
+            # A marker went elsewhere than into the output (``splice_safe`` rules that out): its loop's text in its
+            # place, and no splicing from now on.
+            self.splice_loops = False
+            for marker, texts in splices.values():
+                text = text.replace(marker, "".join(texts))
         return text
 
     def _located(

@@ -102,7 +102,8 @@ def test_a_stale_fragment_is_caught_by_the_verification() -> None:
     for entry in lib.engine.fragment_cache.entries():
         entry.text = entry.text.replace("balance roundrobin", "balance first")
     for record in lib.engine.fragment_cache._loops_current.values():  # a fragment loop's items, reused at once
-        record.joined = record.joined.replace("balance roundrobin", "balance first")
+        record.texts[:] = [text.replace("balance roundrobin", "balance first") for text in record.texts]
+        record._joined = None
     with pytest.raises(FragmentMismatch):
         lib.render()
 
