@@ -153,15 +153,55 @@ class HAProxyConfig:
             # one link back at most: a config parsed against one parsed against another... would otherwise keep
             # every earlier config (a whole text each) alive until something asked for ``by_source``
             origin[0].by_source_from = None
-        self.by_key: dict[tuple[str, str | None], Section]
+        # The sections by key: a dict shared along a line of configs parsed one against the other, and the keys
+        # changed since it (None: gone), so that a one-backend change costs one backend, not a copy of 10,000
+        # entries; ``find`` looks one up, ``by_key`` is the whole dict, worked out when asked.
+        self._keys: dict[_Key, Section]
+        self._changed_keys: dict[_Key, Section | None] = {}
+        self._by_key: dict[_Key, Section] | None = None
         if origin is not None and not any(s.kind == "defaults" or s.kind in UNNAMED_SECTIONS
                                           for s in (*origin[1], *origin[2])):
             # named sections only changed, each name once (a clash is a parse error): the other's keys, less the
-            # sections that went, plus those parsed (a one-backend change costs one backend, not 10,000)
+            # sections that went, plus those parsed
             other, gone, parsed = origin
-            self.by_key = _patched(other.by_key, gone, parsed, operator.attrgetter("key"))
+            self._keys, changed, self.key_count = other._keys, dict(other._changed_keys), other.key_count
+            for section in gone:
+                if other.find(section.key) is section:
+                    changed[section.key] = None
+                    self.key_count -= 1
+            for section in parsed:
+                held = changed.get(section.key, _NO_KEY)
+                if (self._keys.get(section.key) if held is _NO_KEY else held) is None:
+                    self.key_count += 1  # a key the other config does not hold (or no longer)
+                changed[section.key] = section
+            self._changed_keys = changed
+            if len(changed) > max(_FLATTEN, len(self._keys) >> 4):
+                self._keys, self._changed_keys = self.by_key, {}
         else:
-            self.by_key = {s.key: s for s in self.sections}
+            self._keys = {s.key: s for s in self.sections}
+            #: how many keys ``by_key`` holds
+            self.key_count = len(self._keys)
+
+    def find(self, key: _Key) -> Section | None:
+        """``by_key.get(key)``, without working out the whole dict."""
+        found = self._changed_keys.get(key, _NO_KEY)
+        return self._keys.get(key) if found is _NO_KEY else found  # type: ignore[return-value]
+
+    @property
+    def by_key(self) -> dict[_Key, Section]:
+        """Every named section (and the unnamed ones under ``(kind, None)``) by ``(kind, name)``."""
+        if self._by_key is None:
+            if not self._changed_keys:
+                self._by_key = self._keys
+            else:
+                found = dict(self._keys)
+                for key, section in self._changed_keys.items():
+                    if section is None:
+                        found.pop(key, None)
+                    else:
+                        found[key] = section
+                self._by_key = found
+        return self._by_key
 
     # worked out once, when first asked (the planner needs none of them: a config parsed per change need not pay)
     @cached_property
@@ -203,7 +243,7 @@ class HAProxyConfig:
         return self._accessors[4]
 
     def section(self, kind: str, name: str | None = None) -> Section | None:
-        return self.by_key.get((kind, name))
+        return self.find((kind, name))
 
     def of_kind(self, kind: str) -> list[Section]:
         return [s for s in self.sections if s.kind == kind]
@@ -236,6 +276,15 @@ def parse_config_reusing(text: str, other: HAProxyConfig) -> HAProxyConfig:
         # A shared section keeps the other text's line numbers, which an error may cite: errors come from a
         # whole parse, as they would without reuse.
         return parse_config(text)
+
+
+_Key = tuple[str, str | None]
+
+#: a key ``find`` answers from the shared dict (not among those changed since)
+_NO_KEY: Any = object()
+
+#: changed keys a config holds over its shared dict before it is given a dict of its own (at least; or a sixteenth)
+_FLATTEN = 64
 
 
 #: one section chunk of a parsed text: its section, its length, (unnamed defaults so far, last defaults) before it,
@@ -324,7 +373,7 @@ class _SameSource:
     nothing, and its chunk is parsed, as any changed one is."""
 
     def __init__(self, other: HAProxyConfig) -> None:
-        self._by_key = other.by_key
+        self._find = other.find
         self._last: tuple[str, Section | None] | None = None  # a parsed chunk is asked for before and after
 
     def get(self, chunk: str, /) -> Section | None:
@@ -332,7 +381,7 @@ class _SameSource:
             return self._last[1]
         end = chunk.find("\n")
         words = chunk[:end if end >= 0 else len(chunk)].split(None, 2)
-        found = self._by_key.get((words[0], words[1])) if len(words) > 1 and words[0] not in UNNAMED_SECTIONS else None
+        found = self._find((words[0], words[1])) if len(words) > 1 and words[0] not in UNNAMED_SECTIONS else None
         answer = found if found is not None and found.source == chunk else None
         self._last = (chunk, answer)
         return answer
@@ -580,7 +629,7 @@ class _Parser:
                 raise _Fallback
             keys.add(section.key)
             for clash_kind in _NAMESPACE_CLASHES.get(section.kind, (section.kind,)):
-                earlier = other.by_key.get((clash_kind, section.name))
+                earlier = other.find((clash_kind, section.name))
                 if earlier is not None and taken(earlier):
                     raise _Fallback
 

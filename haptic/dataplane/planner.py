@@ -161,13 +161,13 @@ def _walk(planner: _Planner, current: HAProxyConfig, desired: HAProxyConfig,
           create: Callable[[Section], None]) -> None:
     added, left = _differing(desired, current)
     for section in added:
-        existing = current.by_key.get(section.key)
+        existing = current.find(section.key)
         if existing is None:
             create(section)
         elif existing is not section and not existing.same_content(section):
             planner.compare_sections(existing, section)
     for section in left:
-        if section.key not in desired.by_key:
+        if desired.find(section.key) is None:
             planner.emit("delete", section, None, None, None, _section_description("delete", section))
 
 
@@ -206,7 +206,7 @@ def _differing(desired: HAProxyConfig, current: HAProxyConfig) -> tuple[Iterable
 
 def _keyed_once(config: HAProxyConfig) -> bool:
     """No two of ``config``'s sections under one key: ``by_key`` names each of them."""
-    return len(config.by_key) == len(config.sections)
+    return config.key_count == len(config.sections)
 
 
 def _not_in(sections: list[Section], other: HAProxyConfig) -> Iterable[Section]:

@@ -174,3 +174,43 @@ def test_a_piece_whose_chunk_turns_into_defaults_falls_back_to_the_walk(header: 
     whole = parse_config(text)
     assert shape(parse_config_reusing(text, base)) == shape(whole)
     assert whole.by_key[("backend", "be_7")].implicit_defaults != base.by_key[("backend", "be_7")].implicit_defaults
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_sections_by_key_through_a_long_series_of_parses_are_a_whole_parse_s(seed: int) -> None:
+    """Each config's sections by key are the last one's shared dict and the keys changed since (flattened into a
+    dict of its own past a sixteenth, or 64): through backends changed, added, taken out and added again, ``find``,
+    ``by_key`` and ``key_count`` say what a whole parse's dict says."""
+    rng = random.Random(seed)
+    alive = list(range(300))
+    ports = dict.fromkeys(alive, 80)
+    text = HEAD + "".join(backend(i, port=ports[i]) for i in alive)
+    config = parse_config(text)
+    flattened = 0
+    for _ in range(120):
+        for _ in range(rng.randint(1, 3)):
+            choice = rng.random()
+            if choice < 0.6:
+                ports[rng.choice(alive)] = rng.randint(81, 99)
+            elif choice < 0.8 and len(alive) > 10:
+                alive.remove(rng.choice(alive))
+            else:
+                new = rng.randrange(400)
+                if new not in alive:
+                    alive.append(new)
+                    ports[new] = 80
+        text = HEAD + "".join(backend(i, port=ports.get(i, 80)) for i in sorted(alive))
+        shared = config._keys
+        config = parse_config_reusing(text, config)
+        flattened += config._keys is not shared and not config._changed_keys
+        whole = parse_config(text)
+        assert config.key_count == len(whole.by_key)
+        assert {k: shape_of(s) for k, s in config.by_key.items()} == {k: shape_of(s) for k, s in whole.by_key.items()}
+        for key in [*whole.by_key, ("backend", "be_999"), ("backend", f"be_{rng.randrange(400)}")]:
+            found, expected = config.find(key), whole.by_key.get(key)
+            assert (found is None) == (expected is None) and (found is None or shape_of(found) == shape_of(expected))
+    assert flattened  # the overlay was given a dict of its own along the way
+
+
+def shape_of(section: object) -> tuple[object, ...]:
+    return (section.key, tuple(section.signature))  # type: ignore[attr-defined]
