@@ -158,6 +158,8 @@ class HAProxyConfig:
         # entries; ``find`` looks one up, ``by_key`` is the whole dict, worked out when asked.
         self._keys: dict[_Key, Section]
         self._changed_keys: dict[_Key, Section | None] = {}
+        #: how many keys ``by_key`` holds
+        self.key_count: int
         self._by_key: dict[_Key, Section] | None = None
         if origin is not None and not any(s.kind == "defaults" or s.kind in UNNAMED_SECTIONS
                                           for s in (*origin[1], *origin[2])):
@@ -179,13 +181,12 @@ class HAProxyConfig:
                 self._keys, self._changed_keys = self.by_key, {}
         else:
             self._keys = {s.key: s for s in self.sections}
-            #: how many keys ``by_key`` holds
             self.key_count = len(self._keys)
 
     def find(self, key: _Key) -> Section | None:
         """``by_key.get(key)``, without working out the whole dict."""
         found = self._changed_keys.get(key, _NO_KEY)
-        return self._keys.get(key) if found is _NO_KEY else found  # type: ignore[return-value]
+        return self._keys.get(key) if found is _NO_KEY else found
 
     @property
     def by_key(self) -> dict[_Key, Section]:
