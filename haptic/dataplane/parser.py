@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import operator
 import re
+import sys
 import weakref
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
@@ -361,6 +362,42 @@ def _piece_marks(config: HAProxyConfig) -> list[int]:
     return marks
 
 
+#: configs whose lists a piece-wise parse took over (``_recycled``): what tests read
+recycled = 0
+
+_Lists = tuple[list["Section"], list[_Chunk], list[int], list[int]]
+
+
+def _recycled(other: HAProxyConfig) -> _Lists | None:
+    """The lists of the config ``other`` was parsed piece-wise from, brought up to ``other``'s, when nothing holds
+    that config but ``other``'s link to it: the config parsed now cuts that link, and the config would go, freeing
+    10,000 entries of each list while this parse copied as many of ``other``'s; taken over, an endpoint change pays
+    for neither. CPython's reference counts tell it exactly (the link, the local name, the argument of
+    ``getrefcount``); anything else holding the config or one of its lists (a pod's cached parse, a caller) leaves
+    them where they are: None, and the caller copies. The config is left empty (it is gone once the link is cut)."""
+    global recycled
+    origin, derived = other.by_source_from, other.derived
+    if origin is None or derived is None or other.chunks is None or other.lengths is None or other.newlines is None:
+        return None
+    earlier = origin[0]
+    if derived[0]() is not earlier or sys.getrefcount(earlier) != 3:
+        return None
+    sections, chunks, lengths, newlines = earlier.sections, earlier.chunks, earlier.lengths, earlier.newlines
+    if chunks is None or lengths is None or newlines is None or not (
+            sys.getrefcount(sections) == sys.getrefcount(chunks) == sys.getrefcount(lengths)
+            == sys.getrefcount(newlines) == 3):
+        return None
+    for start, end in derived[1]:
+        sections[start:end] = other.sections[start:end]
+        chunks[start:end] = other.chunks[start:end]
+        lengths[start:end] = other.lengths[start:end]
+        newlines[start:end] = other.newlines[start:end]
+    earlier.sections, earlier.chunks, earlier.lengths, earlier.newlines = [], None, None, None
+    earlier.mergeless = False
+    recycled += 1
+    return sections, chunks, lengths, newlines
+
+
 class _Reuse(Protocol):
     """Where a parse finds a section equal to a chunk of text (its source), to take it as it is."""
 
@@ -487,8 +524,6 @@ class _Parser:
                 marks: list[int]) -> HAProxyConfig:
         old, chunks = other.text, other.chunks or []
         lengths, newlines = other.lengths or [], other.newlines or []
-        sections, new_chunks = list(other.sections), list(chunks)
-        new_lengths, new_newlines = list(lengths), list(newlines)
         last = len(marks)
         reuse = _SameSource(other)
         # the line the chunk ``at`` opens, in ``text``: the preamble's lines first (the first piece less its chunks)
@@ -503,7 +538,7 @@ class _Parser:
                 raise _Fallback
             line += sum(newlines[at:a])
             self.unnamed_defaults, self.last_defaults = chunks[a][2]
-            first_chunk, first_section = len(self.chunks), len(self.sections)
+            first_section = len(self.sections)
             heads = [0, *(found.start() + 1 for found in _HEADER.finditer(span)), len(span)]
             if len(heads) - 1 != b - a:
                 raise _Fallback
@@ -513,15 +548,22 @@ class _Parser:
             if len(self.sections) - first_section != b - a or (self.unnamed_defaults, self.last_defaults) != (
                     chunks[b][2] if b < len(chunks) else other.final_state):
                 raise _Fallback  # a section merged into another, or the defaults in force after it differ
-            sections[a:b] = self.sections[first_section:]
-            new_chunks[a:b] = self.chunks[first_chunk:]
-            new_lengths[a:b] = self.lengths[first_chunk:]
-            new_newlines[a:b] = self.newlines[first_chunk:]
             left.extend(other.sections[a:b])
             spans.append((a, b))
             at = b
         parsed = self.sections
         self._check_seams(other, parsed, {id(s) for s in left})
+        # Every check passed: the lists, then what this parse made in place of the spans it parsed (each span's
+        # chunks, sections, lengths and newlines follow one another in the parser's own lists).
+        lists = _recycled(other) or (list(other.sections), list(chunks), list(lengths), list(newlines))
+        sections, new_chunks, new_lengths, new_newlines = lists
+        at = 0
+        for a, b in spans:
+            sections[a:b] = self.sections[at:at + b - a]
+            new_chunks[a:b] = self.chunks[at:at + b - a]
+            new_lengths[a:b] = self.lengths[at:at + b - a]
+            new_newlines[a:b] = self.newlines[at:at + b - a]
+            at += b - a
         kept = {id(s) for s in parsed}
         return HAProxyConfig(sections, text, new_chunks, other.final_state, mergeless=len(kept) == len(parsed),
                              lengths=new_lengths, newlines=new_newlines,

@@ -214,3 +214,50 @@ def test_sections_by_key_through_a_long_series_of_parses_are_a_whole_parse_s(see
 
 def shape_of(section: object) -> tuple[object, ...]:
     return (section.key, tuple(section.signature))  # type: ignore[attr-defined]
+
+
+def chain_texts(rng: random.Random, steps: int) -> list[str]:
+    ports: dict[int, int] = {}
+    texts = []
+    for _ in range(steps):
+        for _ in range(rng.randint(1, 3)):
+            ports[rng.randrange(1, 400)] = rng.randint(81, 99)
+        texts.append(HEAD + "".join(backend(i, port=ports.get(i, 80)) for i in range(400)))
+    return texts
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_config_let_go_lends_its_lists_to_the_next_parse_and_one_still_held_does_not(seed: int) -> None:
+    from haptic.dataplane import parser
+
+    texts = chain_texts(random.Random(seed), 30)
+    # as the deployer holds them: the last config only
+    before = parser.recycled
+    config = parse_config(texts[0])
+    for text in texts[1:]:
+        config = parse_config_reusing(text, config)
+        assert shape(config) == shape(parse_config(text))
+        assert (config.lengths, config.newlines) == (parse_config(text).lengths, parse_config(text).newlines)
+    assert parser.recycled - before >= len(texts) - 3  # from the third parse on, the one before last is let go
+    # every config held (a pod's cache, a caller): none is emptied, each is still its text's parse
+    before = parser.recycled
+    held = [parse_config(texts[0])]
+    for text in texts[1:]:
+        held.append(parse_config_reusing(text, held[-1]))
+    assert parser.recycled == before
+    for text, kept in zip(texts, held, strict=True):
+        assert shape(kept) == shape(parse_config(text))
+
+
+def test_a_list_of_the_config_let_go_held_elsewhere_keeps_it_from_being_taken_over() -> None:
+    from haptic.dataplane import parser
+
+    texts = chain_texts(random.Random(3), 4)
+    first = parse_config(texts[0])
+    kept_sections = first.sections  # someone reads the first config's sections
+    second = parse_config_reusing(texts[1], first)
+    del first
+    before = parser.recycled
+    third = parse_config_reusing(texts[2], second)
+    assert parser.recycled == before and third.sections is not kept_sections
+    assert [s.key for s in kept_sections] == [s.key for s in parse_config(texts[0]).sections]
