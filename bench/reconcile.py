@@ -208,7 +208,7 @@ def main() -> int:
     if len(runs) > 1:
         print("medians over the rounds:")
         for n in sizes:
-            print(_row(n, {name: figure(n, name) for name in runs[0][n]}))
+            print(_row(n, {name: figure(n, name) for name, value in runs[0][n].items() if not isinstance(value, list)}))
     if 3000 in sizes:
         own_ratios = [rows[3000]["new_ingress_own_ms"] / max(rows[3000]["new_ingress_haproxy_c_ms"], 1e-9)
                       for rows in runs]
