@@ -3,7 +3,8 @@ one definition of the control characters no rendered or sent value may hold (``c
 a memo of texts cut at a separator (``text_cuts``, shared by the passes over one rendered config),
 ``identity.same_items`` (the same objects in the same order: what identity memos ask), large texts' UTF-8 a slice
 at a time (``utf8``), the collector paused over large passes in several threads (``gc_pause``), and the
-SHA-256 of large texts that come again worked out once (``digests``).
+SHA-256 of large texts that come again worked out once (``digests``), and a dict with the changes made over it
+as one dict (``overlays``).
 
 Pure and domain-agnostic: knows nothing about Kubernetes or HAProxy. Its errors are in ``errors``
 (base ``CoreError``). Must not import any other ``haptic`` subpackage.

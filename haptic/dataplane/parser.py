@@ -18,6 +18,7 @@ from functools import cached_property
 from typing import Any, NamedTuple, Protocol, TypeVar
 
 from haptic.core.gc_pause import gc_paused
+from haptic.core.overlays import overlaid
 from haptic.core.text_cuts import BACKENDS, changed_pieces, cut
 from haptic.dataplane.errors import ConfigParseError
 from haptic.dataplane.section_kinds import (
@@ -193,16 +194,7 @@ class HAProxyConfig:
     def by_key(self) -> dict[_Key, Section]:
         """Every named section (and the unnamed ones under ``(kind, None)``) by ``(kind, name)``."""
         if self._by_key is None:
-            if not self._changed_keys:
-                self._by_key = self._keys
-            else:
-                found = dict(self._keys)
-                for key, section in self._changed_keys.items():
-                    if section is None:
-                        found.pop(key, None)
-                    else:
-                        found[key] = section
-                self._by_key = found
+            self._by_key = overlaid((self._keys,), self._changed_keys) if self._changed_keys else self._keys
         return self._by_key
 
     # worked out once, when first asked (the planner needs none of them: a config parsed per change need not pay)

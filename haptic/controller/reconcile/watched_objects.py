@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from haptic.core.overlays import overlaid
+
 __all__ = ["KeyedObjects", "ObjectKey", "StorePart", "WatchedObjects"]
 
 ObjectKey = tuple[str, str, str]
@@ -93,15 +95,7 @@ class WatchedObjects(Mapping[ObjectKey, Mapping[str, Any]]):
 
     def _all(self) -> dict[ObjectKey, Mapping[str, Any]]:
         if self._merged is None:
-            merged: dict[ObjectKey, Mapping[str, Any]] = {}
-            for part in self._parts:
-                merged.update(part)
-            for key, obj in self._overrides.items():
-                if obj is None:
-                    merged.pop(key, None)
-                else:
-                    merged[key] = obj
-            self._merged = merged
+            self._merged = overlaid(self._parts, self._overrides)
         return self._merged
 
     def __iter__(self) -> Iterator[ObjectKey]:
