@@ -357,6 +357,10 @@ def _piece_marks(config: HAProxyConfig) -> list[int]:
 #: configs whose lists a piece-wise parse took over (``_recycled``): what tests read
 recycled = 0
 
+#: reference counts are exact under the GIL (a free-threaded build splits them between threads): nothing is taken
+#: over without it
+_EXACT_COUNTS: bool = getattr(sys, "_is_gil_enabled", lambda: True)()
+
 _Lists = tuple[list["Section"], list[_Chunk], list[int], list[int]]
 
 
@@ -369,7 +373,9 @@ def _recycled(other: HAProxyConfig) -> _Lists | None:
     them where they are: None, and the caller copies. The config is left empty (it is gone once the link is cut)."""
     global recycled
     origin, derived = other.by_source_from, other.derived
-    if origin is None or derived is None or other.chunks is None or other.lengths is None or other.newlines is None:
+    if not _EXACT_COUNTS or origin is None or derived is None:
+        return None
+    if other.chunks is None or other.lengths is None or other.newlines is None:
         return None
     earlier = origin[0]
     if derived[0]() is not earlier or sys.getrefcount(earlier) != 3:

@@ -261,3 +261,16 @@ def test_a_list_of_the_config_let_go_held_elsewhere_keeps_it_from_being_taken_ov
     third = parse_config_reusing(texts[2], second)
     assert parser.recycled == before and third.sections is not kept_sections
     assert [s.key for s in kept_sections] == [s.key for s in parse_config(texts[0]).sections]
+
+
+def test_without_exact_reference_counts_nothing_is_taken_over(monkeypatch: pytest.MonkeyPatch) -> None:
+    from haptic.dataplane import parser
+
+    monkeypatch.setattr(parser, "_EXACT_COUNTS", False)
+    texts = chain_texts(random.Random(9), 6)
+    before = parser.recycled
+    config = parse_config(texts[0])
+    for text in texts[1:]:
+        config = parse_config_reusing(text, config)
+        assert shape(config) == shape(parse_config(text))
+    assert parser.recycled == before
