@@ -12,12 +12,15 @@ texts (each entry holds its text, so that its id is not reused meanwhile); safe 
 ``changed_pieces(old, new)``: where two cuts differ. A cut made from another with as many pieces records which
 pieces it cut anew (its lineage); the pieces between two cuts of one lineage that differ are among those cut anew
 along it, so each pass over a change (the structural check, the config reader, the deployer's parse, the
-publication) finds its ten changed backends without comparing 10,000 pieces.
+publication) finds its ten changed backends without comparing 10,000 pieces; two cuts of no common lineage are
+compared piece by piece.
 """
 
 from __future__ import annotations
 
 import threading
+from itertools import compress
+from operator import ne
 
 from haptic.core.identity import Recent
 
@@ -53,28 +56,38 @@ def _descend(child: list[str], parent: list[str], fresh: tuple[int, ...]) -> Non
 
 
 def changed_pieces(old: list[str], new: list[str]) -> list[int] | None:
-    """The indices at which the pieces ``new`` and ``old`` (two answers of ``cut``) differ, in order, when both
-    descend from one cut through cuts of as many pieces each (either may be the other's ancestor: a text that
-    comes again is answered with its first cut); None when they do not (the caller compares them all). The
-    indices are those cut anew along both lines of descent whose pieces differ."""
+    """The indices at which the pieces ``new`` and ``old`` (two answers of ``cut``) differ, in order; None when they
+    are not as many (the pieces do not line up). When they descend from one cut through cuts of as many pieces
+    (either may be the other's ancestor: a text that comes again is answered with its first cut) only the pieces cut
+    anew along the way are compared, else every piece is. A config kept for long (the one ``haproxy -c`` passed
+    last, which every structural proof starts from) stays near: once out of the memo it is cut again from the
+    latest cut."""
     if new is old:
         return []
     if len(new) != len(old):
         return None
     with _LINEAGE_LOCK:
-        ancestors = _ancestors(new)
-        fresh: set[int] = set()
-        at = old
-        for _ in range(_DEPTH + 1):
-            known = ancestors.get(id(at))
-            if known is not None and known[0] is at:
-                fresh.update(known[1])
-                return [k for k in sorted(fresh) if new[k] != old[k]]
-            link = _LINEAGE.get(id(at))
-            if link is None or link[0] is not at:
-                return None
-            fresh.update(link[2])
-            at = link[1]
+        found = _by_lineage(old, new)
+    if found is None:
+        return list(compress(range(len(old)), map(ne, old, new)))
+    return [k for k in sorted(found) if new[k] != old[k]]
+
+
+def _by_lineage(old: list[str], new: list[str]) -> set[int] | None:
+    """The indices of the pieces cut anew along the lines of descent of ``old`` and ``new`` from a common cut (those
+    that may differ), or None when they have none within ``_DEPTH`` cuts. Called with the lock held."""
+    ancestors = _ancestors(new)
+    fresh: set[int] = set()
+    at = old
+    for _ in range(_DEPTH + 1):
+        known = ancestors.get(id(at))
+        if known is not None and known[0] is at:
+            return fresh | known[1]
+        link = _LINEAGE.get(id(at))
+        if link is None or link[0] is not at:
+            return None
+        fresh.update(link[2])
+        at = link[1]
     return None
 
 

@@ -505,8 +505,6 @@ class _Parser:
         if last < 1 or len(new_pieces) != last + 1:
             return None
         differ = changed_pieces(old_pieces, new_pieces)
-        if differ is None:
-            differ = list(itertools.compress(range(last + 1), map(operator.ne, old_pieces, new_pieces)))
         if not differ or differ[0] == 0:
             return None
         marks = _piece_marks(other)

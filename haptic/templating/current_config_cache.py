@@ -9,7 +9,6 @@ lines and only pieces that changed since the previous read are parsed again.
 
 from __future__ import annotations
 
-import operator
 from itertools import chain, compress, repeat
 from operator import is_
 from typing import cast
@@ -42,10 +41,7 @@ class CurrentConfigCache:
         found: list[dict[str, CurrentBackend] | None]
         last = self._last
         if len(pieces) == len(old) and last is not None:  # the same backends in the same places: compared in place
-            changed = changed_pieces(old, pieces)
-            if changed is None:
-                changed = list(compress(range(len(pieces)), map(operator.ne, pieces, old)))
-            fresh = {i: _parse_piece(pieces, i) for i in changed}
+            fresh = {i: _parse_piece(pieces, i) for i in changed_pieces(old, pieces) or ()}
             self.parsed_pieces += len(fresh)
             quick = self._in_place(text, pieces, fresh, last)
             if quick is not None:

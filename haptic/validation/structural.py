@@ -15,11 +15,9 @@ returns a reason for running ``haproxy -c``. Pure: no I/O.
 from __future__ import annotations
 
 import ipaddress
-import operator
 import posixpath
 import re
 from dataclasses import dataclass
-from itertools import compress
 from typing import Any
 
 from haptic.core.text_cuts import BACKENDS, changed_pieces, cut
@@ -136,7 +134,7 @@ def _by_pieces(passed: str, config: str) -> StructuralVerdict | tuple[list[int],
     old_pieces, new_pieces = cut(passed, BACKENDS), cut(config, BACKENDS)
     if len(old_pieces) != len(new_pieces):
         return None
-    differ = _differing(old_pieces, new_pieces)
+    differ = changed_pieces(old_pieces, new_pieces)
     if not differ:
         return [], "", ""
     if any(new_pieces[k].count("\n") != old_pieces[k].count("\n") for k in differ):
@@ -157,26 +155,6 @@ def _by_pieces(passed: str, config: str) -> StructuralVerdict | tuple[list[int],
         old_parts.append(found[1])
         new_parts.append(found[2])
     return changed, "\n".join(old_parts), "\n".join(new_parts)
-
-
-#: (the passed config's pieces, the last config's, where they differed): a check of the next config compares only
-#: those places and the ones cut anew since (``changed_pieces``), not every piece again
-_LAST: tuple[list[str], list[str], list[int]] | None = None
-
-
-def _differing(old_pieces: list[str], new_pieces: list[str]) -> list[int]:
-    """Where ``new_pieces`` differ from the passed config's ``old_pieces``. Every proof starts from the same passed
-    config until ``haproxy -c`` passes another, so the places the last check found, plus those cut anew since the
-    last config, hold every difference."""
-    global _LAST
-    last = _LAST
-    step = changed_pieces(last[1], new_pieces) if last is not None and last[0] is old_pieces else None
-    if last is not None and step is not None:
-        differ = [k for k in sorted({*last[2], *step}) if new_pieces[k] != old_pieces[k]]
-    else:
-        differ = list(compress(range(len(old_pieces)), map(operator.ne, old_pieces, new_pieces)))
-    _LAST = (old_pieces, new_pieces, differ)
-    return differ
 
 
 def _section_spans(lines: list[str], changed: list[int]) -> list[tuple[int, int]]:

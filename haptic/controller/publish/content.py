@@ -41,7 +41,7 @@ class _Frames:
         with self._lock:
             earlier, earlier_pieces = self._blocks, self._pieces
         # the blocks holding no piece cut anew since the last publication are its blocks, without a look at them
-        changed = changed_pieces(earlier_pieces, pieces) if len(earlier) == -(-len(pieces) // _BLOCK) else None
+        changed = changed_pieces(earlier_pieces, pieces)
         touched = None if changed is None else {k // _BLOCK for k in changed}
         blocks = []
         for index, start in enumerate(range(0, len(pieces), _BLOCK)):

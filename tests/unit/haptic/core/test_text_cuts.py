@@ -134,8 +134,12 @@ def test_a_change_and_a_text_that_comes_again_are_answered_either_way_round() ->
     assert changed_pieces(c, d) == [7, 759, 1251]
 
 
-def test_cuts_split_whole_have_no_lineage() -> None:
+def test_cuts_split_whole_have_no_lineage_and_are_compared_piece_by_piece() -> None:
+    from haptic.core import text_cuts
+
     small = _config_text([f"x{i}" for i in range(20)])  # below the size worth finding a stretch in: split whole
     one, other = cut(small, "\nbackend "), cut(small.replace("x3", "x9"), "\nbackend ")
-    assert changed_pieces(one, other) is None
+    assert text_cuts._by_lineage(one, other) is None
+    assert changed_pieces(one, other) == [3]
     assert changed_pieces(one, one) == []
+    assert changed_pieces(one, one[:-1]) is None  # not as many pieces: they do not line up

@@ -83,3 +83,17 @@ def test_one_loop_over_other_items_twice_in_a_render_keeps_the_texts_it_handed_o
     for first, second in [(items(6), items(6, 2)), (items(6, 1), items(4)), (items(3), items(6, 5))]:
         extra = {"groups": [first, second]}
         assert rendered(engine, extra) == rendered(plain, extra)
+
+
+def test_one_loop_whose_second_run_renders_other_texts_keeps_each_run_s_output() -> None:
+    """Run twice in one render over the same items, a loop's second run sees the first run's ``first_seen`` claims
+    and renders other texts: each run's output is its own (the first run's texts are not those of the second)."""
+    source = ("{% for pass in [1, 2] %}{% fragment for x in extraContext.rows %}"
+              "{% if first_seen('k', x.name) %}first {{ x.name }}{% else %}again {{ x.name }}{% endif %}\n"
+              "{% endfragment %}{% endfor %}")
+    engine, plain = engine_for(source), engine_for(source, fragments=False)
+    assert engine.splice_loops
+    for changed in (None, 2, None, 4):
+        extra = {"rows": items(6, changed)}
+        assert rendered(engine, extra) == rendered(plain, extra)
+        assert "first b0" in rendered(plain, extra) and "again b0" in rendered(plain, extra)

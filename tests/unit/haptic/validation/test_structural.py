@@ -288,38 +288,39 @@ def test_a_blank_current_config_is_no_reason_to_reload_whatever_the_whitespace(b
     assert reloads_anyway(blank, "global\n") is False
 
 
-def test_checks_against_one_passed_config_compare_the_places_found_before_and_those_cut_anew() -> None:
+def test_checks_against_one_passed_config_compare_the_places_found_before_and_those_cut_anew(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """Every proof starts from the config haproxy -c passed last: a check finds the pieces that differ from it
-    among those the last check found and those cut anew since, and finds what comparing every piece finds."""
+    among those cut anew since (``changed_pieces``: the passed config's cut, once out of the memo, is cut again from
+    the latest cut), and finds what comparing every piece finds."""
+    from itertools import compress
+
     from haptic.core import text_cuts
-    from haptic.core.text_cuts import BACKENDS, cut
-    from haptic.validation import structural
+    from haptic.core.text_cuts import BACKENDS, changed_pieces, cut
 
     def render(ports: dict[int, int]) -> str:
         return "global\n    maxconn 10\n" + "".join(
             f"backend b{i}\n    server s1 10.0.{i // 250}.{i % 250}:{ports.get(i, 80)} check\n" for i in range(3000))
 
     passed = render({})
-    compared: list[int] = []
-    original = text_cuts.changed_pieces
+    whole: list[int] = []  # per check: how many times every piece of a config's cut was compared
 
-    def counting(old: list[str], new: list[str]) -> list[int] | None:
-        found = original(old, new)
-        compared.append(-1 if found is None else len(found))
-        return found
+    def counting(indices: range, answers: object) -> object:
+        whole[-1] += len(indices) > 100  # (not a changed section's own two pieces, parsed by the plan)
+        return compress(indices, answers)  # type: ignore[call-overload]
 
-    structural.changed_pieces = counting  # type: ignore[attr-defined]
+    monkeypatch.setattr(text_cuts, "compress", counting)
     ports: dict[int, int] = {}
-    try:
-        for step, (i, port) in enumerate([(7, 81), (2900, 82), (7, 80), (1500, 83), (2900, 80)]):
-            ports[i] = port
-            config = render(ports)
-            old_pieces, new_pieces = cut(passed, BACKENDS), cut(config, BACKENDS)
-            expected = [k for k, (a, b) in enumerate(zip(old_pieces, new_pieces, strict=True)) if a != b]
-            assert structural._differing(old_pieces, new_pieces) == expected, step
-            verdict = structural_check(passed, AuxFiles(), config, AuxFiles())
-            assert verdict.proven, verdict.reason
-            assert verdict.changed_servers == len(expected)
-    finally:
-        structural.changed_pieces = original  # type: ignore[attr-defined]
-    assert compared and all(n >= 0 for n in compared[1:]), compared  # after the first check: answered by the lineage
+    # more checks than a lineage is followed back (16 cuts) and than the memo keeps cuts (8)
+    changes = [(7, 81), (2900, 82), (7, 80), (1500, 83), (2900, 80)] + [(100 * k, 90 + k % 5) for k in range(1, 21)]
+    for step, (i, port) in enumerate(changes):
+        ports[i] = port
+        config = render(ports)
+        whole.append(0)
+        verdict = structural_check(passed, AuxFiles(), config, AuxFiles())
+        assert verdict.proven, verdict.reason
+        old_pieces, new_pieces = cut(passed, BACKENDS), cut(config, BACKENDS)
+        expected = [k for k, (a, b) in enumerate(zip(old_pieces, new_pieces, strict=True)) if a != b]
+        assert changed_pieces(old_pieces, new_pieces) == expected, step
+        assert verdict.changed_servers == len(expected)
+    assert whole and all(n == 0 for n in whole[1:]), whole  # after the first check: no piece-by-piece comparison
