@@ -224,6 +224,8 @@ def test_host_and_path_routing_through_the_maps(haproxy_bin: str, tmp_path: Path
             ("a.test", "/exact", 200, "svc-b /exact"),
             ("a.test", "/exact/more", 200, "svc-a /exact/more"),  # Exact is exact
             ("x.wild.test", "/anything", 200, "svc-b /anything"),
+            # the host alone is computed only when the key missed: the wildcard still sees it without port and case
+            ("X.Wild.Test:8080", "/anything", 200, "svc-b /anything"),
             ("a.b.wild.test", "/anything", 404, "no route"),  # a wildcard covers one label
             ("other.test", "/nohost/z", 200, "svc-a /nohost/z"),
             ("other.test", "/", 404, "no route"),

@@ -24,6 +24,9 @@ from tests.unit.haptic.templating.dialects import test_nginx_library
 from tests.unit.haptic.templating.dialects.library_render import HASH, ingress, opaque_secret, service
 
 BEFORE = yaml.safe_load((Path(__file__).parent / "data" / "ingress_library_e6e6caf.yaml").read_text())
+# What is compared is the backends, directives and map entries; the frontend's routing rules changed since
+# (fewer variables per request) and are the library's own on both sides.
+BEFORE["templateSnippets"]["frontend-routing"] = load_library("ingress")["templateSnippets"]["frontend-routing"]
 A = "haproxy-haptic.org/"
 
 
