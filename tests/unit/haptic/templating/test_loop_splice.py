@@ -97,3 +97,19 @@ def test_one_loop_whose_second_run_renders_other_texts_keeps_each_run_s_output()
         extra = {"rows": items(6, changed)}
         assert rendered(engine, extra) == rendered(plain, extra)
         assert "first b0" in rendered(plain, extra) and "again b0" in rendered(plain, extra)
+
+
+def test_one_loop_rerendering_its_items_in_place_in_a_second_run_keeps_the_first_run_s_output() -> None:
+    """Items that cannot be cached (``shared.setdefault``) are rendered again at every run of their loop, in place in
+    the loop's record; run twice in one render with ``shared`` changed in between, the second run writes other
+    texts into the very list the first run handed out for splicing: the first run's output stays its own."""
+    source = ("{% for r in [1, 2] %}{% do shared.set('round', r) %}{% fragment for x in extraContext.rows %}"
+              "{% do shared.setdefault('z', 0) %}{{ x.name }} in {{ shared.get('round') }}\n"
+              "{% endfragment %}{% endfor %}")
+    engine, plain = engine_for(source), engine_for(source, fragments=False)
+    assert engine.splice_loops
+    for changed in (None, 2, None):
+        extra = {"rows": items(4, changed)}
+        text = rendered(engine, extra)
+        assert text == rendered(plain, extra)
+        assert "b0 in 1" in text and "b0 in 2" in text
