@@ -114,8 +114,10 @@ def ingress_backends(ing: Mapping[str, Any], default_backend: Any, resources: Ma
     dialect canary's excepted), warns about a ``defaultBackend`` that an older Ingress's overrides, and yields
     each backend the render has not seen yet (``first_seen("backend", name)``): ``name``, ``route`` (its first
     route), ``redirect`` (to https), ``dialect`` (whether ``ing`` is a dialect view), ``directives``
-    (``backend_directives``; empty for a dialect view, whose ``dialect-backend`` snippet renders them) and
-    ``servers`` (``service_servers``: the ``server`` lines after the keyword).
+    (``backend_directives``; empty for a dialect view, whose ``dialect-backend`` snippet renders them),
+    ``servers`` (``service_servers``: the ``server`` lines after the keyword), and both joined as the template
+    writes them after its first indentation (``directive_lines``) and its first ``server`` keyword
+    (``server_lines``): one output each instead of a Jinja loop per line, ~10 % of a full render at 10,000.
 
     A generator: its calls on render state interleave with the template's own (``dialect-userlist``) as they
     would in a Jinja loop."""
@@ -158,7 +160,8 @@ def ingress_backends(ing: Mapping[str, Any], default_backend: Any, resources: Ma
         servers = service_servers(resources, slots, name, ns, svc.get("name"), svc.get("port"), step, shrink_after,
                                   opts, endpoints_of, cookie)
         yield {"name": name, "route": route, "redirect": redirect, "dialect": bool(d),
-               "directives": [] if d else directives, "servers": servers}
+               "directives": [] if d else directives, "servers": servers, "server_lines": SERVER_LINES.join(servers),
+               "directive_lines": "" if d else DIRECTIVE_LINES.join(directives)}
 
 
 def service_servers(resources: Mapping[str, Any], slots: Any, backend: str, namespace: Any, service: Any,
@@ -184,6 +187,8 @@ def _slots(service_object: Any, resources: Mapping[str, Any], slots: Any, backen
 
 #: what joins a backend's server lines: the template writes the first ``server`` keyword
 SERVER_LINES = "\n    server "
+#: what joins a backend's directives: the template writes the first one's indentation
+DIRECTIVE_LINES = "\n    "
 
 
 def gateway_servers(backend: Mapping[str, Any], resources: Mapping[str, Any], slots: Any,
