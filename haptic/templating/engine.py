@@ -10,7 +10,7 @@ import fnmatch
 import os
 import posixpath
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import FunctionType, TracebackType
@@ -261,7 +261,7 @@ class TemplateEngine:
             return memo(service, port_ref, slices)
 
         def ingress_backends(ing: Any, default_backend: Any, resources: Any, shared: Any, slots: Any,
-                             settings: Any) -> Iterator[dict[str, Any]]:
+                             settings: Any) -> Iterable[dict[str, Any]]:
             return ingress_lines.ingress_backends(ing, default_backend, resources, shared, slots, settings,
                                                   memo.answer)
 

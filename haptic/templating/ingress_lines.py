@@ -106,7 +106,7 @@ def _plan(render: Any, ing: Mapping[str, Any], a: Mapping[str, Any]) -> Plan:
 
 
 def ingress_backends(ing: Mapping[str, Any], default_backend: Any, resources: Mapping[str, Any], shared: Any,
-                     slots: Any, settings: Mapping[str, Any], endpoints_of: EndpointsOf) -> Iterator[dict[str, Any]]:
+                     slots: Any, settings: Mapping[str, Any], endpoints_of: EndpointsOf) -> Iterable[dict[str, Any]]:
     """The backends one Ingress (or its dialect view, ``ing.dialect``) adds, each once per render.
 
     Walks the Ingress's routes (the dialect's ``routes``; none for ssl-passthrough; with the canary twins of
@@ -119,8 +119,16 @@ def ingress_backends(ing: Mapping[str, Any], default_backend: Any, resources: Ma
     writes them after its first indentation (``directive_lines``) and its first ``server`` keyword
     (``server_lines``): one output each instead of a Jinja loop per line, ~10 % of a full render at 10,000.
 
-    A generator: its calls on render state interleave with the template's own (``dialect-userlist``) as they
-    would in a Jinja loop."""
+    For a dialect view a generator: its calls on render state interleave with the template's own
+    (``dialect-userlist``) as they would in a Jinja loop. A plain Ingress's loop body makes no call on render state:
+    its backends come at once, as a tuple (the sandbox's loop guard lets a short one through as it is: no generator
+    and no guarding generator per Ingress)."""
+    found = _backends(ing, default_backend, resources, shared, slots, settings, endpoints_of)
+    return found if ing.get("dialect") else tuple(found)
+
+
+def _backends(ing: Mapping[str, Any], default_backend: Any, resources: Mapping[str, Any], shared: Any,
+              slots: Any, settings: Mapping[str, Any], endpoints_of: EndpointsOf) -> Iterator[dict[str, Any]]:
     meta = _get(ing, "metadata") or {}
     ns = meta.get("namespace")
     a = meta.get("annotations") or _NO_ANNOTATIONS
