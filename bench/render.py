@@ -194,12 +194,31 @@ def measure(n: int, library: str = "ingress") -> dict[str, Any]:
     return figures
 
 
+def machine_reference_ms() -> float:
+    """CPU time of a fixed pure-Python workload (calls, dict look-ups, small strings: what a render is made of), best
+    of 9: the render targets are absolute CPU times, and this VM's speed changes from day to day, so the figure says
+    how fast Python runs here now and lets the figures of two runs be compared."""
+    table = {i: f"k{i}" for i in range(1000)}
+
+    def item(i: int) -> str:
+        return table.get(i % 1000, "") + str(i)
+
+    best = float("inf")
+    for _ in range(9):
+        start = time.process_time()
+        for i in range(100_000):
+            item(i)
+        best = min(best, time.process_time() - start)
+    return best * 1000
+
+
 def main() -> int:
     if len(sys.argv) > 1:
         library = sys.argv[2] if len(sys.argv) > 2 else "ingress"
         print(json.dumps(measure(int(sys.argv[1]), library)))
         return 0
-    print(f"load average: {os.getloadavg()[0]:.2f} (wall times inflate on a busy machine; CPU time less so)")
+    print(f"load average: {os.getloadavg()[0]:.2f} (wall times inflate on a busy machine; CPU time less so); "
+          f"machine reference {machine_reference_ms():.0f} ms CPU (a fixed pure-Python workload: compare runs by it)")
     for library, label in (("ingress", "ingresses"), ("gateway", "httproutes")):
         print(
             f"{label:>10} {'render ms':>10} {'render CPU ms':>14} {'first render CPU':>17} {'re-render CPU':>14} "
