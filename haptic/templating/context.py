@@ -408,7 +408,8 @@ class SharedState:
 
     def marked(self, key: str, member: Any) -> bool:
         result = member in self._marks.get(key, _NO_MARKS)
-        fragments.note_read("shared", "marked", (key, member), result)
+        # a bool, journalled as ``note_read`` keeps one (by value), without its type dispatch: one call per Ingress
+        fragments.note(fragments.READ, "shared", "marked", (key, member), ("bool", result))
         return result
 
     def snapshot(self) -> dict[str, Any]:
@@ -638,10 +639,12 @@ class EndpointsMemo:
                 kind, number, name = "map", repr(number), repr(name)
         else:
             kind, number, name = type(port_ref).__name__, repr(port_ref), None
-        # one flat tuple (hashed once per lookup, no inner tuples): the port reference, then the objects' ids
-        key = (kind, number, name, id(service), *map(id, group))
+        # one flat tuple (hashed once per lookup, no inner tuples): the port reference, then the objects' ids (most
+        # Services have one slice: built at once, without unpacking a map)
+        key = (kind, number, name, id(service), id(group[0])) if len(group) == 1 else (
+            kind, number, name, id(service), *map(id, group))
         hit = self._current.get(key) or self._previous.get(key)
-        if hit is not None and hit[0] is service and same_items(hit[1], group):
+        if hit is not None and hit[0] is service and (hit[1] is group or same_items(hit[1], group)):
             result = hit[2]
         else:
             result = tuple(service_endpoints(service, port_ref, group))
@@ -1051,7 +1054,8 @@ class IdentityMemo(Generic[_V]):
 
     def get_one(self, render: Any, obj: Any) -> _V | None:
         """``get`` of one object, its render given (asked once per Ingress of a render: no key tuple each)."""
-        self._rotate(render)
+        if render is not self._render:
+            self._rotate(render)
         key = id(obj)
         hit = self._current.get(key) or self._previous.get(key)
         if hit is None or hit[0][0] is not obj:
