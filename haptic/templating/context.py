@@ -408,8 +408,7 @@ class SharedState:
 
     def marked(self, key: str, member: Any) -> bool:
         result = member in self._marks.get(key, _NO_MARKS)
-        # a bool, journalled as ``note_read`` keeps one (by value), without its type dispatch: one call per Ingress
-        fragments.note(fragments.READ, "shared", "marked", (key, member), ("bool", result))
+        fragments.note_read("shared", "marked", (key, member), result)
         return result
 
     def snapshot(self) -> dict[str, Any]:
@@ -644,7 +643,7 @@ class EndpointsMemo:
         key = (kind, number, name, id(service), id(group[0])) if len(group) == 1 else (
             kind, number, name, id(service), *map(id, group))
         hit = self._current.get(key) or self._previous.get(key)
-        if hit is not None and hit[0] is service and (hit[1] is group or same_items(hit[1], group)):
+        if hit is not None and hit[0] is service and same_items(hit[1], group):
             result = hit[2]
         else:
             result = tuple(service_endpoints(service, port_ref, group))
@@ -1054,8 +1053,7 @@ class IdentityMemo(Generic[_V]):
 
     def get_one(self, render: Any, obj: Any) -> _V | None:
         """``get`` of one object, its render given (asked once per Ingress of a render: no key tuple each)."""
-        if render is not self._render:
-            self._rotate(render)
+        self._rotate(render)
         key = id(obj)
         hit = self._current.get(key) or self._previous.get(key)
         if hit is None or hit[0][0] is not obj:
