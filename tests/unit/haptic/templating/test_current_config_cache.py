@@ -96,3 +96,16 @@ def test_a_missing_or_blank_deployed_config_reads_as_none() -> None:
     for text in (None, "", " ", "\n\t \r\n", "\x1c\u3000"):
         assert cache.read(text) is None, repr(text)
     assert cache.read(_config({"be": ["10.0.0.1:80"]})) is not None
+
+
+def test_equal_servers_of_many_backends_are_one_object() -> None:
+    """A large config's backends repeat the same disabled slots: each distinct server is held once (memory at
+    10,000 backends), and sharing never mixes up two servers that differ in any field."""
+    text = _config({f"be_{i}": [f"10.0.0.{i}:80", "127.0.0.1:1 disabled", "127.0.0.1:1"] for i in range(20)})
+    read = parse_current_config(text)
+    placeholders = {id(read.backends[f"be_{i}"].servers["SRV_2"]) for i in range(20)}
+    assert len(placeholders) == 1
+    assert len({id(read.backends[f"be_{i}"].servers["SRV_1"]) for i in range(20)}) == 20
+    enabled = read.backends["be_3"].servers["SRV_3"]
+    assert (enabled.address, enabled.port, enabled.disabled) == ("127.0.0.1", 1, False)
+    assert read.backends["be_3"].servers["SRV_2"].disabled
